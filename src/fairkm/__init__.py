@@ -1,5 +1,7 @@
 """fairkm: fair clustering with many sensitive attributes at once (FairKM, EDBT 2020)."""
 
+from ._fairkm import FairKM
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["FairKM", "__version__"]

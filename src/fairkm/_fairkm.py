@@ -1,0 +1,718 @@
+"""The FairKM estimator: validation, initialisation, restarts and fitted attributes.
+
+The sweeps themselves are in :mod:`fairkm._kernels`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.cluster import kmeans_plusplus
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from . import _kernels
+from ._validation import (
+    CATEGORICAL,
+    NUMERIC,
+    check_sensitive_features,
+    encode_like,
+    standardize_numeric,
+)
+
+__all__ = ["FairKM"]
+
+
+@dataclass
+class _Terms:
+    """Per-attribute quantities the kernels need, for one encoding of the data.
+
+    ``cat_weight`` and ``num_weight`` are the fairness-term coefficients
+    without ``fairness_weight``: ``w_a / (n^2 m_a)`` and ``w_b / n^2``.
+    """
+
+    codes: np.ndarray  # (n, A) int64, global value index
+    Z: np.ndarray  # (n, B) float64, centred standardised numeric values
+    offsets: np.ndarray  # (A + 1,) first global value index of each attribute
+    value_prop: np.ndarray  # (V,)
+    value_const: np.ndarray  # (V,)
+    value_shift: np.ndarray  # (V,)
+    cat_weight: np.ndarray  # (A,)
+    num_weight: np.ndarray  # (B,)
+
+    @property
+    def n_values(self):
+        return self.value_prop.shape[0]
+
+    def empty_like(self):
+        """The same data with no sensitive attribute (a fairness-blind engine)."""
+        n = self.codes.shape[0]
+        return _Terms(
+            codes=np.zeros((n, 0), dtype=np.int64),
+            Z=np.zeros((n, 0)),
+            offsets=np.zeros(1, dtype=np.int64),
+            value_prop=np.zeros(0),
+            value_const=np.zeros(0),
+            value_shift=np.zeros(0),
+            cat_weight=np.zeros(0),
+            num_weight=np.zeros(0),
+        )
+
+
+def _build_terms(codes_list, z_list, proportions, n_norm, cat_w, num_w, n_samples):
+    """Assemble :class:`_Terms` from per-attribute codes, proportions and weights.
+
+    ``proportions[a]`` may be longer than the fitted number of values
+    ``n_norm[a]`` (an "unseen value" slot of proportion 0 in ``predict``); the
+    deviation is still divided by the fitted number of values.
+    """
+    sizes = np.array([len(p) for p in proportions], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = len(codes_list[0]) if codes_list else (len(z_list[0]) if z_list else n_samples)
+    codes = np.empty((n, len(codes_list)), dtype=np.int64)
+    for a, col in enumerate(codes_list):
+        codes[:, a] = col + offsets[a]
+    value_prop = np.concatenate(proportions) if proportions else np.zeros(0)
+    p2 = np.array([np.dot(p, p) for p in proportions])
+    p2_per_value = np.repeat(p2, sizes)
+    Z = np.ascontiguousarray(np.column_stack(z_list)) if z_list else np.zeros((n, 0))
+    inv_n2 = 1.0 / float(n_samples) ** 2
+    return _Terms(
+        codes=codes,
+        Z=Z,
+        offsets=offsets,
+        value_prop=value_prop,
+        value_const=1.0 - 2.0 * value_prop + p2_per_value,
+        value_shift=value_prop - p2_per_value,
+        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_norm, float) * inv_n2
+        if len(cat_w)
+        else np.zeros(0),
+        num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
+    )
+
+
+class _Stats:
+    """Per-cluster sufficient statistics, laid out cluster-major for the sweep."""
+
+    def __init__(self, k, d, terms):
+        self.sums = np.zeros((k, d))
+        self.centers = np.zeros((k, d))
+        self.counts = np.zeros(k)
+        self.value_counts = np.zeros((k, terms.n_values))
+        self.cat_dev = np.zeros((k, terms.codes.shape[1]))
+        self.num_sums = np.zeros((k, terms.Z.shape[1]))
+
+    def recompute(self, X, terms, labels):
+        """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
+        _kernels.cluster_statistics(
+            X, terms.codes, terms.Z, labels,
+            self.sums, self.counts, self.value_counts, self.num_sums,
+        )
+        np.divide(self.sums, self.counts[:, None], out=self.centers)
+        if terms.codes.shape[1]:
+            excess = self.value_counts - self.counts[:, None] * terms.value_prop
+            self.cat_dev[:] = np.add.reduceat(
+                terms.value_prop * excess, terms.offsets[:-1], axis=1
+            )
+
+    def fairness(self, terms):
+        """Fairness term (without ``fairness_weight``) of the current clustering."""
+        total = 0.0
+        if terms.codes.shape[1]:
+            excess = self.value_counts - self.counts[:, None] * terms.value_prop
+            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=1)
+            total += float(np.sum(per_attr * terms.cat_weight))
+        if terms.Z.shape[1]:
+            total += float(np.sum(self.num_sums**2 * terms.num_weight))
+        return total
+
+
+def _sweep(X, terms, lam, order, labels, stats):
+    return _kernels.sweep(
+        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+        order, labels, stats.sums, stats.centers, stats.counts,
+        stats.value_counts, stats.cat_dev, stats.num_sums,
+    )
+
+
+def _fill_empty_clusters(X, labels, centers):
+    """Give every empty cluster the point farthest from its centre, from a cluster of size > 1."""
+    k = centers.shape[0]
+    counts = np.bincount(labels, minlength=k)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size == 0:
+        return
+    dist = np.einsum("ij,ij->i", X - centers[labels], X - centers[labels])
+    candidates = iter(np.argsort(-dist, kind="stable"))
+    for e in empty:
+        for i in candidates:
+            if counts[labels[i]] > 1:
+                counts[labels[i]] -= 1
+                labels[i] = e
+                counts[e] = 1
+                break
+
+
+class FairKM(ClusterMixin, BaseEstimator):
+    """Fair K-Means over many sensitive attributes at once (FairKM).
+
+    Minimises the K-Means objective on ``X`` plus a fairness penalty that
+    pulls every cluster's mix of each sensitive attribute towards the
+    dataset's mix (Abraham, Deepak P and Sundaram, EDBT 2020)::
+
+        objective = sum_C sum_{x in C} ||x - mean_C||^2
+                    + fairness_weight * sum_C (|C|/n)^2 * sum_S w_S dev_S(C)
+
+    with ``dev_S(C) = sum_s (Fr_C(s) - Fr_X(s))^2 / |Values(S)|`` for a
+    categorical attribute (paper Eq. 7) and ``(mean_C(z) - mean_X(z))^2`` for
+    a numeric one, ``z`` being the attribute standardised over the dataset
+    (paper Eq. 21).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters; every one of them is non-empty after fitting.
+    fairness_weight : "auto" or float, default="auto"
+        Weight ``lambda`` of the fairness term. ``"auto"`` is the paper's
+        heuristic ``(n_samples / n_clusters) ** 2`` (section 5.4). ``0`` gives
+        plain (Hartigan-style, point-by-point) K-Means.
+    attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
+        Per-attribute weights ``w_S`` (paper Eq. 22), non-negative. A dict maps
+        attribute names to weights (attributes not named get 1). ``None``
+        weighs every attribute 1.
+    numeric_sensitive : "auto", bool or list of str or int, default="auto"
+        Which sensitive attributes are numeric. ``"auto"``: a DataFrame column
+        or Series is numeric exactly when its dtype is floating point, and an
+        array is numeric exactly when its dtype is floating point; everything
+        else (integer, bool, string, object, categorical) is categorical.
+        ``True``/``False`` make all attributes numeric/categorical; a list
+        gives the names or positions of the numeric ones.
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        ``"k-means++"``: scikit-learn's k-means++ seeding, then every point
+        joins its nearest seed. ``"random"``: the paper's random assignment,
+        a random permutation of equal-sized clusters. An array gives initial
+        centres (points join the nearest). Empty initial clusters receive the
+        point farthest from its centre.
+    n_init : "auto" or int, default="auto"
+        Number of initialisations; the run with the lowest objective is kept.
+        ``"auto"``: 1 for ``"k-means++"`` or an array, 10 for ``"random"``.
+    max_iter : int, default=300
+        Maximum number of sweeps over the data per run.
+    tol : float, default=1e-4
+        A run stops when a sweep lowers the objective by no more than
+        ``tol`` times its value. ``0`` runs to a local optimum for single-point
+        moves (a sweep that moves no point).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisations. The same value gives identical labels.
+    verbose : int, default=0
+        Print the objective after each sweep when positive.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of each training point.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Mean of each cluster.
+    inertia_ : float
+        K-Means term: sum of squared distances to the cluster means.
+    fairness_ : float
+        Fairness term, not multiplied by ``fairness_weight_``.
+    objective_ : float
+        ``inertia_ + fairness_weight_ * fairness_``.
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective after initialisation and after each sweep of the kept run.
+    n_iter_ : int
+        Number of sweeps of the kept run.
+    fairness_weight_ : float
+        The fairness weight used (``"auto"`` resolved).
+    attribute_weights_ : ndarray of shape (n_attributes,)
+        The attribute weights used.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` is a DataFrame with string columns.
+    sensitive_names_ : ndarray of shape (n_attributes,)
+        Names of the sensitive attributes (column names, or ``"s0"``, ``"s1"``...).
+    sensitive_kinds_ : ndarray of shape (n_attributes,)
+        ``"categorical"`` or ``"numeric"`` for each attribute.
+    sensitive_categories_ : list of ndarray or None
+        Sorted observed values of each categorical attribute (``None`` for numeric).
+    sensitive_proportions_ : list of ndarray or None
+        Dataset proportion of each value of each categorical attribute
+        (``None`` for numeric).
+    sensitive_means_, sensitive_scales_ : ndarray of shape (n_attributes,)
+        Mean and standard deviation used to standardise each numeric
+        attribute (``nan`` for categorical ones).
+
+    See Also
+    --------
+    sklearn.cluster.KMeans : fairness-blind K-Means (Lloyd's algorithm).
+
+    Notes
+    -----
+    The engine visits the points round-robin in data order, as the paper's
+    algorithm does, and moves each to the cluster that lowers the objective
+    most. Moves are priced exactly from per-cluster sums, counts, value counts
+    and numeric sums: the K-Means change includes the shift of both centres
+    (``|C|/(|C|+1)`` and ``|C'|/(|C'|-1)`` factors) and the fairness change of
+    an attribute costs O(1) per cluster whatever its number of values. A
+    visit costs O(k (d + n_attributes)); a sweep O(n k (d + n_attributes)).
+    Statistics are recomputed exactly from the labels after each sweep.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairkm import FairKM
+    >>> X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
+    >>> group = np.array(["a", "a", "b", "b", "b", "a"])
+    >>> model = FairKM(n_clusters=2, random_state=0).fit(X, sensitive_features=group)
+    >>> np.bincount(model.labels_).tolist()
+    [3, 3]
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        fairness_weight="auto",
+        attribute_weights=None,
+        numeric_sensitive="auto",
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.fairness_weight = fairness_weight
+        self.attribute_weights = attribute_weights
+        self.numeric_sensitive = numeric_sensitive
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ validation
+
+    def _check_params(self, n_samples):
+        def check_int(name, value, low):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int, got {value!r}.")
+            if value < low:
+                raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+
+        check_int("n_clusters", self.n_clusters, 1)
+        check_int("max_iter", self.max_iter, 1)
+        check_int("verbose", self.verbose, 0)
+        if n_samples < self.n_clusters:
+            raise ValueError(
+                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
+            )
+        if not isinstance(self.tol, numbers.Real) or isinstance(self.tol, bool):
+            raise TypeError(f"tol must be a float, got {self.tol!r}.")
+        if not (np.isfinite(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}.")
+
+        if isinstance(self.init, str):
+            if self.init not in ("k-means++", "random"):
+                raise ValueError(
+                    f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
+                )
+        elif callable(self.init):
+            raise TypeError("init must be 'k-means++', 'random' or an array, got a callable.")
+
+        if isinstance(self.n_init, str):
+            if self.n_init != "auto":
+                raise ValueError(f"n_init must be 'auto' or an int >= 1, got {self.n_init!r}.")
+            n_init = 10 if isinstance(self.init, str) and self.init == "random" else 1
+        else:
+            check_int("n_init", self.n_init, 1)
+            n_init = self.n_init
+        if not isinstance(self.init, str) and n_init != 1:
+            raise ValueError(
+                f"n_init must be 1 (or 'auto') when init is an array of centres, got {n_init}."
+            )
+
+        if isinstance(self.fairness_weight, str):
+            if self.fairness_weight != "auto":
+                raise ValueError(
+                    "fairness_weight must be 'auto' or a non-negative float, "
+                    f"got {self.fairness_weight!r}."
+                )
+            lam = (n_samples / self.n_clusters) ** 2
+        elif isinstance(self.fairness_weight, numbers.Real) and not isinstance(
+            self.fairness_weight, bool
+        ):
+            lam = float(self.fairness_weight)
+            if not (np.isfinite(lam) and lam >= 0):
+                raise ValueError(
+                    "fairness_weight must be 'auto' or a finite float >= 0, "
+                    f"got {self.fairness_weight!r}."
+                )
+        else:
+            raise TypeError(
+                "fairness_weight must be 'auto' or a non-negative float, "
+                f"got {self.fairness_weight!r}."
+            )
+        return n_init, lam
+
+    def _check_attribute_weights(self, names):
+        weights = self.attribute_weights
+        if weights is None:
+            return np.ones(len(names))
+        if isinstance(weights, dict):
+            unknown = [key for key in weights if key not in names]
+            if unknown:
+                raise ValueError(
+                    f"attribute_weights names {unknown}, which are not sensitive attributes; "
+                    f"the attributes are {list(names)}."
+                )
+            values = np.array([weights.get(name, 1.0) for name in names], dtype=object)
+        else:
+            values = np.asarray(weights, dtype=object)
+            if values.ndim != 1 or values.shape[0] != len(names):
+                raise ValueError(
+                    f"attribute_weights must have one weight per sensitive attribute "
+                    f"({len(names)}), got shape {values.shape}."
+                )
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"attribute_weights must be numbers, got {list(values)!r}."
+            ) from exc
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ValueError(
+                f"attribute_weights must be finite and >= 0, got {values.tolist()}."
+            )
+        return values
+
+    def _check_init_centers(self, X):
+        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
+        expected = (self.n_clusters, X.shape[1])
+        if centers.shape != expected:
+            raise ValueError(
+                f"init array must have shape (n_clusters, n_features)={expected}, "
+                f"got {centers.shape}."
+            )
+        return centers
+
+    # ------------------------------------------------------------------ fitting
+
+    def _encode_fit_sensitive(self, sens, n_samples, attribute_weights):
+        """Record the sensitive attributes' encoding and return the kernels' terms."""
+        if sens is None:
+            self.sensitive_names_ = np.array([], dtype=object)
+            self.sensitive_kinds_ = np.array([], dtype=object)
+            self.sensitive_categories_ = []
+            self.sensitive_proportions_ = []
+            self.sensitive_means_ = np.zeros(0)
+            self.sensitive_scales_ = np.zeros(0)
+            self._sensitive = None
+            return _build_terms([], [], [], [], [], [], n_samples)
+        means = np.full(sens.n_attributes, np.nan)
+        scales = np.full(sens.n_attributes, np.nan)
+        proportions = []
+        for j, kind in enumerate(sens.kinds):
+            if kind == NUMERIC:
+                means[j], scales[j] = standardize_numeric(sens.columns[j], sens.names[j])
+                proportions.append(None)
+            else:
+                counts = np.bincount(sens.columns[j], minlength=len(sens.categories[j]))
+                proportions.append(counts / n_samples)
+        self.sensitive_names_ = np.array(sens.names, dtype=object)
+        self.sensitive_kinds_ = np.array(sens.kinds, dtype=object)
+        self.sensitive_categories_ = list(sens.categories)
+        self.sensitive_proportions_ = proportions
+        self.sensitive_means_ = means
+        self.sensitive_scales_ = scales
+        self._sensitive = sens
+        return self._terms_for(sens, n_samples, attribute_weights, unseen_slot=False)
+
+    def _terms_for(self, sens, n_samples, attribute_weights, unseen_slot):
+        """Kernel terms for encoded sensitive features, using the fitted encoding."""
+        cat = sens.select(CATEGORICAL)
+        num = sens.select(NUMERIC)
+        zs = []
+        for j in num:
+            z = (sens.columns[j] - self.sensitive_means_[j]) / self.sensitive_scales_[j]
+            zs.append(z)
+        if not unseen_slot:
+            # Centre exactly over the fitting data so mean_X(z) is 0 to rounding.
+            zs = [z - z.mean() for z in zs]
+        props = [self.sensitive_proportions_[j] for j in cat]
+        n_norm = [len(p) for p in props]
+        if unseen_slot:
+            props = [np.append(p, 0.0) for p in props]
+        return _build_terms(
+            [sens.columns[j] for j in cat],
+            zs,
+            props,
+            n_norm,
+            attribute_weights[cat],
+            attribute_weights[num],
+            n_samples,
+        )
+
+    def _initial_labels(self, X, seed, init_centers):
+        n, k = X.shape[0], self.n_clusters
+        if init_centers is None and self.init == "random":
+            rng = np.random.RandomState(seed)
+            return rng.permutation(np.arange(n, dtype=np.int64) % k)
+        if init_centers is None:
+            centers, _ = kmeans_plusplus(X, k, random_state=seed)
+        else:
+            centers = init_centers
+        labels = np.empty(n, dtype=np.int64)
+        _kernels.nearest_center(X, np.ascontiguousarray(centers), labels)
+        _fill_empty_clusters(X, labels, centers)
+        return labels
+
+    def _run(self, X, terms, active, lam, labels):
+        """Sweep from ``labels`` until convergence; returns the run's results."""
+        k = self.n_clusters
+        stats = _Stats(k, X.shape[1], terms)
+        active_stats = _Stats(k, X.shape[1], active) if active is not terms else stats
+        order = np.arange(X.shape[0], dtype=np.int64)
+
+        def evaluate():
+            stats.recompute(X, terms, labels)
+            if active_stats is not stats:
+                active_stats.recompute(X, active, labels)
+            inertia = _kernels.inertia(X, stats.centers, labels)
+            fairness = stats.fairness(terms)
+            return inertia, fairness, inertia + lam * fairness
+
+        inertia, fairness, objective = evaluate()
+        history = [objective]
+        converged = False
+        n_iter = 0
+        for n_iter in range(1, self.max_iter + 1):  # noqa: B007 - n_iter is reported
+            n_moved = _sweep(X, active, lam, order, labels, active_stats)
+            inertia, fairness, new_objective = evaluate()
+            history.append(new_objective)
+            if self.verbose:
+                print(
+                    f"FairKM sweep {n_iter}: objective {new_objective:.10g} "
+                    f"(inertia {inertia:.10g}, fairness {fairness:.6g}), {n_moved} moved"
+                )
+            decrease = objective - new_objective
+            objective = new_objective
+            if n_moved == 0 or (self.tol > 0 and decrease <= self.tol * abs(history[-2])):
+                converged = True
+                break
+        return dict(
+            labels=labels,
+            centers=stats.centers.copy(),
+            inertia=inertia,
+            fairness=fairness,
+            objective=objective,
+            history=np.array(history),
+            n_iter=n_iter,
+            converged=converged,
+            stats=stats,
+        )
+
+    def fit(self, X, y=None, *, sensitive_features=None):
+        """Compute a fair clustering.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features (numeric).
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
+                pandas Series or DataFrame, default=None
+            One column per sensitive attribute, categorical or numeric (see
+            ``numeric_sensitive``). ``None`` fits plain K-Means.
+
+        Returns
+        -------
+        self : FairKM
+            Fitted estimator.
+        """
+        X = validate_data(self, X, dtype=np.float64, order="C")
+        n_samples = X.shape[0]
+        n_init, lam = self._check_params(n_samples)
+        init_centers = None if isinstance(self.init, str) else self._check_init_centers(X)
+        sens = None
+        if sensitive_features is not None:
+            sens = check_sensitive_features(
+                sensitive_features, n_samples=n_samples, numeric=self.numeric_sensitive
+            )
+        weights = self._check_attribute_weights([] if sens is None else sens.names)
+        terms = self._encode_fit_sensitive(sens, n_samples, weights)
+        active = terms if lam > 0 else terms.empty_like()
+
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
+        best = None
+        for seed in seeds:
+            labels = self._initial_labels(X, seed, init_centers)
+            run = self._run(X, terms, active, lam, labels)
+            if best is None or run["objective"] < best["objective"]:
+                best = run
+        if not best["converged"]:
+            warnings.warn(
+                f"FairKM did not converge within max_iter={self.max_iter} sweeps; "
+                "increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self.labels_ = best["labels"]
+        self.cluster_centers_ = best["centers"]
+        self.inertia_ = float(best["inertia"])
+        self.fairness_ = float(best["fairness"])
+        self.objective_ = float(best["objective"])
+        self.objective_history_ = best["history"]
+        self.n_iter_ = int(best["n_iter"])
+        self.fairness_weight_ = lam
+        self.attribute_weights_ = weights
+        stats = best["stats"]
+        self._fitted_stats = (
+            stats.counts.copy(),
+            stats.value_counts.copy(),
+            stats.num_sums.copy(),
+            n_samples,
+        )
+        return self
+
+    # ------------------------------------------------------------------ prediction
+
+    def _new_terms(self, sensitive_features, n_samples, n_fit):
+        """Kernel terms for new rows, priced against the fitted encoding."""
+        if self._sensitive is None:
+            raise ValueError(
+                "sensitive_features were given, but the model was fitted without them."
+            )
+        sens = encode_like(sensitive_features, self._sensitive, n_samples=n_samples)
+        return self._terms_for(sens, n_fit, self.attribute_weights_, unseen_slot=True)
+
+    def _fitted_stats_with_unseen_slot(self, terms):
+        """Fitted statistics, with a zero count for each attribute's unseen-value slot."""
+        counts, value_counts, num_sums, _ = self._fitted_stats
+        k = counts.shape[0]
+        # Insert a zero column after each attribute's block of fitted values.
+        ends = self._fitted_offsets()[1:]
+        widened = np.insert(value_counts, ends, 0.0, axis=1)
+        stats = _Stats(k, self.cluster_centers_.shape[1], terms)
+        stats.centers[:] = self.cluster_centers_
+        stats.counts[:] = counts
+        stats.value_counts[:] = widened
+        stats.num_sums[:] = num_sums
+        if terms.codes.shape[1]:
+            excess = stats.value_counts - counts[:, None] * terms.value_prop
+            stats.cat_dev[:] = np.add.reduceat(
+                terms.value_prop * excess, terms.offsets[:-1], axis=1
+            )
+        return stats
+
+    def _fitted_offsets(self):
+        sizes = [len(p) for p in self.sensitive_proportions_ if p is not None]
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def predict(self, X, *, sensitive_features=None):
+        """Assign new points to clusters.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New non-sensitive data.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The new points' sensitive attributes, with the fitted attributes in
+            the fitted order. ``None``: each point goes to its nearest centre.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each point.
+
+        Notes
+        -----
+        With ``sensitive_features``, each point goes to the cluster where
+        inserting it alone into the fitted clustering raises the fitted
+        objective least (same ``fairness_weight_``, dataset proportions and
+        standardisation as in ``fit``); points are priced independently, so
+        the result does not depend on their order. A categorical value never
+        seen in ``fit`` counts as a value of dataset proportion 0.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if sensitive_features is None:
+            _kernels.nearest_center(X, self.cluster_centers_, labels)
+            return labels
+        n_fit = self._fitted_stats[3]
+        terms = self._new_terms(sensitive_features, X.shape[0], n_fit)
+        stats = self._fitted_stats_with_unseen_slot(terms)
+        lam = self.fairness_weight_
+        _kernels.cheapest_insertion(
+            X, terms.codes, terms.value_prop, terms.value_const,
+            lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+            stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
+            labels,
+        )
+        return labels
+
+    def fit_predict(self, X, y=None, *, sensitive_features=None):
+        """Fit and return the training labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            ``labels_``.
+        """
+        return self.fit(X, sensitive_features=sensitive_features).labels_
+
+    def score(self, X, y=None, *, sensitive_features=None):
+        """Negative objective of ``X`` under the fitted model.
+
+        The points are assigned by :meth:`predict`; the K-Means term uses the
+        fitted centres and, when ``sensitive_features`` are given, the
+        fairness term compares each predicted cluster's mix over ``X`` with the
+        fitted dataset proportions (and standardisation), with ``n`` the
+        number of rows of ``X``. Without them only the K-Means term counts.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New non-sensitive data.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            Sensitive attributes of ``X``.
+
+        Returns
+        -------
+        score : float
+            Minus the objective (higher is better).
+        """
+        labels = self.predict(X, sensitive_features=sensitive_features)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        inertia = _kernels.inertia(X, self.cluster_centers_, labels)
+        if sensitive_features is None:
+            return -inertia
+        terms = self._new_terms(sensitive_features, X.shape[0], X.shape[0])
+        stats = _Stats(self.n_clusters, X.shape[1], terms)
+        stats.recompute(X, terms, labels)
+        return -(inertia + self.fairness_weight_ * stats.fairness(terms))

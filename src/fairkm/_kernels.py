@@ -1,0 +1,273 @@
+"""Compiled kernels of the FairKM engine.
+
+Pure functions over arrays and scalars; nothing here imports scikit-learn or
+holds state. Shapes use ``n`` samples, ``d`` features, ``k`` clusters, ``A``
+categorical attributes with ``V`` values in all, and ``B`` numeric attributes.
+
+Notation for the fairness statistics (see the paper, Eqs. 7 and 21, and
+``shared/paper/NOTES.md``). For a categorical attribute ``a`` with dataset
+proportions ``p_v`` over its ``m_a`` values, the cluster's weighted deviation is
+
+    (|C|/n)^2 * dev_a(C) = sum_v (c_v - |C| p_v)^2 / (n^2 m_a),
+
+where ``c_v`` counts the cluster's points with value ``v``. Expanding the
+square, inserting one point of value ``v`` changes the sum by
+
+    2 (c_v - |C| p_v) - 2 G + (1 - 2 p_v + P2_a),
+
+and removing it by ``-2 (c_v - |C| p_v) + 2 G + (1 - 2 p_v + P2_a)``, with
+``G = sum_v p_v (c_v - |C| p_v)`` and ``P2_a = sum_v p_v^2``. So a cluster keeps
+one scalar ``G`` per attribute and every candidate move costs O(1) per
+attribute whatever the number of values. ``value_const`` holds
+``1 - 2 p_v + P2_a`` and ``value_shift`` holds ``p_v - P2_a`` (the change of
+``G`` when a point of value ``v`` joins). A numeric attribute with centred,
+standardised values ``e`` contributes ``E^2 / n^2`` with ``E`` the cluster's sum
+of ``e``; inserting changes it by ``2 E e + e^2`` and removing by
+``-2 E e + e^2``. The per-attribute coefficients ``cat_coef`` and ``num_coef``
+already include ``fairness_weight * w_a / n^2`` (and ``1 / m_a``).
+"""
+
+import numba
+import numpy as np
+
+# A move is taken only when it lowers the objective by more than this fraction
+# of the magnitudes involved: rounding cannot then make a point flip back and
+# forth between two clusters whose costs are equal in exact arithmetic.
+MOVE_RTOL = 1e-12
+
+
+@numba.njit(cache=True, inline="always")
+def _sqdist(X, i, centers, c):
+    s = 0.0
+    for j in range(X.shape[1]):
+        t = X[i, j] - centers[c, j]
+        s += t * t
+    return s
+
+
+@numba.njit(cache=True, inline="always")
+def _removal_gain(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+    i, a, centers, counts, value_counts, cat_dev, num_sums,
+):
+    """Objective decrease when point ``i`` leaves its cluster ``a`` (``counts[a] > 1``)."""
+    na = counts[a]
+    gain = na / (na - 1.0) * _sqdist(X, i, centers, a)
+    for t in range(codes.shape[1]):
+        v = codes[i, t]
+        gain -= cat_coef[t] * (
+            -2.0 * (value_counts[a, v] - na * value_prop[v]) + 2.0 * cat_dev[a, t] + value_const[v]
+        )
+    for t in range(Z.shape[1]):
+        z = Z[i, t]
+        gain -= num_coef[t] * (z * z - 2.0 * num_sums[a, t] * z)
+    return gain
+
+
+@numba.njit(cache=True, inline="always")
+def _insertion_cost(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+    i, c, centers, counts, value_counts, cat_dev, num_sums,
+):
+    """Objective increase when point ``i`` (not in cluster ``c``) joins cluster ``c``."""
+    nc = counts[c]
+    cost = nc / (nc + 1.0) * _sqdist(X, i, centers, c)
+    for t in range(codes.shape[1]):
+        v = codes[i, t]
+        cost += cat_coef[t] * (
+            2.0 * (value_counts[c, v] - nc * value_prop[v]) - 2.0 * cat_dev[c, t] + value_const[v]
+        )
+    for t in range(Z.shape[1]):
+        z = Z[i, t]
+        cost += num_coef[t] * (z * z + 2.0 * num_sums[c, t] * z)
+    return cost
+
+
+@numba.njit(cache=True)
+def sweep(
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,  # IN
+    order,  # IN
+    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
+):
+    """Visit the points in ``order`` once, moving each to its best cluster.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, C-contiguous
+    codes : ndarray of shape (n, A), int64
+        Global value index (attribute offset added) of each categorical value.
+    value_prop, value_const, value_shift : ndarray of shape (V,), float64
+    cat_coef : ndarray of shape (A,), float64
+    Z : ndarray of shape (n, B), float64
+        Centred standardised numeric sensitive values.
+    num_coef : ndarray of shape (B,), float64
+    order : ndarray of shape (n_visits,), int64
+        Points to visit, in order.
+    labels : ndarray of shape (n,), int64
+    sums, centers : ndarray of shape (k, d), float64
+    counts : ndarray of shape (k,), float64
+    value_counts : ndarray of shape (k, V), float64
+    cat_dev : ndarray of shape (k, A), float64
+        ``G`` per cluster and attribute.
+    num_sums : ndarray of shape (k, B), float64
+
+    Returns
+    -------
+    n_moved : int
+        Number of points that changed cluster. Every move lowers the
+        objective; a point alone in its cluster never leaves it, so no cluster
+        empties. Ties go to the current cluster, then to the lowest index.
+    """
+    k = centers.shape[0]
+    n_moved = 0
+    for i in order:
+        a = labels[i]
+        if counts[a] <= 1.0:
+            continue
+        gain = _removal_gain(
+            X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+            i, a, centers, counts, value_counts, cat_dev, num_sums,
+        )
+        best = a
+        best_cost = gain
+        for c in range(k):
+            if c == a:
+                continue
+            cost = _insertion_cost(
+                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+                i, c, centers, counts, value_counts, cat_dev, num_sums,
+            )
+            if cost < best_cost:
+                best = c
+                best_cost = cost
+        if best == a or gain - best_cost <= MOVE_RTOL * (abs(gain) + abs(best_cost)):
+            continue
+        b = best
+        counts[a] -= 1.0
+        counts[b] += 1.0
+        for j in range(X.shape[1]):
+            x = X[i, j]
+            sums[a, j] -= x
+            sums[b, j] += x
+            centers[a, j] = sums[a, j] / counts[a]
+            centers[b, j] = sums[b, j] / counts[b]
+        for t in range(codes.shape[1]):
+            v = codes[i, t]
+            value_counts[a, v] -= 1.0
+            value_counts[b, v] += 1.0
+            cat_dev[a, t] -= value_shift[v]
+            cat_dev[b, t] += value_shift[v]
+        for t in range(Z.shape[1]):
+            num_sums[a, t] -= Z[i, t]
+            num_sums[b, t] += Z[i, t]
+        labels[i] = b
+        n_moved += 1
+    return n_moved
+
+
+@numba.njit(cache=True)
+def move_deltas(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    out,  # OUT
+):
+    """Objective change of moving point ``i`` to each cluster, as :func:`sweep` sees it.
+
+    ``out[c]`` receives the change for moving to cluster ``c``; ``out[labels[i]]``
+    is 0. If point ``i`` is alone in its cluster, moves are not allowed and
+    every entry is set to ``inf`` except the current cluster's.
+    """
+    a = labels[i]
+    if counts[a] <= 1.0:
+        out[:] = np.inf
+        out[a] = 0.0
+        return
+    gain = _removal_gain(
+        X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+        i, a, centers, counts, value_counts, cat_dev, num_sums,
+    )
+    for c in range(centers.shape[0]):
+        if c == a:
+            out[c] = 0.0
+        else:
+            out[c] = _insertion_cost(
+                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+                i, c, centers, counts, value_counts, cat_dev, num_sums,
+            ) - gain
+
+
+@numba.njit(cache=True)
+def cluster_statistics(
+    X, codes, Z, labels,  # IN
+    sums, counts, value_counts, num_sums,  # OUT
+):
+    """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
+
+    The output arrays are overwritten; shapes as in :func:`sweep`.
+    """
+    sums[:] = 0.0
+    counts[:] = 0.0
+    value_counts[:] = 0.0
+    num_sums[:] = 0.0
+    for i in range(X.shape[0]):
+        c = labels[i]
+        counts[c] += 1.0
+        for j in range(X.shape[1]):
+            sums[c, j] += X[i, j]
+        for t in range(codes.shape[1]):
+            value_counts[c, codes[i, t]] += 1.0
+        for t in range(Z.shape[1]):
+            num_sums[c, t] += Z[i, t]
+
+
+@numba.njit(cache=True)
+def inertia(X, centers, labels):
+    """Sum of squared distances of the points to their cluster's centre.
+
+    Serial, so the summation order (and the result) is reproducible.
+    """
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += _sqdist(X, i, centers, labels[i])
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def nearest_center(X, centers, labels):  # IN, IN, OUT
+    """Index of the nearest centre of each row (ties to the lowest index)."""
+    k = centers.shape[0]
+    for i in numba.prange(X.shape[0]):
+        best = 0
+        best_d = _sqdist(X, i, centers, 0)
+        for c in range(1, k):
+            dist = _sqdist(X, i, centers, c)
+            if dist < best_d:
+                best = c
+                best_d = dist
+        labels[i] = best
+
+
+@numba.njit(cache=True, parallel=True)
+def cheapest_insertion(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    centers, counts, value_counts, cat_dev, num_sums,  # IN
+    labels,  # OUT
+):
+    """Cluster where inserting each row alone raises the fitted objective least.
+
+    Each row is priced against the same fitted statistics, independently of
+    the other rows (ties to the lowest index).
+    """
+    k = centers.shape[0]
+    for i in numba.prange(X.shape[0]):
+        best = 0
+        best_cost = np.inf
+        for c in range(k):
+            cost = _insertion_cost(
+                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+                i, c, centers, counts, value_counts, cat_dev, num_sums,
+            )
+            if cost < best_cost:
+                best = c
+                best_cost = cost
+        labels[i] = best
