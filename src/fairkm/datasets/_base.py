@@ -1,0 +1,199 @@
+"""Where datasets live, and how their files are downloaded and verified.
+
+Every file a loader needs is described by a :class:`RemoteFile`: the dataset it
+belongs to, its file name and its SHA-256 sum. The file is looked up in
+``<data_home>/<dataset>/<filename>``; when missing it is downloaded from
+``BASE_URLS[dataset] + filename`` to a temporary file in that directory and moved
+into place only once its size and checksum are right.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["BASE_URLS", "RemoteFile", "fetch_file", "get_data_home", "sha256sum"]
+
+#: Where each dataset's files are downloaded from; the file name is appended.
+#: Replace an entry to use a mirror (any URL scheme urllib opens, ``file://`` included).
+BASE_URLS = {
+    "adult": "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/",
+    "kinematics": (
+        "https://raw.githubusercontent.com/savithaabraham/Datasets/"
+        "b8bc926b8ced3ee2b13d97f8a56540d79d7f13d8/"
+    ),
+}
+
+_ENV_VAR = "FAIRKM_DATA"
+_CHUNK_SIZE = 1 << 16
+_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a dataset, identified by its SHA-256 sum.
+
+    Attributes
+    ----------
+    dataset : str
+        Key into :data:`BASE_URLS` and name of the sub-directory of the data home.
+    filename : str
+        File name, both on the server and on disk.
+    sha256 : str
+        Expected SHA-256 sum, lower-case hex.
+    """
+
+    dataset: str
+    filename: str
+    sha256: str
+
+    @property
+    def url(self):
+        """Download URL of the file."""
+        return BASE_URLS[self.dataset] + self.filename
+
+
+def get_data_home(data_home=None):
+    """Return the directory where fairkm's datasets are searched for and stored.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        Directory to use. When None, the ``FAIRKM_DATA`` environment variable is
+        used if set, otherwise a per-user cache directory: ``%LOCALAPPDATA%\\fairkm``
+        on Windows, ``~/Library/Caches/fairkm`` on macOS and
+        ``$XDG_CACHE_HOME/fairkm`` (default ``~/.cache/fairkm``) elsewhere.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory, with ``~`` expanded. It is not created here; loaders create
+        it when they download a file.
+    """
+    if data_home is None:
+        data_home = os.environ.get(_ENV_VAR) or _user_cache_dir()
+    return Path(data_home).expanduser()
+
+
+def _user_cache_dir():
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "fairkm"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "fairkm"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    # The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "fairkm"
+
+
+def sha256sum(path):
+    """SHA-256 sum of a file, as lower-case hex.
+
+    Parameters
+    ----------
+    path : str or path-like
+        File to hash.
+
+    Returns
+    -------
+    str
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK_SIZE):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_file(remote, data_home=None, *, download_if_missing=True):
+    """Return the local path of a dataset file, downloading it if needed.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+        The file.
+    data_home : str or path-like, default=None
+        See :func:`get_data_home`.
+    download_if_missing : bool, default=True
+        Whether to download the file when it is not in the data home.
+
+    Returns
+    -------
+    pathlib.Path
+        ``<data_home>/<remote.dataset>/<remote.filename>``, whose checksum matches.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is missing and ``download_if_missing`` is False.
+    OSError
+        If the download fails (HTTP or network error, truncated body), or if the
+        downloaded or existing file does not have the expected checksum. A failed
+        download leaves no file behind.
+    """
+    path = get_data_home(data_home) / remote.dataset / remote.filename
+    if path.is_file():
+        got = sha256sum(path)
+        if got != remote.sha256:
+            raise OSError(
+                f"{path} has SHA-256 {got}, expected {remote.sha256}: it is not the original "
+                f"file. Delete it to download it again from {remote.url}."
+            )
+        return path
+    if not download_if_missing:
+        raise FileNotFoundError(
+            f"{remote.filename} was not found at {path} and download_if_missing=False. "
+            f"Download it from {remote.url} to that path, or pass download_if_missing=True."
+        )
+    _download(remote.url, path, remote.sha256)
+    return path
+
+
+def _download(url, path, sha256):
+    """Download ``url`` to ``path`` through a temporary file, checking the checksum."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            got, n_bytes, expected_bytes = _stream(url, out)
+        if expected_bytes is not None and n_bytes != expected_bytes:
+            raise OSError(
+                f"Download of {url} was truncated: received {n_bytes} of {expected_bytes} bytes."
+            )
+        if got != sha256:
+            raise OSError(
+                f"Download of {url} has SHA-256 {got}, expected {sha256}: the file is corrupt "
+                "or the server sent a different file. Nothing was saved."
+            )
+        os.replace(tmp_name, path)
+    except BaseException:
+        # Also on KeyboardInterrupt: never leave a partial file in the data home.
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _stream(url, out):
+    """Copy the body at ``url`` into ``out``; return (sha256, bytes read, Content-Length)."""
+    digest = hashlib.sha256()
+    n_bytes = 0
+    try:
+        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
+            length = response.headers.get("Content-Length")
+            while chunk := response.read(_CHUNK_SIZE):
+                out.write(chunk)
+                digest.update(chunk)
+                n_bytes += len(chunk)
+    except urllib.error.HTTPError as exc:
+        raise OSError(f"Could not download {url}: HTTP error {exc.code} ({exc.reason}).") from exc
+    except urllib.error.URLError as exc:
+        raise OSError(f"Could not download {url}: {exc.reason}.") from exc
+    except (http.client.HTTPException, ConnectionError, TimeoutError) as exc:
+        raise OSError(f"Download of {url} failed: {exc!r}.") from exc
+    return digest.hexdigest(), n_bytes, None if length is None else int(length)
