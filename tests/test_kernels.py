@@ -7,8 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM
-from fairkm import _kernels
+from fairkm import FairKM, _kernels
 from fairkm._fairkm import _Stats, _sweep
 from fairkm._validation import check_sensitive_features
 

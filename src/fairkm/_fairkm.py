@@ -50,7 +50,7 @@ class _Terms:
         return self.value_prop.shape[0]
 
     def empty_like(self):
-        """The same data with no sensitive attribute (a fairness-blind engine)."""
+        """Return the terms of the same data without sensitive attributes (a blind engine)."""
         n = self.codes.shape[0]
         return _Terms(
             codes=np.zeros((n, 0), dtype=np.int64),

@@ -45,42 +45,49 @@ def _sqdist(X, i, centers, c):
     return s
 
 
-@numba.njit(cache=True, inline="always")
-def _removal_gain(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-    i, a, centers, counts, value_counts, cat_dev, num_sums,
+@numba.njit(cache=True)
+def _point_costs(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    i, a, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    costs,  # OUT
 ):
-    """Objective decrease when point ``i`` leaves its cluster ``a`` (``counts[a] > 1``)."""
-    na = counts[a]
-    gain = na / (na - 1.0) * _sqdist(X, i, centers, a)
-    for t in range(codes.shape[1]):
-        v = codes[i, t]
-        gain -= cat_coef[t] * (
-            -2.0 * (value_counts[a, v] - na * value_prop[v]) + 2.0 * cat_dev[a, t] + value_const[v]
-        )
-    for t in range(Z.shape[1]):
-        z = Z[i, t]
-        gain -= num_coef[t] * (z * z - 2.0 * num_sums[a, t] * z)
-    return gain
+    """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
 
-
-@numba.njit(cache=True, inline="always")
-def _insertion_cost(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-    i, c, centers, counts, value_counts, cat_dev, num_sums,
-):
-    """Objective increase when point ``i`` (not in cluster ``c``) joins cluster ``c``."""
-    nc = counts[c]
-    cost = nc / (nc + 1.0) * _sqdist(X, i, centers, c)
+    ``costs[a]`` receives the objective decrease of removing the point from
+    ``a``; ``costs[c]`` for every other ``c`` the objective increase of then
+    inserting it into ``c``. Moving to ``c`` changes the objective by
+    ``costs[c] - costs[a]``. One call per point, with the candidates in the
+    inner loop, keeps the function call out of the per-candidate work.
+    """
+    # The fairness change splits into a part that is the same for every
+    # cluster (``base``) and one linear in the cluster's statistics (``lin``):
+    # inserting costs base + 2 lin, removing costs base - 2 lin.
+    base = 0.0
     for t in range(codes.shape[1]):
-        v = codes[i, t]
-        cost += cat_coef[t] * (
-            2.0 * (value_counts[c, v] - nc * value_prop[v]) - 2.0 * cat_dev[c, t] + value_const[v]
-        )
+        base += cat_coef[t] * value_const[codes[i, t]]
     for t in range(Z.shape[1]):
-        z = Z[i, t]
-        cost += num_coef[t] * (z * z + 2.0 * num_sums[c, t] * z)
-    return cost
+        base += num_coef[t] * Z[i, t] * Z[i, t]
+    dist_a = 0.0
+    lin_a = 0.0
+    for c in range(centers.shape[0]):
+        nc = counts[c]
+        dist = 0.0
+        for j in range(X.shape[1]):
+            diff = X[i, j] - centers[c, j]
+            dist += diff * diff
+        lin = 0.0
+        for t in range(codes.shape[1]):
+            v = codes[i, t]
+            lin += cat_coef[t] * (value_counts[c, v] - nc * value_prop[v] - cat_dev[c, t])
+        for t in range(Z.shape[1]):
+            lin += num_coef[t] * num_sums[c, t] * Z[i, t]
+        costs[c] = nc / (nc + 1.0) * dist + base + 2.0 * lin
+        if c == a:
+            dist_a = dist
+            lin_a = lin
+    if a >= 0:
+        na = counts[a]
+        costs[a] = na / (na - 1.0) * dist_a - (base - 2.0 * lin_a)
 
 
 @numba.njit(cache=True)
@@ -119,27 +126,23 @@ def sweep(
         empties. Ties go to the current cluster, then to the lowest index.
     """
     k = centers.shape[0]
+    costs = np.empty(k)
     n_moved = 0
     for i in order:
         a = labels[i]
         if counts[a] <= 1.0:
             continue
-        gain = _removal_gain(
+        _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, a, centers, counts, value_counts, cat_dev, num_sums,
+            i, a, centers, counts, value_counts, cat_dev, num_sums, costs,
         )
+        gain = costs[a]
         best = a
         best_cost = gain
         for c in range(k):
-            if c == a:
-                continue
-            cost = _insertion_cost(
-                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, c, centers, counts, value_counts, cat_dev, num_sums,
-            )
-            if cost < best_cost:
+            if c != a and costs[c] < best_cost:
                 best = c
-                best_cost = cost
+                best_cost = costs[c]
         if best == a or gain - best_cost <= MOVE_RTOL * (abs(gain) + abs(best_cost)):
             continue
         b = best
@@ -182,18 +185,13 @@ def move_deltas(
         out[:] = np.inf
         out[a] = 0.0
         return
-    gain = _removal_gain(
+    _point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-        i, a, centers, counts, value_counts, cat_dev, num_sums,
+        i, a, centers, counts, value_counts, cat_dev, num_sums, out,
     )
-    for c in range(centers.shape[0]):
-        if c == a:
-            out[c] = 0.0
-        else:
-            out[c] = _insertion_cost(
-                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, c, centers, counts, value_counts, cat_dev, num_sums,
-            ) - gain
+    gain = out[a]
+    out -= gain
+    out[a] = 0.0
 
 
 @numba.njit(cache=True)
@@ -260,14 +258,14 @@ def cheapest_insertion(
     """
     k = centers.shape[0]
     for i in numba.prange(X.shape[0]):
+        costs = np.empty(k)
+        # a = -1: the row belongs to no cluster, so every entry is an insertion cost.
+        _point_costs(
+            X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+            i, -1, centers, counts, value_counts, cat_dev, num_sums, costs,
+        )
         best = 0
-        best_cost = np.inf
-        for c in range(k):
-            cost = _insertion_cost(
-                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, c, centers, counts, value_counts, cat_dev, num_sums,
-            )
-            if cost < best_cost:
+        for c in range(1, k):
+            if costs[c] < costs[best]:
                 best = c
-                best_cost = cost
         labels[i] = best

@@ -58,7 +58,7 @@ class SensitiveFeatures:
         return self.columns[0].shape[0]
 
     def select(self, kind):
-        """Indices of the attributes of the given kind, in column order."""
+        """Return the indices of the attributes of the given kind, in column order."""
         return [j for j, k in enumerate(self.kinds) if k == kind]
 
 
@@ -68,7 +68,8 @@ def _column_table(sensitive_features):
         names = [str(c) for c in sensitive_features.columns]
         if len(set(names)) != len(names):
             raise ValueError(
-                f"sensitive_features has duplicate column names: {list(sensitive_features.columns)}."
+                "sensitive_features has duplicate column names: "
+                f"{list(sensitive_features.columns)}."
             )
         cols = [sensitive_features.iloc[:, j] for j in range(sensitive_features.shape[1])]
         auto = [pd.api.types.is_float_dtype(c.dtype) for c in cols]
@@ -156,13 +157,16 @@ def _encode_numeric(name, col):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"sensitive attribute {name!r} is numeric but row {i} holds "
-            f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite numbers."
+            f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite "
+            "numbers."
         )
     return values
 
 
 def _encode_categorical(col):
-    codes, uniques = pd.factorize(np.asarray(col, dtype=object), sort=True)
+    # Factorising the column as it is keeps integer and categorical columns on
+    # pandas' fast typed paths (an object copy costs ~10x on a million rows).
+    codes, uniques = pd.factorize(col, sort=True)
     return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 

@@ -163,8 +163,8 @@ def fetch_adult(
     data row in ``adult.data`` for ``"undersample"`` and ``"train"``, in
     ``adult.test`` for ``"test"``, and in the two files concatenated for
     ``"all"``. On the undersample it is therefore the row-index list of the
-    authors' preprocessing. The paper also uses ``fairness_weight=1e6`` on this
-    data for 5 and 15 clusters.
+    authors' preprocessing. The paper's fairness weight (lambda) on this data is
+    1e6, for both 5 and 15 clusters.
 
     Examples
     --------
@@ -189,6 +189,7 @@ def fetch_adult(
         test[_TARGET] = test[_TARGET].str.removesuffix(".")
         parts.append(test)
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    frame.index.name = "row"
     if subset == "undersample":
         frame = frame.iloc[_undersample_indices(frame[_TARGET].to_numpy(dtype=str))]
     frame = _as_categories(frame)
@@ -217,7 +218,7 @@ def fetch_adult(
 def _read(path, *, skiprows):
     """Read an Adult file into a frame with clean strings and a 0-based row index."""
     dtypes = {c: ("int64" if c in _NUMERIC else str) for c in _COLUMNS}
-    frame = pd.read_csv(
+    return pd.read_csv(
         path,
         header=None,
         names=_COLUMNS,
@@ -227,8 +228,6 @@ def _read(path, *, skiprows):
         skipinitialspace=True,
         na_filter=False,
     )
-    frame.index.name = "row"
-    return frame
 
 
 def _undersample_indices(y, random_state=_UNDERSAMPLE_SEED):
@@ -274,7 +273,7 @@ def _as_categories(frame):
 
 
 def _features(frame, preprocess):
-    """The non-sensitive block of ``frame`` as ``preprocess`` says."""
+    """Build the non-sensitive block of ``frame`` as ``preprocess`` says."""
     if preprocess is None:
         return frame[_RAW_FEATURES].copy()
     one_hot = pd.get_dummies(frame[_ONE_HOT], prefix_sep="_", dtype=np.float64)

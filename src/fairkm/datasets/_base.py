@@ -61,13 +61,13 @@ class RemoteFile:
 
 
 def get_data_home(data_home=None):
-    """Return the directory where fairkm's datasets are searched for and stored.
+    r"""Return the directory where fairkm's datasets are searched for and stored.
 
     Parameters
     ----------
     data_home : str or path-like, default=None
         Directory to use. When None, the ``FAIRKM_DATA`` environment variable is
-        used if set, otherwise a per-user cache directory: ``%LOCALAPPDATA%\\fairkm``
+        used if set, otherwise a per-user cache directory: ``%LOCALAPPDATA%\fairkm``
         on Windows, ``~/Library/Caches/fairkm`` on macOS and
         ``$XDG_CACHE_HOME/fairkm`` (default ``~/.cache/fairkm``) elsewhere.
 
@@ -191,6 +191,8 @@ def _stream(url, out):
                 digest.update(chunk)
                 n_bytes += len(chunk)
     except urllib.error.HTTPError as exc:
+        # The error holds the open response; close it rather than leave it to the GC.
+        exc.close()
         raise OSError(f"Could not download {url}: HTTP error {exc.code} ({exc.reason}).") from exc
     except urllib.error.URLError as exc:
         raise OSError(f"Could not download {url}: {exc.reason}.") from exc
