@@ -21,7 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from fairkm import FairKM
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
 
-TOLS = (1e-2, 1e-3, 1e-4, 1e-5)
+TOLS = (1e-4, 1e-5, 1e-6, 1e-7)
 
 
 def fit(X, sensitive, **params):
@@ -76,7 +76,6 @@ def main():
     Xb, sb, _ = make_sensitive_blobs(200_000, n_features=10, centers=10,
                                      n_values=(2, 5, 6, 7, 41), cluster_std=5.0, random_state=0)
     tol_table("blobs 200,000 x 10", Xb, sb, 10, "auto", seeds[:3])
-    tol_table("blobs 200,000 x 10", Xb, sb, 10, 1e11, seeds[:3])
     for k in (5, 15):
         init_table(X, adult.sensitive, k, 1e6, seeds)
 
