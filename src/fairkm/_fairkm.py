@@ -97,15 +97,19 @@ def _build_terms(codes_list, z_list, proportions, n_norm, cat_w, num_w, n_sample
 
 
 class _Stats:
-    """Per-cluster sufficient statistics, laid out cluster-major for the sweep."""
+    """Per-cluster sufficient statistics, cluster axis last (the sweep's inner loops run on it)."""
 
     def __init__(self, k, d, terms):
-        self.sums = np.zeros((k, d))
-        self.centers = np.zeros((k, d))
+        self.sums = np.zeros((d, k))
+        self.centers = np.zeros((d, k))
         self.counts = np.zeros(k)
-        self.value_counts = np.zeros((k, terms.n_values))
-        self.cat_dev = np.zeros((k, terms.codes.shape[1]))
-        self.num_sums = np.zeros((k, terms.Z.shape[1]))
+        self.value_counts = np.zeros((terms.n_values, k))
+        self.cat_dev = np.zeros((terms.codes.shape[1], k))
+        self.num_sums = np.zeros((terms.Z.shape[1], k))
+
+    def _excess(self, terms):
+        """Per value and cluster, the count minus the count the dataset's mix would give."""
+        return self.value_counts - terms.value_prop[:, None] * self.counts
 
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
@@ -113,23 +117,30 @@ class _Stats:
             X, terms.codes, terms.Z, labels,
             self.sums, self.counts, self.value_counts, self.num_sums,
         )
-        np.divide(self.sums, self.counts[:, None], out=self.centers)
+        np.divide(self.sums, self.counts, out=self.centers)
+        self.set_cat_dev(terms)
+
+    def set_cat_dev(self, terms):
+        """Derive ``G = sum_v p_v (c_v - |C| p_v)`` per attribute and cluster from the counts."""
         if terms.codes.shape[1]:
-            excess = self.value_counts - self.counts[:, None] * terms.value_prop
             self.cat_dev[:] = np.add.reduceat(
-                terms.value_prop * excess, terms.offsets[:-1], axis=1
+                terms.value_prop[:, None] * self._excess(terms), terms.offsets[:-1], axis=0
             )
 
     def fairness(self, terms):
         """Fairness term (without ``fairness_weight``) of the current clustering."""
         total = 0.0
         if terms.codes.shape[1]:
-            excess = self.value_counts - self.counts[:, None] * terms.value_prop
-            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=1)
-            total += float(np.sum(per_attr * terms.cat_weight))
+            excess = self._excess(terms)
+            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
+            total += float(np.sum(per_attr * terms.cat_weight[:, None]))
         if terms.Z.shape[1]:
-            total += float(np.sum(self.num_sums**2 * terms.num_weight))
+            total += float(np.sum(self.num_sums**2 * terms.num_weight[:, None]))
         return total
+
+    def cluster_centers(self):
+        """Centres as scikit-learn lays them out, shape (k, d), C-contiguous."""
+        return np.ascontiguousarray(self.centers.T)
 
 
 def _sweep(X, terms, lam, order, labels, stats):
@@ -493,7 +504,7 @@ class FairKM(ClusterMixin, BaseEstimator):
             stats.recompute(X, terms, labels)
             if active_stats is not stats:
                 active_stats.recompute(X, active, labels)
-            inertia = _kernels.inertia(X, stats.centers, labels)
+            inertia = _kernels.inertia(X, stats.cluster_centers(), labels)
             fairness = stats.fairness(terms)
             return inertia, fairness, inertia + lam * fairness
 
@@ -517,7 +528,7 @@ class FairKM(ClusterMixin, BaseEstimator):
                 break
         return dict(
             labels=labels,
-            centers=stats.centers.copy(),
+            centers=stats.cluster_centers(),
             inertia=inertia,
             fairness=fairness,
             objective=objective,
@@ -607,19 +618,15 @@ class FairKM(ClusterMixin, BaseEstimator):
         """Fitted statistics, with a zero count for each attribute's unseen-value slot."""
         counts, value_counts, num_sums, _ = self._fitted_stats
         k = counts.shape[0]
-        # Insert a zero column after each attribute's block of fitted values.
+        # Insert a zero row after each attribute's block of fitted values.
         ends = self._fitted_offsets()[1:]
-        widened = np.insert(value_counts, ends, 0.0, axis=1)
+        widened = np.insert(value_counts, ends, 0.0, axis=0)
         stats = _Stats(k, self.cluster_centers_.shape[1], terms)
-        stats.centers[:] = self.cluster_centers_
+        stats.centers[:] = self.cluster_centers_.T
         stats.counts[:] = counts
         stats.value_counts[:] = widened
         stats.num_sums[:] = num_sums
-        if terms.codes.shape[1]:
-            excess = stats.value_counts - counts[:, None] * terms.value_prop
-            stats.cat_dev[:] = np.add.reduceat(
-                terms.value_prop * excess, terms.offsets[:-1], axis=1
-            )
+        stats.set_cat_dev(terms)
         return stats
 
     def _fitted_offsets(self):

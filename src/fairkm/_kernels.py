@@ -49,16 +49,18 @@ def _sqdist(X, i, centers, c):
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     i, a, centers, counts, value_counts, cat_dev, num_sums,  # IN
-    costs,  # OUT
+    dist, lin, costs,  # scratch, scratch, OUT
 ):
     """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
 
     ``costs[a]`` receives the objective decrease of removing the point from
     ``a``; ``costs[c]`` for every other ``c`` the objective increase of then
     inserting it into ``c``. Moving to ``c`` changes the objective by
-    ``costs[c] - costs[a]``. One call per point, with the candidates in the
-    inner loop, keeps the function call out of the per-candidate work.
+    ``costs[c] - costs[a]``. With ``a = -1`` (a new point) every entry is an
+    insertion cost. The statistics have the cluster axis last, so every inner
+    loop runs over contiguous per-cluster values and vectorises.
     """
+    k = counts.shape[0]
     # The fairness change splits into a part that is the same for every
     # cluster (``base``) and one linear in the cluster's statistics (``lin``):
     # inserting costs base + 2 lin, removing costs base - 2 lin.
@@ -67,27 +69,29 @@ def _point_costs(
         base += cat_coef[t] * value_const[codes[i, t]]
     for t in range(Z.shape[1]):
         base += num_coef[t] * Z[i, t] * Z[i, t]
-    dist_a = 0.0
-    lin_a = 0.0
-    for c in range(centers.shape[0]):
-        nc = counts[c]
-        dist = 0.0
-        for j in range(X.shape[1]):
-            diff = X[i, j] - centers[c, j]
-            dist += diff * diff
-        lin = 0.0
-        for t in range(codes.shape[1]):
-            v = codes[i, t]
-            lin += cat_coef[t] * (value_counts[c, v] - nc * value_prop[v] - cat_dev[c, t])
-        for t in range(Z.shape[1]):
-            lin += num_coef[t] * num_sums[c, t] * Z[i, t]
-        costs[c] = nc / (nc + 1.0) * dist + base + 2.0 * lin
-        if c == a:
-            dist_a = dist
-            lin_a = lin
+    for c in range(k):
+        dist[c] = 0.0
+        lin[c] = 0.0
+    for j in range(X.shape[1]):
+        x = X[i, j]
+        for c in range(k):
+            diff = x - centers[j, c]
+            dist[c] += diff * diff
+    for t in range(codes.shape[1]):
+        v = codes[i, t]
+        w = cat_coef[t]
+        p = value_prop[v]
+        for c in range(k):
+            lin[c] += w * (value_counts[v, c] - counts[c] * p - cat_dev[t, c])
+    for t in range(Z.shape[1]):
+        w = num_coef[t] * Z[i, t]
+        for c in range(k):
+            lin[c] += w * num_sums[t, c]
+    for c in range(k):
+        costs[c] = counts[c] / (counts[c] + 1.0) * dist[c] + base + 2.0 * lin[c]
     if a >= 0:
         na = counts[a]
-        costs[a] = na / (na - 1.0) * dist_a - (base - 2.0 * lin_a)
+        costs[a] = na / (na - 1.0) * dist[a] - (base - 2.0 * lin[a])
 
 
 @numba.njit(cache=True)
@@ -111,12 +115,13 @@ def sweep(
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
     labels : ndarray of shape (n,), int64
-    sums, centers : ndarray of shape (k, d), float64
+    sums, centers : ndarray of shape (d, k), float64
+        Per-cluster sums and means, cluster axis last.
     counts : ndarray of shape (k,), float64
-    value_counts : ndarray of shape (k, V), float64
-    cat_dev : ndarray of shape (k, A), float64
-        ``G`` per cluster and attribute.
-    num_sums : ndarray of shape (k, B), float64
+    value_counts : ndarray of shape (V, k), float64
+    cat_dev : ndarray of shape (A, k), float64
+        ``G`` per attribute and cluster.
+    num_sums : ndarray of shape (B, k), float64
 
     Returns
     -------
@@ -125,7 +130,9 @@ def sweep(
         objective; a point alone in its cluster never leaves it, so no cluster
         empties. Ties go to the current cluster, then to the lowest index.
     """
-    k = centers.shape[0]
+    k = counts.shape[0]
+    dist = np.empty(k)
+    lin = np.empty(k)
     costs = np.empty(k)
     n_moved = 0
     for i in order:
@@ -134,7 +141,7 @@ def sweep(
             continue
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, a, centers, counts, value_counts, cat_dev, num_sums, costs,
+            i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
         )
         gain = costs[a]
         best = a
@@ -150,19 +157,19 @@ def sweep(
         counts[b] += 1.0
         for j in range(X.shape[1]):
             x = X[i, j]
-            sums[a, j] -= x
-            sums[b, j] += x
-            centers[a, j] = sums[a, j] / counts[a]
-            centers[b, j] = sums[b, j] / counts[b]
+            sums[j, a] -= x
+            sums[j, b] += x
+            centers[j, a] = sums[j, a] / counts[a]
+            centers[j, b] = sums[j, b] / counts[b]
         for t in range(codes.shape[1]):
             v = codes[i, t]
-            value_counts[a, v] -= 1.0
-            value_counts[b, v] += 1.0
-            cat_dev[a, t] -= value_shift[v]
-            cat_dev[b, t] += value_shift[v]
+            value_counts[v, a] -= 1.0
+            value_counts[v, b] += 1.0
+            cat_dev[t, a] -= value_shift[v]
+            cat_dev[t, b] += value_shift[v]
         for t in range(Z.shape[1]):
-            num_sums[a, t] -= Z[i, t]
-            num_sums[b, t] += Z[i, t]
+            num_sums[t, a] -= Z[i, t]
+            num_sums[t, b] += Z[i, t]
         labels[i] = b
         n_moved += 1
     return n_moved
@@ -185,9 +192,10 @@ def move_deltas(
         out[:] = np.inf
         out[a] = 0.0
         return
+    k = counts.shape[0]
     _point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-        i, a, centers, counts, value_counts, cat_dev, num_sums, out,
+        i, a, centers, counts, value_counts, cat_dev, num_sums, np.empty(k), np.empty(k), out,
     )
     gain = out[a]
     out -= gain
@@ -201,7 +209,7 @@ def cluster_statistics(
 ):
     """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
 
-    The output arrays are overwritten; shapes as in :func:`sweep`.
+    The output arrays are overwritten; shapes as in :func:`sweep` (cluster axis last).
     """
     sums[:] = 0.0
     counts[:] = 0.0
@@ -211,11 +219,11 @@ def cluster_statistics(
         c = labels[i]
         counts[c] += 1.0
         for j in range(X.shape[1]):
-            sums[c, j] += X[i, j]
+            sums[j, c] += X[i, j]
         for t in range(codes.shape[1]):
-            value_counts[c, codes[i, t]] += 1.0
+            value_counts[codes[i, t], c] += 1.0
         for t in range(Z.shape[1]):
-            num_sums[c, t] += Z[i, t]
+            num_sums[t, c] += Z[i, t]
 
 
 @numba.njit(cache=True)
@@ -253,16 +261,17 @@ def cheapest_insertion(
 ):
     """Cluster where inserting each row alone raises the fitted objective least.
 
-    Each row is priced against the same fitted statistics, independently of
-    the other rows (ties to the lowest index).
+    Each row is priced against the same fitted statistics (shapes as in
+    :func:`sweep`), independently of the other rows; ties to the lowest index.
     """
-    k = centers.shape[0]
+    k = counts.shape[0]
     for i in numba.prange(X.shape[0]):
+        dist = np.empty(k)
+        lin = np.empty(k)
         costs = np.empty(k)
-        # a = -1: the row belongs to no cluster, so every entry is an insertion cost.
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, -1, centers, counts, value_counts, cat_dev, num_sums, costs,
+            i, -1, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
         )
         best = 0
         for c in range(1, k):

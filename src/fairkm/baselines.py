@@ -1,0 +1,788 @@
+"""Baselines the FairKM paper compares with, behind the same ``fit`` signature.
+
+* :class:`BlindKMeans`: K-Means on ``X`` alone ("K-Means(N)" in the paper),
+  a thin wrapper of :class:`sklearn.cluster.KMeans` that accepts and ignores
+  ``sensitive_features``.
+* :class:`ZGYA`: Variational Fair Clustering (Ziko, Granger, Yuan and Ben
+  Ayed), K-Means variant, for one categorical sensitive attribute.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import sparse
+from scipy.special import log_softmax
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ._validation import NUMERIC, check_sensitive_features
+
+__all__ = ["BlindKMeans", "ZGYA"]
+
+# A cluster whose soft mass 1^T S_k is at most this is treated as empty (no
+# fairness term, no fairness gradient); group masses V_j^T S_k are floored at it
+# before division, so gradients stay finite.
+_MASS_FLOOR = 1e-12
+
+# Relative rise of the objective between outer iterations beyond rounding: both
+# half-steps can only lower it when the bound holds, so a larger rise means the
+# Lipschitz constant is too small.
+_RISE_TOL = 1e-9
+
+
+class BlindKMeans(ClusterMixin, BaseEstimator):
+    """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
+
+    A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
+    ``sensitive_features`` and ignores them, so it drops into experiment code
+    written for :class:`~fairkm.FairKM`.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        Initialisation, as in :class:`sklearn.cluster.KMeans`.
+    n_init : "auto" or int, default="auto"
+        Number of initialisations, as in :class:`sklearn.cluster.KMeans`.
+    max_iter : int, default=300
+        Maximum number of Lloyd iterations per initialisation.
+    tol : float, default=1e-4
+        Relative tolerance on the centres' movement, as in
+        :class:`sklearn.cluster.KMeans`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisations. The same value gives identical labels.
+
+    Attributes
+    ----------
+    kmeans_ : sklearn.cluster.KMeans
+        The fitted scikit-learn estimator.
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of each training point.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Cluster centres.
+    inertia_ : float
+        Sum of squared distances of the points to their centre.
+    n_iter_ : int
+        Number of Lloyd iterations of the kept initialisation.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` is a DataFrame with string columns.
+
+    See Also
+    --------
+    fairkm.FairKM : fair K-Means over many sensitive attributes.
+    ZGYA : Variational Fair Clustering over one sensitive attribute.
+
+    Notes
+    -----
+    Parameter validation and its error messages are scikit-learn's
+    (``KMeans`` validates its parameters when ``fit`` is called).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairkm.baselines import BlindKMeans
+    >>> X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
+    >>> group = np.array(["a", "a", "a", "b", "b", "b"])
+    >>> model = BlindKMeans(n_clusters=2, random_state=0).fit(X, sensitive_features=group)
+    >>> sorted(np.bincount(model.labels_).tolist())
+    [3, 3]
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, sensitive_features=None):
+        """Compute K-Means clustering of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, pandas Series or DataFrame, default=None
+            Ignored by the clustering. When given it is still validated (one
+            row per sample), so that a mismatch in experiment code is caught.
+
+        Returns
+        -------
+        self : BlindKMeans
+            Fitted estimator.
+        """
+        X = validate_data(self, X, dtype=np.float64, order="C")
+        if sensitive_features is not None:
+            check_sensitive_features(sensitive_features, n_samples=X.shape[0])
+        self.kmeans_ = KMeans(
+            n_clusters=self.n_clusters,
+            init=self.init,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=self.random_state,
+        ).fit(X)
+        self.labels_ = self.kmeans_.labels_
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.inertia_ = float(self.kmeans_.inertia_)
+        self.n_iter_ = int(self.kmeans_.n_iter_)
+        return self
+
+    def predict(self, X):
+        """Assign each sample of ``X`` to its nearest centre.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Index of the nearest centre.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return self.kmeans_.predict(X)
+
+    def fit_predict(self, X, y=None, *, sensitive_features=None):
+        """Fit and return the training labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, pandas Series or DataFrame, default=None
+            Validated, then ignored.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each training point.
+        """
+        return self.fit(X, sensitive_features=sensitive_features).labels_
+
+
+def _squared_distances(X, x_squared_norms, centers):
+    """Squared Euclidean distances, shape (n_samples, n_clusters), clipped at 0."""
+    dist = X @ centers.T
+    dist *= -2.0
+    dist += x_squared_norms[:, None]
+    dist += np.einsum("ij,ij->i", centers, centers)[None, :]
+    np.maximum(dist, 0.0, out=dist)
+    return dist
+
+
+def _group_indicator(codes, n_values):
+    """Sparse (n_values, n_samples) matrix whose row j is the indicator V_j of group j."""
+    n = codes.shape[0]
+    return sparse.csr_array(
+        (np.ones(n), (codes, np.arange(n))), shape=(n_values, n), dtype=np.float64
+    )
+
+
+def _fairness_gradient(S, indicator, codes, targets):
+    """Gradient ``b`` of ``sum_k KL(U || P_k)`` with respect to ``S``.
+
+    ``b[p, k] = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)``; only the group of
+    point ``p`` has ``v_jp = 1``, so the second term is a (J, k) table looked
+    up by ``codes``. A cluster of zero mass has no proportions: its column is 0.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n_samples, n_clusters)
+        Soft assignments, rows on the simplex.
+    indicator : sparse array of shape (n_values, n_samples)
+        Group indicators (:func:`_group_indicator`).
+    codes : ndarray of shape (n_samples,)
+        Group of each point, int64.
+    targets : ndarray of shape (n_values,)
+        Target proportions ``u``.
+
+    Returns
+    -------
+    b : ndarray of shape (n_samples, n_clusters)
+    """
+    mass = S.sum(axis=0)
+    live = mass > _MASS_FLOOR
+    group_mass = np.maximum(indicator @ S, _MASS_FLOOR)
+    table = np.zeros_like(group_mass)
+    table[:, live] = targets.sum() / mass[live] - targets[:, None] / group_mass[:, live]
+    return np.take(table, codes, axis=0)
+
+
+def _fairness_cost(S, indicator, targets):
+    """``sum_k KL(U || P_k)``, ``P(j|k) = V_j^T S_k / 1^T S_k``, over non-empty clusters."""
+    mass = S.sum(axis=0)
+    live = mass > _MASS_FLOOR
+    group_mass = np.maximum((indicator @ S)[:, live], _MASS_FLOOR)
+    present = targets > 0
+    u = targets[present]
+    log_p = np.log(group_mass[present]) - np.log(mass[live])[None, :]
+    return float(np.sum(u[:, None] * (np.log(u)[:, None] - log_p)))
+
+
+def _bound_step(log_s, S, dist, indicator, codes, targets, fairness_weight, lipschitz):
+    """One update of the bound optimisation, in log space.
+
+    ``S_new ∝ S * exp(-(a + lambda b) / L)`` row-wise, normalised after
+    subtracting each row's maximum (log-sum-exp), so that nothing overflows
+    and no entry underflows to an unrecoverable 0 in ``log_s``.
+
+    Parameters
+    ----------
+    log_s : ndarray of shape (n_samples, n_clusters)
+        ``log S``; each row's exponentials sum to 1.
+    S : ndarray of shape (n_samples, n_clusters)
+        ``exp(log_s)``.
+    dist : ndarray of shape (n_samples, n_clusters)
+        Unary terms ``a`` (squared distances to the centres).
+    indicator, codes, targets
+        As in :func:`_fairness_gradient`.
+    fairness_weight : float
+        ``lambda``.
+    lipschitz : float
+        ``L``.
+
+    Returns
+    -------
+    log_s_new, S_new : ndarray of shape (n_samples, n_clusters)
+        The updated assignments.
+    bound : float
+        The bound at its minimiser ``S_new``,
+        ``sum S_new (a + lambda b) + L sum S_new log(S_new / S)``, which
+        equals ``-L sum_p log sum_k s_pk exp(-(a_pk + lambda b_pk) / L)``.
+    """
+    shifted = _fairness_gradient(S, indicator, codes, targets)
+    shifted *= -fairness_weight / lipschitz
+    shifted -= dist / lipschitz
+    shifted += log_s
+    row_max = shifted.max(axis=1, keepdims=True)
+    shifted -= row_max
+    s_new = np.exp(shifted)
+    row_sum = s_new.sum(axis=1, keepdims=True)
+    s_new /= row_sum
+    log_row_sum = np.log(row_sum)
+    shifted -= log_row_sum
+    bound = -lipschitz * float(np.sum(row_max) + np.sum(log_row_sum))
+    return shifted, s_new, bound
+
+
+def _soft_means(X, S, centers):
+    """``X^T S_k / 1^T S_k`` for each cluster; an empty cluster keeps its centre."""
+    mass = S.sum(axis=0)
+    # (X^T S)^T rather than S^T X: OpenBLAS is far slower on the transposed tall operand.
+    new = np.ascontiguousarray((X.T @ S).T)
+    empty = mass <= _MASS_FLOOR
+    new[~empty] /= mass[~empty, None]
+    new[empty] = centers[empty]
+    return new
+
+
+class ZGYA(ClusterMixin, BaseEstimator):
+    """Variational Fair Clustering, K-Means variant (ZGYA).
+
+    Ziko, Granger, Yuan and Ben Ayed's fair clustering ("Variational Fair
+    Clustering", AAAI 2021; arXiv:1906.08207, 2019), re-implemented from the
+    paper's equations. Soft assignments ``S`` (rows on the simplex) minimise::
+
+        E(S) = sum_{p,k} s_pk ||x_p - c_k||^2 + fairness_weight * sum_k KL(U || P_k)
+
+    where ``P_k = [P(j|k)]_j``, ``P(j|k) = V_j^T S_k / 1^T S_k`` is the mix of
+    the sensitive attribute's values in cluster ``k`` and ``U`` the target
+    mix (the dataset's by default). It supports one categorical sensitive
+    attribute with any number of values; the FairKM paper runs it once per
+    attribute.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    fairness_weight : float, default=15.0
+        Weight ``lambda`` of the KL fairness term, >= 0. The default is the
+        value of the FairKM paper's ZGYA runs (authors' 2019 code). Because the
+        K-Means term grows with ``n_samples`` and the KL term does not, useful
+        values grow with the data: Ziko et al. report 10 on their synthetic
+        data and thousands on Adult and Bank (see Notes). ``0`` gives Lloyd's
+        K-Means.
+    lipschitz : float, default=2.0
+        Lipschitz constant ``L`` of the bound (> 0): each bound update moves
+        ``S`` by ``exp(-(a + lambda b) / L)``. The default is that of the
+        authors' released code. Larger values take smaller, safer steps; when
+        ``fairness_weight / lipschitz`` is large the updates can overshoot and
+        oscillate (the bound then no longer majorises the objective).
+    target_proportions : array-like of shape (n_values,) or None, default=None
+        Target mix ``U`` of the sensitive attribute's values, in the order of
+        ``sensitive_categories_`` (sorted observed values): non-negative,
+        summing to 1. ``None`` uses the dataset's proportions.
+    init : "k-means++" or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        Initial centres: scikit-learn's k-means++ seeding, or given centres.
+    n_init : int, default=1
+        Number of k-means++ initialisations; the run with the lowest final
+        objective is kept. Must be 1 when ``init`` is an array.
+    max_iter : int, default=100
+        Maximum number of outer iterations (centre update, then bound
+        optimisation of ``S``) per run.
+    tol : float, default=1e-4
+        A run stops when the objective changes by no more than ``tol`` times
+        its previous value from one outer iteration to the next.
+    bound_max_iter : int, default=1000
+        Maximum number of bound updates per outer iteration.
+    bound_tol : float, default=1e-5
+        The bound optimisation stops when the bound changes by no more than
+        ``bound_tol`` times its previous value.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means++ initialisations. The same value gives identical
+        labels.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        ``argmax_k s_pk`` for each training point. Clusters can end up with
+        no point (see Notes), so fewer than ``n_clusters`` labels may occur.
+    soft_labels_ : ndarray of shape (n_samples, n_clusters)
+        Final soft assignments ``S``.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        The centres of the last outer iteration, those ``S`` was optimised
+        against.
+    inertia_ : float
+        Sum of squared distances of the points to the centre of their label.
+    fairness_ : float
+        ``sum_k KL(U || P_k)`` of the soft assignments over non-empty
+        clusters, not multiplied by ``fairness_weight`` (``nan`` without
+        sensitive features).
+    objective_ : float
+        Final value of ``E(S)``.
+    objective_history_ : ndarray of shape (n_iter_,)
+        ``E(S)`` after each outer iteration of the kept run.
+    n_bound_iter_ : ndarray of shape (n_iter_,)
+        Number of bound updates in each outer iteration (0 when the fairness
+        term is off).
+    n_iter_ : int
+        Number of outer iterations of the kept run.
+    cluster_proportions_ : ndarray of shape (n_clusters, n_values) or None
+        ``P(j|k)`` of the soft assignments (``nan`` rows for empty clusters);
+        ``None`` without sensitive features.
+    target_proportions_ : ndarray of shape (n_values,) or None
+        The target mix ``U`` used; ``None`` without sensitive features.
+    sensitive_name_ : str or None
+        Name of the sensitive attribute.
+    sensitive_categories_ : ndarray or None
+        Sorted observed values of the sensitive attribute.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` is a DataFrame with string columns.
+
+    See Also
+    --------
+    fairkm.FairKM : fair K-Means over many sensitive attributes at once.
+    BlindKMeans : K-Means ignoring the sensitive attributes.
+
+    Notes
+    -----
+    **Algorithm.** Centres start from k-means++. Each outer iteration sets
+    ``a_pk = ||x_p - c_k||^2`` and minimises ``E`` over ``S`` by bound
+    optimisation: the KL term is split into a concave part (linearised) and
+    a convex part with Lipschitz gradient (bounded with Pinsker's
+    inequality), which gives the independent per-point update::
+
+        b_pk = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)
+        s_p <- s_p * exp(-(a_p + fairness_weight * b_p) / L) / normaliser
+
+    repeated until the bound changes by at most ``bound_tol`` (relative) or
+    ``bound_max_iter`` updates. ``S`` is kept in log space and normalised with
+    log-sum-exp. Then each centre becomes the ``S``-weighted mean
+    ``c_k = X^T S_k / 1^T S_k`` (the paper's prototype), and the loop stops
+    once ``E`` changes by at most ``tol`` (relative). Labels are
+    ``argmax_k s_pk``. One bound update costs O(n_samples * n_clusters).
+
+    **Differences from the authors' code.** Their code restarts ``S`` from
+    ``softmax(-a)`` at every outer iteration and updates the centres as means
+    of the hard labels; here ``S`` is warm-started from the previous outer
+    iteration (the first starts from ``softmax(-a)``) and the centres are the
+    ``S``-weighted means, so that both half-steps lower ``E`` and the outer
+    objective does not rise (given a large enough ``lipschitz``). Their code
+    reseeds when a cluster empties. Here a cluster whose soft mass
+    ``1^T S_k`` is (numerically) zero keeps its previous centre, exerts no
+    fairness force and is left out of the fairness term; nothing is
+    reseeded, and the cluster fills again if points come closer to its
+    centre than to the others'. Features are used as given: the authors
+    scale each row of ``X`` to unit L2 norm, and their ``lambda`` values
+    assume it. On data with large distances the first soft assignment is
+    nearly hard, the KL gradient is huge, and whole groups can flip between
+    clusters at each bound update; ``n_bound_iter_`` then reaches
+    ``bound_max_iter`` and the objective may rise. Either raises a
+    ``ConvergenceWarning``; scaling ``X`` down or raising ``lipschitz`` helps.
+
+    **Without sensitive features** (or with ``fairness_weight=0``) the
+    fairness term vanishes; ``S`` is then the hard nearest-centre assignment
+    (the exact minimiser of the linear K-Means term) and the iterations are
+    Lloyd's K-Means from k-means++.
+
+    **Published values** (K-Means variant, rows scaled to unit norm): Ziko et
+    al. use ``lambda`` = 10 (Synthetic, Synthetic-unequal), 9000 (Adult),
+    6000 (Bank) and 500000 (Census II), with ``L = 2`` in their released
+    code; their first public version (2019) instead estimated ``L`` from the
+    initial ``S`` as ``max(n * max_j u_j / (min_k V_j^T S_k)^2, 1)``. The
+    FairKM paper ran their June 2019 code with ``lambda = 15``, on each
+    sensitive attribute separately.
+
+    ``predict`` assigns new points to the nearest centre and ignores fairness.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairkm.baselines import ZGYA
+    >>> rng = np.random.RandomState(0)
+    >>> corners = np.repeat([[0.0, 0.0], [0.0, 0.9], [1.0, 0.0], [1.0, 0.9]], 50, axis=0)
+    >>> X = corners + rng.normal(scale=0.075, size=corners.shape)
+    >>> group = np.repeat(["a", "b"], 100)  # K-Means separates "a" (left) from "b" (right)
+    >>> model = ZGYA(n_clusters=2, fairness_weight=300.0, random_state=0)
+    >>> labels = model.fit(X, sensitive_features=group).labels_
+    >>> [np.bincount(labels[group == g], minlength=2).tolist() for g in "ab"]
+    [[50, 50], [50, 50]]
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        fairness_weight=15.0,
+        lipschitz=2.0,
+        target_proportions=None,
+        init="k-means++",
+        n_init=1,
+        max_iter=100,
+        tol=1e-4,
+        bound_max_iter=1000,
+        bound_tol=1e-5,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.fairness_weight = fairness_weight
+        self.lipschitz = lipschitz
+        self.target_proportions = target_proportions
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.bound_max_iter = bound_max_iter
+        self.bound_tol = bound_tol
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+
+    def _check_params(self, X):
+        def check_int(name, value, low):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise TypeError(f"{name} must be an int, got {value!r}.")
+            if value < low:
+                raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+
+        def check_real(name, value, *, positive):
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise TypeError(f"{name} must be a float, got {value!r}.")
+            ok = value > 0 if positive else value >= 0
+            if not (np.isfinite(value) and ok):
+                rule = "> 0" if positive else ">= 0"
+                raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")
+
+        check_int("n_clusters", self.n_clusters, 1)
+        check_int("n_init", self.n_init, 1)
+        check_int("max_iter", self.max_iter, 1)
+        check_int("bound_max_iter", self.bound_max_iter, 1)
+        check_real("fairness_weight", self.fairness_weight, positive=False)
+        check_real("lipschitz", self.lipschitz, positive=True)
+        check_real("tol", self.tol, positive=False)
+        check_real("bound_tol", self.bound_tol, positive=False)
+        n_samples = X.shape[0]
+        if n_samples < self.n_clusters:
+            raise ValueError(
+                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
+            )
+        if isinstance(self.init, str):
+            if self.init != "k-means++":
+                raise ValueError(f"init must be 'k-means++' or an array, got {self.init!r}.")
+            return None
+        if callable(self.init):
+            raise TypeError("init must be 'k-means++' or an array, got a callable.")
+        if self.n_init != 1:
+            raise ValueError(
+                f"n_init must be 1 when init is an array of centres, got {self.n_init}."
+            )
+        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
+        expected = (self.n_clusters, X.shape[1])
+        if centers.shape != expected:
+            raise ValueError(
+                f"init array must have shape (n_clusters, n_features)={expected}, "
+                f"got {centers.shape}."
+            )
+        return centers
+
+    def _check_sensitive(self, sensitive_features, n_samples):
+        """Encode the single categorical attribute.
+
+        Returns ``None`` without sensitive features, else ``(name, categories,
+        codes, targets)``.
+        """
+        if sensitive_features is None:
+            if self.target_proportions is not None:
+                raise ValueError(
+                    "target_proportions was given but sensitive_features is None; "
+                    "pass the sensitive attribute to fit."
+                )
+            return None
+        sens = check_sensitive_features(sensitive_features, n_samples=n_samples)
+        if sens.n_attributes != 1:
+            raise ValueError(
+                "ZGYA supports one sensitive attribute, got "
+                f"{sens.n_attributes} ({list(sens.names)}); fit one model per attribute."
+            )
+        name = sens.names[0]
+        if sens.kinds[0] == NUMERIC:
+            raise ValueError(
+                f"ZGYA supports a categorical sensitive attribute, but {name!r} is numeric "
+                "(floating-point dtype). Pass its values as integers or strings to treat "
+                "them as categories."
+            )
+        codes = sens.columns[0]
+        categories = sens.categories[0]
+        n_values = len(categories)
+        if self.target_proportions is None:
+            return name, categories, codes, np.bincount(codes, minlength=n_values) / n_samples
+        targets = np.asarray(self.target_proportions, dtype=np.float64)
+        if targets.shape != (n_values,):
+            raise ValueError(
+                f"target_proportions must have one entry per value of {name!r} "
+                f"({n_values}), got shape {targets.shape}."
+            )
+        if not np.all(np.isfinite(targets)) or np.any(targets < 0):
+            raise ValueError(
+                f"target_proportions must be finite and >= 0, got {targets.tolist()}."
+            )
+        if not np.isclose(targets.sum(), 1.0, rtol=0.0, atol=1e-8):
+            raise ValueError(f"target_proportions must sum to 1, got {targets.sum()!r}.")
+        return name, categories, codes, targets
+
+    # ------------------------------------------------------------------ fitting
+
+    def _optimise_bound(self, log_s, S, dist, fair):
+        """Bound updates of ``S`` for fixed centres; returns (log_s, S, n_updates)."""
+        lam, lipschitz = float(self.fairness_weight), float(self.lipschitz)
+        previous = None
+        for step in range(1, self.bound_max_iter + 1):
+            log_s, S, bound = _bound_step(log_s, S, dist, *fair, lam, lipschitz)
+            if previous is not None and abs(bound - previous) <= self.bound_tol * abs(previous):
+                return log_s, S, step
+            previous = bound
+        return log_s, S, self.bound_max_iter
+
+    def _run(self, X, x_squared_norms, centers, fair):
+        """One run from ``centers``; ``fair`` is None or (indicator, codes, targets)."""
+        lam = float(self.fairness_weight)
+        n, k = X.shape[0], self.n_clusters
+        rows = np.arange(n)
+        history, bound_iters = [], []
+        log_s = S = None
+        converged = False
+        for _ in range(self.max_iter):
+            dist = _squared_distances(X, x_squared_norms, centers)
+            if fair is None:
+                S = np.zeros((n, k))
+                S[rows, np.argmin(dist, axis=1)] = 1.0
+                bound_iters.append(0)
+            else:
+                if log_s is None:
+                    log_s = log_softmax(-dist, axis=1)
+                    S = np.exp(log_s)
+                log_s, S, steps = self._optimise_bound(log_s, S, dist, fair)
+                bound_iters.append(steps)
+            objective = float(np.sum(S * dist))
+            if fair is not None:
+                objective += lam * _fairness_cost(S, fair[0], fair[2])
+            history.append(objective)
+            if len(history) > 1 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
+                converged = True
+                break
+            centers = _soft_means(X, S, centers)
+        labels = np.argmax(S, axis=1)
+        return dict(
+            labels=labels,
+            S=S,
+            centers=centers,
+            inertia=float(np.sum(dist[rows, labels])),
+            objective=objective,
+            history=np.array(history),
+            bound_iters=np.array(bound_iters, dtype=np.int64),
+            converged=converged,
+        )
+
+    def _warn_convergence(self, run):
+        """Warn when the kept run stopped early or its bound updates misbehaved."""
+        problems = []
+        if not run["converged"]:
+            problems.append(
+                f"the objective did not settle within max_iter={self.max_iter} outer "
+                f"iterations (tol={self.tol})"
+            )
+        if run["bound_iters"][-1] == self.bound_max_iter:
+            problems.append(
+                f"the last bound optimisation stopped at bound_max_iter={self.bound_max_iter} "
+                f"without reaching bound_tol={self.bound_tol}"
+            )
+        history = run["history"]
+        rises = np.diff(history) > _RISE_TOL * np.abs(history[:-1])
+        if rises.any():
+            problems.append(
+                f"the objective rose in {int(rises.sum())} of {len(history) - 1} outer "
+                "iterations, so the bound did not hold"
+            )
+        if problems:
+            warnings.warn(
+                f"ZGYA: {'; '.join(problems)}. Slow convergence needs a larger max_iter or "
+                "bound_max_iter; assignments that overshoot and oscillate (large "
+                f"fairness_weight={self.fairness_weight} for lipschitz={self.lipschitz}, "
+                "or large distances in X) need a larger lipschitz or X scaled down.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def fit(self, X, y=None, *, sensitive_features=None):
+        """Compute a fair clustering.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features (numeric).
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, 1), \
+                pandas Series or DataFrame, default=None
+            The one categorical sensitive attribute. ``None`` switches the
+            fairness term off (Lloyd's K-Means).
+
+        Returns
+        -------
+        self : ZGYA
+            Fitted estimator.
+        """
+        X = validate_data(self, X, dtype=np.float64, order="C")
+        init_centers = self._check_params(X)
+        encoded = self._check_sensitive(sensitive_features, X.shape[0])
+        fair = None
+        if encoded is not None:
+            _, _, codes, targets = encoded
+            indicator = _group_indicator(codes, targets.shape[0])
+            if self.fairness_weight > 0:
+                fair = (indicator, codes, targets)
+
+        x_squared_norms = np.einsum("ij,ij->i", X, X)
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
+        best = None
+        for seed in seeds:
+            if init_centers is None:
+                centers, _ = kmeans_plusplus(
+                    X, self.n_clusters, x_squared_norms=x_squared_norms, random_state=seed
+                )
+            else:
+                centers = init_centers.copy()
+            run = self._run(X, x_squared_norms, centers, fair)
+            if best is None or run["objective"] < best["objective"]:
+                best = run
+        self._warn_convergence(best)
+
+        S = best["S"]
+        self.labels_ = best["labels"]
+        self.soft_labels_ = S
+        self.cluster_centers_ = best["centers"]
+        self.inertia_ = best["inertia"]
+        self.objective_ = best["objective"]
+        self.objective_history_ = best["history"]
+        self.n_bound_iter_ = best["bound_iters"]
+        self.n_iter_ = len(best["history"])
+        if encoded is None:
+            self.sensitive_name_ = self.sensitive_categories_ = self.target_proportions_ = None
+            self.cluster_proportions_ = None
+            self.fairness_ = np.nan
+            return self
+        self.sensitive_name_, self.sensitive_categories_, _, self.target_proportions_ = encoded
+        mass = S.sum(axis=0)
+        group_mass = (indicator @ S).T
+        self.cluster_proportions_ = np.full(group_mass.shape, np.nan)
+        np.divide(
+            group_mass,
+            mass[:, None],
+            out=self.cluster_proportions_,
+            where=mass[:, None] > _MASS_FLOOR,
+        )
+        self.fairness_ = _fairness_cost(S, indicator, targets)
+        return self
+
+    def predict(self, X):
+        """Assign each sample of ``X`` to its nearest centre.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Index of the nearest centre (lowest index on ties).
+
+        Notes
+        -----
+        Prediction ignores fairness: the fairness term is a property of a
+        whole clustering, not of a single new point.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        dist = _squared_distances(X, np.einsum("ij,ij->i", X, X), self.cluster_centers_)
+        return np.argmin(dist, axis=1)
+
+    def fit_predict(self, X, y=None, *, sensitive_features=None):
+        """Fit and return the training labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, pandas Series or DataFrame, default=None
+            The one categorical sensitive attribute, or ``None``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each training point (``argmax`` of the soft assignments).
+        """
+        return self.fit(X, sensitive_features=sensitive_features).labels_
