@@ -1,4 +1,4 @@
-"""Loaders for the datasets of the FairKM paper.
+"""The FairKM paper's datasets (downloaded and cached) and a synthetic generator.
 
 The data files are not shipped with fairkm: each ``fetch_*`` function downloads
 them from their public home on first use, checks their SHA-256 sums and keeps
