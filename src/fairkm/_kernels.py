@@ -45,7 +45,7 @@ def _sqdist(X, i, centers, c):
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     i, a, centers, counts, value_counts, cat_dev, num_sums,  # IN
