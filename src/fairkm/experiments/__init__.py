@@ -1,0 +1,5 @@
+"""Experiments over the public API: the fairness trade-off and the paper's evaluation."""
+
+from ._tradeoff import fairness_tradeoff, plot_tradeoff
+
+__all__ = ["fairness_tradeoff", "plot_tradeoff"]
