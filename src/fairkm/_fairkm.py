@@ -20,6 +20,8 @@ from . import _kernels
 from ._validation import (
     CATEGORICAL,
     NUMERIC,
+    check_int,
+    check_real,
     check_sensitive_features,
     encode_like,
     standardize_numeric,
@@ -320,12 +322,6 @@ class FairKM(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _check_params(self, n_samples):
-        def check_int(name, value, low):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, got {value!r}.")
-            if value < low:
-                raise ValueError(f"{name} must be >= {low}, got {value!r}.")
-
         check_int("n_clusters", self.n_clusters, 1)
         check_int("max_iter", self.max_iter, 1)
         check_int("verbose", self.verbose, 0)
@@ -333,10 +329,7 @@ class FairKM(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
-        if not isinstance(self.tol, numbers.Real) or isinstance(self.tol, bool):
-            raise TypeError(f"tol must be a float, got {self.tol!r}.")
-        if not (np.isfinite(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}.")
+        check_real("tol", self.tol)
 
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "random"):

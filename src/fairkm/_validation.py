@@ -16,6 +16,8 @@ import pandas as pd
 
 __all__ = [
     "SensitiveFeatures",
+    "check_int",
+    "check_real",
     "check_sensitive_features",
     "standardize_numeric",
 ]
@@ -314,3 +316,27 @@ def standardize_numeric(values, name):
             "categorical."
         )
     return mean, scale
+
+
+def check_int(name, value, low):
+    """Check that a parameter is an int (not a bool) and at least ``low``.
+
+    Raises ``TypeError`` or ``ValueError`` naming the parameter and the value.
+    """
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {value!r}.")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+
+
+def check_real(name, value, *, positive=False):
+    """Check that a parameter is a finite real number, ``>= 0`` (or ``> 0`` if ``positive``).
+
+    Raises ``TypeError`` or ``ValueError`` naming the parameter and the value.
+    """
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a float, got {value!r}.")
+    ok = value > 0 if positive else value >= 0
+    if not (np.isfinite(value) and ok):
+        rule = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")

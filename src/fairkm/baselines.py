@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._validation import NUMERIC, check_sensitive_features
+from ._validation import NUMERIC, check_int, check_real, check_sensitive_features
 
 __all__ = ["BlindKMeans", "ZGYA"]
 
@@ -499,20 +498,6 @@ class ZGYA(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _check_params(self, X):
-        def check_int(name, value, low):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, got {value!r}.")
-            if value < low:
-                raise ValueError(f"{name} must be >= {low}, got {value!r}.")
-
-        def check_real(name, value, *, positive):
-            if not isinstance(value, numbers.Real) or isinstance(value, bool):
-                raise TypeError(f"{name} must be a float, got {value!r}.")
-            ok = value > 0 if positive else value >= 0
-            if not (np.isfinite(value) and ok):
-                rule = "> 0" if positive else ">= 0"
-                raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")
-
         check_int("n_clusters", self.n_clusters, 1)
         check_int("n_init", self.n_init, 1)
         check_int("max_iter", self.max_iter, 1)
