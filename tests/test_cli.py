@@ -1,0 +1,704 @@
+"""The ``fairkm`` command: main([...]) in-process, the console script in a subprocess."""
+
+import base64
+import io
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairkm
+import fairkm.experiments
+from fairkm import cli
+from fairkm.cli import main
+
+SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
+SCRIPT = Path(sys.executable).parent / ("fairkm.exe" if os.name == "nt" else "fairkm")
+
+
+def make_people(n=90, seed=0):
+    """A small table: two numeric and one text feature, three sensitive columns, an id."""
+    rng = np.random.default_rng(seed)
+    blob = rng.integers(0, 3, size=n)
+    return pd.DataFrame({
+        "id": np.arange(1000, 1000 + n),
+        "income": blob * 10.0 + rng.normal(size=n),
+        "tenure": blob * 3.0 + rng.normal(size=n),
+        "region": np.array(["north", "south", "east"])[(blob + rng.integers(0, 2, n)) % 3],
+        "sex": np.where(rng.random(n) < 0.3 + 0.2 * blob, "F", "M"),
+        "group": np.array(["a", "b", "c"])[blob],
+        "age": 20.0 + 10 * blob + rng.integers(0, 20, size=n),
+    })
+
+
+@pytest.fixture
+def people_csv(tmp_path):
+    path = tmp_path / "people.csv"
+    make_people().to_csv(path, index=False)
+    return path
+
+
+def run(capsys, *argv):
+    """Run main; return (status, stdout, stderr)."""
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+BASE = ("--sensitive", "sex,group", "--n-clusters", "3")
+FIT = (*BASE, "--exclude", "id")
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def test_version(capsys):
+    status, out, _ = run(capsys, "--version")
+    assert status == 0
+    assert out.strip() == f"fairkm {fairkm.__version__}"
+
+
+@pytest.mark.parametrize("command", ["fit", "evaluate", "tradeoff", "demo", "reproduce", None])
+def test_help_has_examples(capsys, command):
+    status, out, _ = run(capsys, *([command] if command else []), "--help")
+    assert status == 0
+    assert "examples:" in out
+    assert "fairkm " in out.split("examples:")[1]
+
+
+def test_no_command_is_a_usage_error(capsys):
+    status, _, err = run(capsys)
+    assert status == 2
+    assert "usage: fairkm" in err
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def test_fit_writes_input_rows_plus_cluster_column(capsys, people_csv, tmp_path):
+    out_path = tmp_path / "clusters.csv"
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--output", out_path)
+    assert status == 0, err
+    assert err == ""
+    original = pd.read_csv(people_csv)
+    result = pd.read_csv(out_path)
+    assert list(result.columns) == [*original.columns, "cluster"]
+    pd.testing.assert_frame_equal(result[original.columns], original)
+    assert sorted(result["cluster"].unique()) == [0, 1, 2]
+    for text in ("Cluster sizes", "Quality", "Fairness per attribute", "FairKM",
+                 "K-Means (S-blind)", "balance", "DevO", "Mean AE",
+                 "1 one-hot encoded, 3 numeric standardised", "sex (2 values)"):
+        assert text in out
+    # Only the output file: no temporary file is left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clusters.csv", "people.csv"]
+
+
+def test_fit_same_seed_same_clusters(capsys, people_csv, tmp_path):
+    paths = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for path in paths:
+        assert main(["fit", str(people_csv), *FIT, "--output", str(path), "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+    first, second = (pd.read_csv(p)["cluster"] for p in paths)
+    pd.testing.assert_series_equal(first, second)
+
+
+def test_fit_parquet_in_and_out(capsys, tmp_path):
+    source = tmp_path / "people.parquet"
+    make_people().to_parquet(source, index=False)
+    out_path = tmp_path / "clusters.pq"
+    status, _, err = run(capsys, "fit", source, *FIT, "--output", out_path,
+                         "--cluster-column", "segment", "--quiet")
+    assert status == 0, err
+    result = pd.read_parquet(out_path)
+    assert result.columns[-1] == "segment"
+    assert len(result) == 90
+
+
+def test_fit_options_reach_fairkm(capsys, people_csv, monkeypatch):
+    seen = {}
+    fit = fairkm.FairKM.fit
+
+    def spy(self, X, y=None, *, sensitive_features=None):
+        seen.update(self.get_params(), X=X, sensitive=sensitive_features)
+        return fit(self, X, sensitive_features=sensitive_features)
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", spy)
+    status, out, err = run(
+        capsys, "fit", people_csv, "--sensitive", "sex,group,age", "--numeric-sensitive", "age",
+        "--features", "income,region", "--scale", "none", "--n-clusters", "4",
+        "--fairness-weight", "250", "--attribute-weights", "group=2,sex=0.5",
+        "--random-state", "7",
+    )
+    assert status == 0, err
+    assert seen["n_clusters"] == 4
+    assert seen["fairness_weight"] == 250.0
+    assert seen["attribute_weights"] == {"group": 2.0, "sex": 0.5}
+    assert seen["numeric_sensitive"] == ["age"]
+    assert seen["random_state"] == 7
+    assert list(seen["sensitive"].columns) == ["sex", "group", "age"]
+    assert seen["sensitive"]["age"].dtype == np.float64
+    # income unscaled, region one-hot encoded into 3 columns.
+    people = make_people()
+    assert seen["X"].shape == (90, 4)
+    np.testing.assert_allclose(np.sort(seen["X"], axis=1)[:, -1],
+                               np.maximum(people["income"], 1.0))
+    assert "age (numeric)" in out
+    assert "2 column(s) -> 4 after encoding" in out
+
+
+def test_fit_standardises_numeric_features_by_default(capsys, people_csv, monkeypatch):
+    seen = {}
+    fit = fairkm.FairKM.fit
+
+    def spy(self, X, y=None, *, sensitive_features=None):
+        seen["X"] = X
+        return fit(self, X, sensitive_features=sensitive_features)
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", spy)
+    assert main(["fit", str(people_csv), *BASE, "--features", "income,tenure", "--quiet"]) == 0
+    np.testing.assert_allclose(seen["X"].mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(seen["X"].std(axis=0), 1.0)
+
+
+def test_fit_refuses_to_replace_output_without_overwrite(capsys, people_csv, tmp_path):
+    out_path = tmp_path / "clusters.csv"
+    out_path.write_text("precious\n")
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", out_path)
+    assert status == 1
+    assert "--overwrite" in err and "clusters.csv" in err
+    assert out_path.read_text() == "precious\n"
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", out_path, "--overwrite",
+                         "--quiet")
+    assert status == 0, err
+    assert "cluster" in pd.read_csv(out_path).columns
+
+
+def test_fit_never_writes_over_its_input(capsys, people_csv):
+    before = people_csv.read_bytes()
+    for target in (people_csv, people_csv.parent / "." / people_csv.name):
+        status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", target, "--overwrite")
+        assert status == 1
+        assert "input file" in err
+    assert people_csv.read_bytes() == before
+
+
+def test_failed_write_leaves_previous_output_intact(capsys, people_csv, tmp_path, monkeypatch):
+    out_path = tmp_path / "clusters.csv"
+    out_path.write_text("previous\n")
+
+    def half_write(self, path, **kwargs):
+        Path(path).write_text("partial")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_write)
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", out_path, "--overwrite",
+                         "--quiet")
+    assert status == 1
+    assert "No space left on device" in err
+    assert out_path.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clusters.csv", "people.csv"]
+
+
+def test_fit_with_existing_cluster_column_needs_a_new_name(capsys, tmp_path):
+    path = tmp_path / "people.csv"
+    make_people().assign(cluster=1).to_csv(path, index=False)
+    status, _, err = run(capsys, "fit", path, *FIT, "--output", tmp_path / "out.csv")
+    assert status == 1
+    assert "'cluster'" in err and "--cluster-column" in err
+
+
+def test_fit_output_and_report_must_differ(capsys, people_csv, tmp_path):
+    target = tmp_path / "same.csv"
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", target, "--report", target)
+    assert status == 2
+    assert "--output and --report name the same file" in err
+    assert not target.exists()
+
+
+def test_fit_compressed_csv_output(capsys, people_csv, tmp_path):
+    target = tmp_path / "clusters.csv.gz"
+    assert main(["fit", str(people_csv), *FIT, "--output", str(target), "--quiet"]) == 0
+    assert target.read_bytes()[:2] == b"\x1f\x8b"
+    assert len(pd.read_csv(target)) == 90
+
+
+def test_warnings_become_one_line_notes(capsys, people_csv, monkeypatch):
+    from sklearn.exceptions import ConvergenceWarning
+
+    fit = fairkm.FairKM.fit
+
+    def warn(self, *args, **kwargs):
+        warnings.warn("FairKM did not converge\nwithin max_iter.", ConvergenceWarning,
+                      stacklevel=2)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", warn)
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--quiet")
+    assert status == 0
+    assert err == "fairkm: warning: FairKM did not converge within max_iter.\n"
+
+
+def test_interrupt_exits_130(capsys, people_csv, tmp_path, monkeypatch):
+    def interrupt(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupt)
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--output", tmp_path / "out.csv",
+                         "--quiet")
+    assert status == 130
+    assert err == "fairkm: interrupted\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _write(tmp_path, name, frame=None, text=None):
+    path = tmp_path / name
+    if frame is not None:
+        frame.to_csv(path, index=False)
+    else:
+        path.write_text(text)
+    return path
+
+
+DATA_ERRORS = {
+    "missing column": (lambda p: make_people(), ["--sensitive", "sex,gender"], "'gender'"),
+    "nan in sensitive": (
+        lambda p: make_people().assign(sex=lambda d: d["sex"].where(d.index != 4)),
+        FIT, "'sex' has 1 missing value(s), the first on data row 5",
+    ),
+    "nan in feature": (
+        lambda p: make_people().assign(tenure=lambda d: d["tenure"].where(d.index != 2)),
+        FIT, "'tenure' has 1 missing",
+    ),
+    "feature with too many values": (
+        lambda p: make_people().assign(note=lambda d: [f"text {i}" for i in d.index]),
+        [*FIT, "--max-categories", "50"], "'note' is not numeric and has 90 distinct values",
+    ),
+    "numeric feature with a typo": (
+        lambda p: make_people().assign(tenure=lambda d: d["tenure"].astype(str).where(
+            d.index != 6, "4,5")),
+        FIT, "'tenure' is numbers except '4,5' on data row 7",
+    ),
+    "non-numeric numeric sensitive": (
+        lambda p: make_people().assign(age=lambda d: d["age"].astype(str).where(
+            d.index != 0, "old")),
+        [*FIT, "--sensitive", "sex,age", "--numeric-sensitive", "age"],
+        "'age' holds 'old' on data row 1",
+    ),
+    "many-valued categorical sensitive": (
+        lambda p: make_people(), [*FIT, "--sensitive", "sex,income", "--max-categories", "50"],
+        "'income' has 90 distinct values",
+    ),
+    "no feature left": (
+        lambda p: make_people()[["sex", "group"]], ["--sensitive", "sex,group"],
+        "no feature columns",
+    ),
+    "more clusters than rows": (
+        lambda p: make_people(n=4), [*FIT, "--n-clusters", "6"], "n_clusters=6",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_ERRORS), ids=list(DATA_ERRORS))
+def test_data_errors_exit_1_with_one_line(capsys, tmp_path, case):
+    make, options, expected = DATA_ERRORS[case]
+    path = _write(tmp_path, "data.csv", make(tmp_path))
+    status, out, err = run(capsys, "fit", path, *options)
+    assert status == 1
+    assert err.startswith("fairkm: error: ")
+    assert err.count("\n") == 1
+    assert expected in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("empty.csv", "", "empty.csv' is empty"),
+        ("header.csv", "sex,group,x\n", "has no data rows"),
+        ("broken.parquet", "not parquet at all", "cannot read"),
+        ("latin1.csv", None, "not UTF-8"),
+        ("absent.csv", None, "no such file"),
+    ],
+)
+def test_file_errors_exit_1(capsys, tmp_path, name, content, expected):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    elif name == "latin1.csv":
+        path.write_bytes("sex,group,x\nF,caf\xe9,1\n".encode("latin-1"))
+    status, _, err = run(capsys, "fit", path, *FIT)
+    assert status == 1
+    assert expected in err
+    assert err.count("\n") == 1
+
+
+def test_directory_as_data_file(capsys, tmp_path):
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    status, _, err = run(capsys, "fit", folder, *FIT)
+    assert status == 1
+    assert "is a directory" in err
+
+
+def test_parquet_without_pyarrow_names_the_extra(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "people.parquet"
+    make_people().to_parquet(path)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    status, _, err = run(capsys, "fit", path, *FIT)
+    assert status == 1
+    assert 'pip install "fairkm[parquet]"' in err
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--fairness-weight", "strong"], "expected 'auto' or a number"),
+        (["--fairness-weight", "-1"], "a number >= 0"),
+        (["--n-clusters", "1"], "at least 2 clusters"),
+        (["--attribute-weights", "sex"], "name=weight"),
+        (["--attribute-weights", "height=2"], "--attribute-weights names 'height'"),
+        (["--numeric-sensitive", "age"], "--numeric-sensitive names 'age'"),
+        (["--features", "sex,income"], "'sex' is both in --features and in --sensitive"),
+        (["--features", "income", "--exclude", "id"], "not allowed with argument"),
+        (["--output", "out.xlsx"], "extension must be .csv"),
+        (["--sensitive", "sex,,group"], "comma-separated column names"),
+        (["--scale", "minmax"], "invalid choice"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, people_csv, options, expected):
+    status, _, err = run(capsys, "fit", people_csv, *BASE, *options)
+    assert status == 2
+    assert expected in err
+    assert "usage: fairkm fit" in err
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class RecordingBar:
+    """Stands in for tqdm and records what the CLI tells it."""
+
+    instances = []
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        self.disable = False
+        self.n = 0
+        self.postfix = []
+        RecordingBar.instances.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        self.n += n
+
+    def set_postfix_str(self, text, refresh=True):
+        self.postfix.append(text)
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    RecordingBar.instances = []
+    monkeypatch.setattr(cli, "tqdm", RecordingBar)
+    return RecordingBar.instances
+
+
+def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, monkeypatch):
+    fitted = []
+    fit = fairkm.FairKM.fit
+
+    def keep(self, *args, **kwargs):
+        fitted.append(fit(self, *args, **kwargs))
+        return fitted[-1]
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", keep)
+    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+    assert status == 0
+    (bar,) = bars
+    assert bar.kwargs["desc"] == "FairKM"
+    assert bar.n == fitted[0].n_iter_
+    assert bar.postfix[-1].startswith("objective ")
+    # The sweep lines feed the bar and do not reach the output.
+    assert "FairKM sweep" not in out
+
+
+def test_quiet_shows_no_bar(capsys, people_csv, bars):
+    assert run(capsys, "fit", people_csv, *FIT, "--quiet") == (0, "", "")
+    assert bars == []
+
+
+def test_progress_bar_on_a_terminal(capsys, people_csv, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    # Without the delay, so that the bar shows even on this quick fit.
+    real = cli.tqdm
+    monkeypatch.setattr(cli, "tqdm", lambda **kwargs: real(**{**kwargs, "delay": 0}))
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["fit", str(people_csv), *FIT]) == 0
+    assert "FairKM:" in terminal.getvalue() and "sweeps" in terminal.getvalue()
+
+
+def test_sweep_progress_passes_other_lines_through():
+    passthrough = io.StringIO()
+    bar = RecordingBar()
+    sink = cli._SweepProgress(bar, passthrough, per_run=True)
+    sink.write("FairKM sweep 1: objective 10 (inertia 9, fairness 1), 3 moved\nhello")
+    sink.write(" world\nFairKM sweep 2: objective 9 (x)\nFairKM sweep 1: objective 8 (y)\nbye")
+    assert passthrough.getvalue() == "hello world\n"
+    sink.finish()
+    assert passthrough.getvalue() == "hello world\nbye"
+    assert bar.n == 1
+    assert bar.postfix[-1] == "sweep 1, objective 8"
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+@pytest.fixture
+def labelled_csv(tmp_path):
+    people = make_people()
+    people["segment"] = np.where(people["income"] > 10, "high", "low")
+    path = tmp_path / "segments.csv"
+    people.to_csv(path, index=False)
+    return path
+
+
+def test_evaluate_fairness_only(capsys, labelled_csv, tmp_path):
+    report = tmp_path / "audit.html"
+    status, out, err = run(capsys, "evaluate", labelled_csv, "--labels", "segment",
+                           "--sensitive", "sex,group,age", "--numeric-sensitive", "age",
+                           "--report", report)
+    assert status == 0, err
+    page = report.read_text(encoding="utf-8")
+    assert page.count("<img ") == 3
+    assert 'id="quality"' not in page and "K-Means (S-blind)" not in page
+    assert "<dt>AE</dt>" in page and "<dt>CO</dt>" not in page
+    assert "column 'segment': 2 clusters" in out
+    assert "high: " in out and "low: " in out
+    assert "Fairness per attribute" in out
+    assert "Quality" not in out and "K-Means" not in out
+    for name in ("sex", "group", "age", "mean"):
+        assert f"\n{name} " in out
+
+
+def test_evaluate_with_features_compares_with_kmeans(capsys, labelled_csv, tmp_path):
+    report = tmp_path / "audit.html"
+    status, out, err = run(capsys, "evaluate", labelled_csv, "--labels", "segment",
+                           "--sensitive", "sex,group", "--features", "income,tenure,region",
+                           "--report", report)
+    assert status == 0, err
+    assert "Quality" in out and "K-Means (S-blind)" in out and "DevC" in out
+    page = report.read_text(encoding="utf-8")
+    assert "Fairness audit of &#x27;segment&#x27;" in page
+    assert page.count("<img ") == 2
+
+
+def test_evaluate_errors(capsys, labelled_csv, tmp_path):
+    status, _, err = run(capsys, "evaluate", labelled_csv, "--labels", "nope",
+                         "--sensitive", "sex")
+    assert status == 1 and "'nope' (from --labels)" in err
+    status, _, err = run(capsys, "evaluate", labelled_csv, "--labels", "sex",
+                         "--sensitive", "sex")
+    assert status == 2 and "both in --labels and in --sensitive" in err
+    people = pd.read_csv(labelled_csv)
+    people.loc[3, "segment"] = None
+    people.to_csv(tmp_path / "gap.csv", index=False)
+    status, _, err = run(capsys, "evaluate", tmp_path / "gap.csv", "--labels", "segment",
+                         "--sensitive", "sex")
+    assert status == 1 and "labels column 'segment' has 1 missing value(s)" in err
+
+
+# --------------------------------------------------------------------------- tradeoff
+
+
+def test_tradeoff_table_and_plot(capsys, people_csv, tmp_path, bars):
+    table_path, plot_path = tmp_path / "tradeoff.csv", tmp_path / "tradeoff.png"
+    status, out, err = run(capsys, "tradeoff", people_csv, *FIT,
+                           "--fairness-weights", "0,100,1e4,auto",
+                           "--output", table_path, "--plot", plot_path)
+    assert status == 0, err
+    table = pd.read_csv(table_path)
+    assert len(table) == 4
+    assert table["fairness_weight"].tolist()[:3] == [0.0, 100.0, 1e4]
+    assert {"CO", "SH", "DevC", "DevO", "AE", "AW", "balance"} <= set(table.columns)
+    image = matplotlib.image.imread(plot_path)
+    assert image.shape[0] > 100 and image.shape[1] > 100
+    assert "fairness_weight" in out
+    (bar,) = bars
+    assert bar.kwargs["total"] == 4 and bar.n == 4
+
+
+def test_tradeoff_usage_errors(capsys, people_csv):
+    status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1,x")
+    assert status == 2 and "expected 'auto' or a number" in err
+    status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1",
+                         "--plot", "plot.gif")
+    assert status == 2 and ".png, .svg or .pdf" in err
+
+
+# --------------------------------------------------------------------------- demo, reproduce
+
+
+def test_demo_synthetic_with_report(capsys, tmp_path):
+    report = tmp_path / "demo.html"
+    status, out, err = run(capsys, "demo", "--n-samples", "800", "--n-clusters", "4",
+                           "--report", report)
+    assert status == 0, err
+    assert "synthetic blobs" in out and "age (numeric)" in out
+    assert "Mean AE (lower is fairer)" in out
+    assert report.stat().st_size > 10_000
+    status, _, err = run(capsys, "demo", "--n-samples", "800", "--report", report)
+    assert status == 1 and "--overwrite" in err
+
+
+def test_demo_n_samples_is_for_synthetic_data(capsys):
+    status, _, err = run(capsys, "demo", "--dataset", "adult", "--n-samples", "100")
+    assert status == 2 and "--n-samples applies to --dataset synthetic only" in err
+
+
+def test_reproduce_passes_its_options_through(capsys, tmp_path, monkeypatch):
+    calls = []
+
+    def fake(output_dir, **kwargs):
+        calls.append((output_dir, kwargs))
+        return {"table2": pd.DataFrame(), "table3": pd.DataFrame()}
+
+    monkeypatch.setattr(fairkm.experiments, "reproduce", fake, raising=False)
+    status, out, _ = run(capsys, "reproduce", "--output-dir", tmp_path / "res", "--seeds", "7",
+                         "--quick", "--data-home", tmp_path / "data", "--n-jobs", "3",
+                         "--quiet", "--datasets", "adult")
+    assert status == 0 and out == ""
+    assert calls == [(tmp_path / "res", dict(n_seeds=7, quick=True,
+                                             data_home=str(tmp_path / "data"), n_jobs=3,
+                                             progress=False, datasets=("adult",)))]
+    calls.clear()
+    status, out, _ = run(capsys, "reproduce")
+    assert status == 0 and "wrote 2 table(s)" in out
+    assert calls == [(Path("fairkm-reproduction"), dict(
+        n_seeds=100, quick=False, data_home=None, n_jobs=None, progress=True,
+        datasets=("adult", "kinematics")))]
+
+
+def test_reproduce_missing_from_the_library(capsys, monkeypatch):
+    monkeypatch.delattr(fairkm.experiments, "reproduce", raising=False)
+    status, _, err = run(capsys, "reproduce", "--quick")
+    assert status == 1
+    assert "no fairkm.experiments.reproduce" in err
+
+
+# --------------------------------------------------------------------------- installed script
+
+needs_script = pytest.mark.skipif(
+    not SCRIPT.exists(), reason=f"the fairkm console script is not installed at {SCRIPT}"
+)
+
+
+def _subprocess(*argv, cwd):
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=300, check=False)
+
+
+@needs_script
+def test_console_script_demo_without_arguments(tmp_path):
+    done = _subprocess(SCRIPT, "demo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "FairKM" in done.stdout and "K-Means (S-blind)" in done.stdout
+    assert "warning" not in done.stderr
+
+
+@needs_script
+def test_console_script_fit_and_exit_codes(tmp_path):
+    make_people().to_csv(tmp_path / "people.csv", index=False)
+    done = _subprocess(SCRIPT, "fit", "people.csv", *FIT, "--output", "out.parquet",
+                       "--report", "audit.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_parquet(tmp_path / "out.parquet")) == 90
+    assert (tmp_path / "audit.html").exists()
+    done = _subprocess(SCRIPT, "fit", "missing.csv", *FIT, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == "fairkm: error: 'missing.csv': no such file.\n"
+    done = _subprocess(SCRIPT, "fit", "people.csv", "--n-clusters", "x", cwd=tmp_path)
+    assert done.returncode == 2
+
+
+def test_python_m_fairkm(tmp_path):
+    done = _subprocess(sys.executable, "-m", "fairkm", "--version", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"fairkm {fairkm.__version__}"
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.fixture(scope="module")
+def data_home(tmp_path_factory):
+    """A writable copy of ../shared/data (the loaders cache derived files next to the data)."""
+    if not (SHARED_DATA / "adult" / "adult.data").exists():
+        pytest.skip(f"the real datasets are not in {SHARED_DATA}")
+    home = tmp_path_factory.mktemp("data_home")
+    for name in ("adult", "kinematics"):
+        shutil.copytree(SHARED_DATA / name, home / name)
+        for path in (home / name).iterdir():
+            path.chmod(0o644)
+        (home / name).chmod(0o755)
+    return home
+
+
+def test_demo_adult(capsys, data_home):
+    status, out, err = run(capsys, "demo", "--dataset", "adult", "--data-home", data_home)
+    assert status == 0, err
+    assert "15,682 rows" in out
+    for name in ("marital-status", "relationship", "race", "sex", "native-country"):
+        assert f"\n{name} " in out
+
+
+def test_demo_kinematics(capsys, data_home):
+    pytest.importorskip("gensim", reason="Doc2Vec vectors need gensim (fairkm[text])")
+    status, out, err = run(capsys, "demo", "--dataset", "kinematics", "--data-home", data_home,
+                           "--quiet")
+    assert (status, out, err) == (0, "", "")
+    status, out, err = run(capsys, "demo", "--dataset", "kinematics", "--data-home", data_home)
+    assert status == 0, err
+    assert "161 rows, 100 features" in out
+    assert "type_5 (2 values)" in out
+
+
+@pytest.mark.slow
+@needs_script
+def test_fit_and_evaluate_adult_csv(data_home, tmp_path):
+    """The console script on the raw Adult rows written as CSV: fit, then audit the result."""
+    adult = fairkm.datasets.fetch_adult(data_home=data_home, preprocess=None).data
+    adult.to_csv(tmp_path / "adult.csv", index=False)
+    done = _subprocess(SCRIPT, "fit", "adult.csv", "--sensitive", "sex,race,age",
+                       "--numeric-sensitive", "age", "--exclude", "fnlwgt,income",
+                       "--output", "clusters.parquet", "--report", "fit.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    clusters = pd.read_parquet(tmp_path / "clusters.parquet")
+    assert len(clusters) == 15_682
+    done = _subprocess(SCRIPT, "evaluate", "clusters.parquet", "--labels", "cluster",
+                       "--sensitive", "sex,race,marital-status", "--quiet",
+                       "--report", "evaluate.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "evaluate.html").read_text(encoding="utf-8")
+    uris = page.split('src="data:image/png;base64,')[1:]
+    assert len(uris) == 3
+    for uri in uris:
+        image = matplotlib.image.imread(io.BytesIO(base64.b64decode(uri.split('"')[0])))
+        assert image.ndim == 3
