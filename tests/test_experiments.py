@@ -1,0 +1,255 @@
+"""The paper's reproduction (fairkm.experiments.reproduce), in quick mode on the real data."""
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from numpy.testing import assert_allclose  # noqa: E402
+
+import fairkm  # noqa: E402
+from fairkm.experiments import reproduce  # noqa: E402
+from fairkm.experiments._protocol import (  # noqa: E402
+    _fit,
+    pairwise_distances_unique,
+    protocol_parameters,
+    silhouette_from_distances,
+)
+from fairkm.experiments._published import published_fairness, published_quality  # noqa: E402
+from fairkm.experiments._reproduce import write_results  # noqa: E402
+from fairkm.metrics import silhouette  # noqa: E402
+
+SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
+ADULT = ["marital-status", "relationship", "race", "sex", "native-country"]
+KINEMATICS = [f"type_{t}" for t in range(1, 6)]
+RUN_COLUMNS = ["runs_quality", "runs_fairness", "lambda_runs"]
+
+
+@pytest.fixture(scope="module")
+def data_home(tmp_path_factory):
+    if not (SHARED_DATA / "adult" / "adult.data").is_file():
+        pytest.skip(f"the real data files are not at {SHARED_DATA} (the shared/ folder)")
+    # Kinematics caches its Doc2Vec vectors next to the data: a writable copy.
+    home = tmp_path_factory.mktemp("data")
+    for name in ("adult", "kinematics"):
+        shutil.copytree(SHARED_DATA / name, home / name)
+    return home
+
+
+@pytest.fixture(scope="module")
+def quick(data_home, tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduction")
+    tables = reproduce(out, quick=True, data_home=data_home, progress=False)
+    return out, tables
+
+
+def _without_timings(table):
+    return table.drop(columns=[c for c in table.columns if "seconds" in c])
+
+
+def test_files_written(quick):
+    out, tables = quick
+    expected = [
+        "table4_adult_quality", "table5_adult_fairness",
+        "table6_kinematics_quality", "table7_kinematics_fairness",
+    ]
+    for stem in expected:
+        assert (out / f"{stem}.csv").stat().st_size > 0
+        assert (out / f"{stem}.md").read_text().startswith("#### Table")
+    assert (out / "runs_summary.md").read_text().startswith("| dataset | k | method |")
+    for stem in ["runs_summary", "figures1-4_per_attribute", "lambda_sensitivity",
+                 *RUN_COLUMNS]:
+        assert (out / f"{stem}.csv").stat().st_size > 0
+    figures = [
+        "figure1_adult_aw", "figure2_adult_mw", "figure3_kinematics_aw", "figure4_kinematics_mw",
+        "figure5_kinematics_co_sh", "figure6_kinematics_devc_devo", "figure7_kinematics_fairness",
+    ]
+    for stem in figures:
+        image = matplotlib.image.imread(out / f"{stem}.png")
+        assert image.ndim == 3 and min(image.shape[:2]) > 100
+    markdown = (out / "tables.md").read_text()
+    for number in range(4, 8):
+        assert f"Table {number}:" in markdown
+    assert set(tables) == {
+        "table4", "table5", "table6", "table7", "figures1-4", "lambda_sensitivity",
+        "runs_summary", *RUN_COLUMNS,
+    }
+
+
+def test_run_record(quick):
+    out, _ = quick
+    record = json.loads((out / "run.json").read_text())
+    assert record["fairkm_version"] == fairkm.__version__
+    assert record["parameters"] == json.loads(json.dumps(protocol_parameters(quick=True)))
+    assert record["parameters"]["adult"]["fairness_weight"] == 1e6
+    assert record["parameters"]["kinematics"]["fairness_weight"] == 1e3
+    assert record["n_seeds"] == 2 and len(set(record["seeds"])) == 2
+    assert all(isinstance(s, int) for s in record["seeds"])
+    assert record["datasets"] == ["adult", "kinematics"]
+    assert set(record["elapsed_seconds"]) == {"adult", "kinematics"}
+    assert "run.json" in record["files"] and "table5_adult_fairness.csv" in record["files"]
+    assert record["data"]["kinematics"]["n_samples"] == 161
+    assert record["data"]["adult"]["attributes"] == ADULT
+
+
+def test_table_shapes(quick):
+    _, tables = quick
+    # Quality: measures CO (two conventions), SH, DevC, DevO x 3 methods, per k.
+    assert tables["table4"].shape[0] == 2 * 5 * 3
+    assert tables["table6"].shape[0] == 1 * 5 * 3
+    # Fairness: (mean + 5 attributes) x (AE, AW x 2, ME, MW x 2) x 4 columns, per k.
+    assert tables["table5"].shape[0] == 2 * 6 * 6 * 4
+    assert tables["table7"].shape[0] == 1 * 6 * 6 * 4
+    assert list(dict.fromkeys(tables["table5"]["attribute"])) == ["mean", *ADULT]
+    assert list(dict.fromkeys(tables["table7"]["attribute"])) == ["mean", *KINEMATICS]
+    for name in ["table4", "table5", "table6", "table7"]:
+        table = tables[name]
+        measured = table[table["method"] != "FairKM Impr(%)"]
+        assert (measured["n_runs"] == 2).all()
+        assert measured["mean"].notna().all() and measured["std"].notna().all()
+    runs = tables["runs_quality"]
+    # Per seed and k: K-Means(N), FairKM(All), and ZGYA(S), FairKM(S) per attribute.
+    assert len(runs) == 2 * (2 + 2 * 5) * 3
+    assert len(tables["runs_fairness"]) == 5 * len(runs)
+
+
+def test_published_numbers_beside_ours(quick):
+    _, tables = quick
+    table5 = tables["table5"].set_index(["k", "attribute", "measure", "convention", "method"])
+    # Table 5, k=5, "Mean across S Attributes" / AE, as printed in the paper.
+    printed = {"K-Means(N)": 0.0459, "ZGYA(S)": 0.1201, "FairKM": 0.0278,
+               "FairKM Impr(%)": 39.5357}
+    for method, value in printed.items():
+        row = table5.loc[(5, "mean", "AE", "shared", method)]
+        assert row["paper"] == value
+        assert row["paper_ref"].startswith("Table 5 (tab:res3), k=5, row 'Mean across S")
+        assert method in row["paper_ref"]
+    # Table 7, Type-3 / ME, column ZGYA(S).
+    row = tables["table7"].set_index(["attribute", "measure", "method"]).loc[
+        ("type_3", "ME", "ZGYA(S)")]
+    assert row["paper"] == 0.1270 and "Type-3 / ME" in row["paper_ref"]
+    # Table 4 and 6, CO in the paper's (unsquared) convention, FairKM.
+    for name, k, value in [("table4", 15, 1235.2859), ("table6", 5, 148.1003)]:
+        row = tables[name].set_index(["k", "measure", "convention", "method"]).loc[
+            (k, "CO", "paper: unsquared", "FairKM")]
+        assert row["paper"] == value
+    for name in ["table4", "table5", "table6", "table7"]:
+        table = tables[name]
+        library = table["convention"].str.startswith("library:")
+        assert table.loc[library, "paper"].isna().all()
+        assert table.loc[~library, "paper"].notna().all()
+        assert table.loc[~library, "paper_ref"].str.startswith("Table ").all()
+
+
+@pytest.mark.parametrize("dataset", ["adult", "kinematics"])
+def test_published_tables_are_self_consistent(dataset):
+    # Catches typing errors: the paper's "Mean" block averages its attribute rows and
+    # "Impr(%)" is 100 (best baseline - FairKM) / best baseline, up to the printed rounding.
+    table = published_fairness(dataset)
+    wide = table.pivot_table(index=["k", "attribute", "measure"], columns="method",
+                             values="paper")
+    half = 0.5e-4
+    for (k, attribute, measure), row in wide.iterrows():
+        if attribute == "mean":
+            parts = wide.xs((k, measure), level=["k", "measure"]).drop(index="mean")
+            assert_allclose(parts.mean()[["K-Means(N)", "ZGYA(S)", "FairKM"]],
+                            row[["K-Means(N)", "ZGYA(S)", "FairKM"]], atol=2 * half)
+        best, fair = min(row["K-Means(N)"], row["ZGYA(S)"]), row["FairKM"]
+        bound = 100 * (half / best + fair * half / best**2) + 1e-3
+        assert abs(100 * (best - fair) / best - row["FairKM Impr(%)"]) <= bound
+    quality = published_quality(dataset)
+    assert (quality.loc[quality["method"] == "K-Means(N)"].set_index("measure")
+            .loc[["DevC", "DevO"], "paper"] == 0).all()
+
+
+def test_fairkm_fairer_than_blind_kmeans(quick):
+    _, tables = quick
+    for name in ["table5", "table7"]:
+        table = tables[name]
+        mean_ae = table[(table["attribute"] == "mean") & (table["measure"] == "AE")]
+        for _, part in mean_ae.groupby("k"):
+            by_method = part.set_index("method")["mean"]
+            assert by_method["FairKM"] < by_method["K-Means(N)"]
+
+
+def test_convergence_recorded_not_warned(quick):
+    # Quick mode caps FairKM at 5 sweeps: the warning becomes a recorded flag.
+    _, tables = quick
+    runs = tables["runs_quality"]
+    fairkm_runs = runs[runs["method"].str.startswith("FairKM")]
+    assert (fairkm_runs["n_iter"] <= 5).all()
+    assert not fairkm_runs["converged"].all()
+    summary = tables["runs_summary"]
+    assert summary["converged"].between(0, 1).all()
+    assert (summary["n_fits"] > 0).all()
+
+
+def test_deterministic_and_independent_of_n_jobs(quick, data_home, tmp_path):
+    _, first = quick
+    runs = {}
+    for n_jobs in (1, 2):
+        runs[n_jobs] = reproduce(tmp_path / str(n_jobs), quick=True, data_home=data_home,
+                                 progress=False, n_jobs=n_jobs, datasets=["kinematics"])
+    for name in RUN_COLUMNS:
+        one, two = _without_timings(runs[1][name]), _without_timings(runs[2][name])
+        pd.testing.assert_frame_equal(one, two)
+        earlier = _without_timings(first[name])
+        earlier = earlier[earlier["dataset"] == "kinematics"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(one, earlier)
+    pd.testing.assert_frame_equal(runs[1]["table7"], runs[2]["table7"])
+
+
+def test_rebuild_from_csv(quick, tmp_path):
+    out, tables = quick
+    record = json.loads((out / "run.json").read_text())
+    runs = {name: pd.read_csv(out / f"{name}.csv") for name in RUN_COLUMNS}
+    rebuilt = write_results(tmp_path, runs, record)
+    for name in ["table4", "table5", "table6", "table7", "lambda_sensitivity"]:
+        pd.testing.assert_frame_equal(rebuilt[name], tables[name], check_dtype=False)
+
+
+def test_silhouette_from_distances_matches_sklearn():
+    rng = np.random.RandomState(0)
+    base = rng.normal(size=(40, 3))
+    X = base[rng.randint(40, size=200)]  # duplicated rows, as in Adult
+    labels = rng.randint(4, size=200)
+    labels[7] = 9  # a cluster of one point scores 0
+    distances, inverse = pairwise_distances_unique(X)
+    assert distances.shape[0] < X.shape[0]
+    assert_allclose(silhouette_from_distances(distances, inverse, labels),
+                    silhouette(X, labels), rtol=1e-10)
+    assert np.isnan(silhouette_from_distances(distances, inverse, np.zeros(200)))
+
+
+class _Warns:
+    def __init__(self, category):
+        self.category = category
+
+    def fit(self, X, sensitive_features=None):
+        warnings.warn("from fit", self.category, stacklevel=2)
+        return self
+
+
+def test_only_convergence_warnings_are_caught():
+    from sklearn.exceptions import ConvergenceWarning
+
+    assert _fit(_Warns(ConvergenceWarning), None, None)[1] is False
+    with pytest.warns(UserWarning, match="from fit"):
+        assert _fit(_Warns(UserWarning), None, None)[1] is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"n_seeds": 1}, "n_seeds"), ({"n_seeds": 2.5}, "n_seeds"),
+     ({"datasets": ["iris"]}, "datasets"), ({"datasets": []}, "datasets")],
+)
+def test_invalid_arguments(kwargs, match, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        reproduce(tmp_path, quick=True, progress=False, **kwargs)
