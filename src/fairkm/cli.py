@@ -535,13 +535,18 @@ def _fit_facts(fair, seconds, weight_arg):
     ]
 
 
-def _run_fit(args):
-    _check_roles(args)
-    outputs = [path for path in (args.output, args.report) if path is not None]
+def _check_outputs(args, first, second):
+    """Check the output files of options ``first`` and ``second``, and that they differ."""
+    outputs = [path for path in (getattr(args, first), getattr(args, second)) if path is not None]
     for path in outputs:
         check_output_path(path, inputs=[args.data], overwrite=args.overwrite)
     if len({Path(p).resolve() for p in outputs}) < len(outputs):
-        raise _UsageError("--output and --report name the same file")
+        raise _UsageError(f"--{first} and --{second} name the same file")
+
+
+def _run_fit(args):
+    _check_roles(args)
+    _check_outputs(args, "output", "report")
     frame, sensitive, X, names, encoding = _prepare(args)
     if args.output is not None and args.cluster_column in frame.columns:
         raise DataError(
@@ -618,11 +623,7 @@ def _run_evaluate(args):
 
 def _run_tradeoff(args):
     _check_roles(args)
-    outputs = [path for path in (args.output, args.plot) if path is not None]
-    for path in outputs:
-        check_output_path(path, inputs=[args.data], overwrite=args.overwrite)
-    if len({Path(p).resolve() for p in outputs}) < len(outputs):
-        raise _UsageError("--output and --plot name the same file")
+    _check_outputs(args, "output", "plot")
     frame, sensitive, X, _, encoding = _prepare(args)
     numeric = list(args.numeric_sensitive or [])
     blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
