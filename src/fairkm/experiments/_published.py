@@ -183,11 +183,8 @@ _FAIRNESS = {
 }
 
 
-def _reference(table, k, row, measure, column):
-    return (
-        f"Table {table} ({_TABLE_LABELS[table]}), k={k}, row '{row} / {measure}', "
-        f"column '{column}'"
-    )
+def _reference(table, k, row, column):
+    return f"Table {table} ({_TABLE_LABELS[table]}), k={k}, row '{row}', column '{column}'"
 
 
 def published_quality(dataset):
@@ -212,7 +209,7 @@ def published_quality(dataset):
             for method, value in zip(QUALITY_METHODS, values, strict=True):
                 rows.append({
                     "k": k, "measure": measure, "method": method, "paper": value,
-                    "paper_ref": _reference(table, k, measure, measure, method),
+                    "paper_ref": _reference(table, k, measure, method),
                 })
     return pd.DataFrame(rows)
 
@@ -242,6 +239,8 @@ def published_fairness(dataset):
                     rows.append({
                         "k": k, "attribute": attribute, "measure": measure, "method": method,
                         "paper": value,
-                        "paper_ref": _reference(table, k, _ROW_NAMES[attribute], measure, method),
+                        "paper_ref": _reference(
+                            table, k, f"{_ROW_NAMES[attribute]} / {measure}", method
+                        ),
                     })
     return pd.DataFrame(rows)

@@ -98,10 +98,13 @@ def quality_table(runs_quality):
         published = published_quality(_paper_dataset(dataset))
         parts.append(_attach_paper(part, published, ["k", "measure", "method"], _QUALITY_ROWS))
     table = pd.concat(parts, ignore_index=True)
-    order = {c: i for i, c in enumerate(columns)}
+    order = {
+        "column": {c: i for i, c in enumerate(columns)},
+        "method": {m: i for i, m in enumerate(_QUALITY_METHODS.values())},
+    }
     table = table.sort_values(
-        ["dataset", "k", "column"], key=lambda s: s.map(order) if s.name == "column" else s,
-        kind="stable",
+        ["dataset", "k", "column", "method"],
+        key=lambda s: s.map(order[s.name]) if s.name in order else s, kind="stable",
     )
     keep = ["dataset", "k", "measure", "convention", "method", "mean", "std", "n_runs", "paper",
             "paper_ref"]
