@@ -15,8 +15,8 @@ from fairkm.baselines import (
     BlindKMeans,
     _bound_step,
     _fairness_cost,
-    _fairness_gradient,
-    _group_indicator,
+    _gradient_table,
+    _group_masses,
 )
 
 # ---------------------------------------------------------------- local helpers
@@ -128,9 +128,18 @@ def test_zgya_fitted_attributes():
     assert model.objective_ == model.objective_history_[-1]
     assert model.n_bound_iter_.shape == (model.n_iter_,)
     assert model.fairness_ >= 0.0
-    indicator = _group_indicator(groups, 2)
-    expected = _fairness_cost(model.soft_labels_, indicator, model.target_proportions_)
+    # sum_k KL(U || P_k) with P_k computed here from the soft labels.
+    S, u = model.soft_labels_, model.target_proportions_
+    expected = 0.0
+    for c in range(3):
+        p = np.array([S[groups == j, c].sum() for j in range(2)]) / S[:, c].sum()
+        assert_allclose(model.cluster_proportions_[c], p)
+        expected += np.sum(u * np.log(u / p))
     assert model.fairness_ == pytest.approx(expected)
+    assert model.objective_ == pytest.approx(
+        np.sum(S * ((X[:, None, :] - model.cluster_centers_[None]) ** 2).sum(-1))
+        + 30.0 * expected
+    )
 
 
 def test_zgya_without_fairness_is_lloyd():
@@ -249,24 +258,43 @@ def bound_problems(draw):
     return S, dist.reshape(n, k), codes.astype(np.int64), targets, weight, lipschitz
 
 
+def reference_masses(S, codes, n_values):
+    group_mass = np.array([[S[codes == j, c].sum() for c in range(S.shape[1])]
+                           for j in range(n_values)])
+    return group_mass, S.sum(axis=0)
+
+
+def fairness_gradient(S, codes, targets):
+    """The library's per-point gradient: its (n_values, k) table looked up by group."""
+    return _gradient_table(*_group_masses(S, codes, len(targets)), targets)[codes]
+
+
 @settings(deadline=None, max_examples=150)
 @given(problem=bound_problems())
 def test_bound_update_matches_reference(problem):
     S, dist, codes, targets, weight, lipschitz = problem
-    indicator = _group_indicator(codes, len(targets))
+    n_values = len(targets)
+    group_mass, mass = _group_masses(S, codes, n_values)
+    want_group_mass, want_mass = reference_masses(S, codes, n_values)
+    assert_allclose(group_mass, want_group_mass, rtol=1e-12)
+    assert_allclose(mass, want_mass, rtol=1e-12)
     assert_allclose(
-        _fairness_gradient(S, indicator, codes, targets),
+        fairness_gradient(S, codes, targets),
         reference_gradient(S, codes, targets),
         rtol=1e-10,
         atol=1e-12,
     )
-    log_new, s_new, bound = _bound_step(
-        np.log(S), S, dist, indicator, codes, targets, weight, lipschitz
-    )
+    log_s = np.log(S)
+    table = _gradient_table(group_mass, mass, targets)
+    work = np.empty_like(S)
+    bound = _bound_step(log_s, dist, codes, table, weight, lipschitz, group_mass, mass, work)
     want, want_bound = reference_bound_step(S, dist, codes, targets, weight, lipschitz)
-    assert_allclose(s_new, want, rtol=1e-9, atol=1e-15)
-    assert_allclose(np.exp(log_new), s_new)
+    assert_allclose(np.exp(log_s), want, rtol=1e-9, atol=1e-15)
     assert bound == pytest.approx(want_bound, rel=1e-9, abs=1e-9)
+    # The pass also leaves the masses of the new assignments, for the next update.
+    new_group_mass, new_mass = reference_masses(want, codes, n_values)
+    assert_allclose(group_mass, new_group_mass, rtol=1e-9, atol=1e-15)
+    assert_allclose(mass, new_mass, rtol=1e-9, atol=1e-15)
 
 
 def test_gradient_is_derivative_of_kl_cost():
@@ -275,8 +303,11 @@ def test_gradient_is_derivative_of_kl_cost():
     codes = rng.randint(0, 3, size=n)
     targets = np.bincount(codes, minlength=3) / n
     S = rng.uniform(0.1, 1.0, size=(n, k))
-    indicator = _group_indicator(codes, 3)
-    grad = _fairness_gradient(S, indicator, codes, targets)
+    grad = fairness_gradient(S, codes, targets)
+
+    def cost(S):
+        return _fairness_cost(*_group_masses(S, codes, 3), targets)
+
     step = 1e-6
     numeric = np.zeros_like(S)
     for p in range(n):
@@ -284,9 +315,7 @@ def test_gradient_is_derivative_of_kl_cost():
             up, down = S.copy(), S.copy()
             up[p, c] += step
             down[p, c] -= step
-            numeric[p, c] = (
-                _fairness_cost(up, indicator, targets) - _fairness_cost(down, indicator, targets)
-            ) / (2 * step)
+            numeric[p, c] = (cost(up) - cost(down)) / (2 * step)
     assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)
 
 

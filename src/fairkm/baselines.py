@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import sparse
+from numba import njit
 from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans, kmeans_plusplus
@@ -196,99 +196,137 @@ def _squared_distances(X, x_squared_norms, centers):
     return dist
 
 
-def _group_indicator(codes, n_values):
-    """Sparse (n_values, n_samples) matrix whose row j is the indicator V_j of group j."""
-    n = codes.shape[0]
-    return sparse.csr_array(
-        (np.ones(n), (codes, np.arange(n))), shape=(n_values, n), dtype=np.float64
-    )
+def _group_masses(S, codes, n_values):
+    """``(V_j^T S_k)`` as a (n_values, n_clusters) table and ``1^T S_k`` per cluster."""
+    group_mass = np.zeros((n_values, S.shape[1]))
+    np.add.at(group_mass, codes, S)
+    return group_mass, S.sum(axis=0)
 
 
-def _fairness_gradient(S, indicator, codes, targets):
-    """Gradient ``b`` of ``sum_k KL(U || P_k)`` with respect to ``S``.
+def _gradient_table(group_mass, mass, targets):
+    """The fairness gradient ``b`` as a (n_values, n_clusters) table.
 
     ``b[p, k] = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)``; only the group of
-    point ``p`` has ``v_jp = 1``, so the second term is a (J, k) table looked
-    up by ``codes``. A cluster of zero mass has no proportions: its column is 0.
-
-    Parameters
-    ----------
-    S : ndarray of shape (n_samples, n_clusters)
-        Soft assignments, rows on the simplex.
-    indicator : sparse array of shape (n_values, n_samples)
-        Group indicators (:func:`_group_indicator`).
-    codes : ndarray of shape (n_samples,)
-        Group of each point, int64.
-    targets : ndarray of shape (n_values,)
-        Target proportions ``u``.
-
-    Returns
-    -------
-    b : ndarray of shape (n_samples, n_clusters)
+    point ``p`` has ``v_jp = 1``, so ``b[p] = table[codes[p]]``. A cluster of
+    zero mass has no proportions: its column is 0. Group masses are floored
+    at ``_MASS_FLOOR`` so the table stays finite.
     """
-    mass = S.sum(axis=0)
     live = mass > _MASS_FLOOR
-    group_mass = np.maximum(indicator @ S, _MASS_FLOOR)
     table = np.zeros_like(group_mass)
-    table[:, live] = targets.sum() / mass[live] - targets[:, None] / group_mass[:, live]
-    return np.take(table, codes, axis=0)
+    floored = np.maximum(group_mass[:, live], _MASS_FLOOR)
+    table[:, live] = targets.sum() / mass[live] - targets[:, None] / floored
+    return table
 
 
-def _fairness_cost(S, indicator, targets):
+def _fairness_cost(group_mass, mass, targets):
     """``sum_k KL(U || P_k)``, ``P(j|k) = V_j^T S_k / 1^T S_k``, over non-empty clusters."""
-    mass = S.sum(axis=0)
     live = mass > _MASS_FLOOR
-    group_mass = np.maximum((indicator @ S)[:, live], _MASS_FLOOR)
+    floored = np.maximum(group_mass[:, live], _MASS_FLOOR)
     present = targets > 0
     u = targets[present]
-    log_p = np.log(group_mass[present]) - np.log(mass[live])[None, :]
+    log_p = np.log(floored[present]) - np.log(mass[live])[None, :]
     return float(np.sum(u[:, None] * (np.log(u)[:, None] - log_p)))
 
 
-def _bound_step(log_s, S, dist, indicator, codes, targets, fairness_weight, lipschitz):
-    """One update of the bound optimisation, in log space.
+# Exponents are clipped below at this before exp(): exponentials that
+# underflow into subnormal numbers are many times slower than normal ones, and
+# far-away clusters drift to exponents of -1e4 and below. A clipped term is at
+# most 1e-304 of its row's largest (exp(0) = 1), so the normalisers and masses
+# do not change; log S keeps the exact, unclipped exponent.
+_EXPONENT_FLOOR = -700.0
 
-    ``S_new ∝ S * exp(-(a + lambda b) / L)`` row-wise, normalised after
-    subtracting each row's maximum (log-sum-exp), so that nothing overflows
-    and no entry underflows to an unrecoverable 0 in ``log_s``.
+
+@njit(cache=True)
+def _shift_rows(log_s, dist, codes, table, fairness_weight, lipschitz, clipped):
+    """``log s_p - (a_p + lambda b_p) / L`` minus its row maximum, in place.
+
+    Writes the same exponents, clipped at ``_EXPONENT_FLOOR``, into
+    ``clipped``, and returns the sum of the row maxima.
+    """
+    n, k = log_s.shape
+    total = 0.0
+    for p in range(n):
+        j = codes[p]
+        row_max = -np.inf
+        for c in range(k):
+            log_s[p, c] -= (dist[p, c] + fairness_weight * table[j, c]) / lipschitz
+            row_max = max(row_max, log_s[p, c])
+        for c in range(k):
+            log_s[p, c] -= row_max
+            clipped[p, c] = max(log_s[p, c], _EXPONENT_FLOOR)
+        total += row_max
+    return total
+
+
+@njit(cache=True)
+def _normalise_rows(log_s, scaled, codes, group_mass, mass):
+    """Normalise the rows of ``scaled`` (``exp`` of ``log_s``), and ``log_s`` with them.
+
+    Accumulates the masses of the normalised rows into ``group_mass`` and
+    ``mass`` and returns the sum of the log normalisers.
+    """
+    n, k = log_s.shape
+    group_mass[:] = 0.0
+    mass[:] = 0.0
+    total = 0.0
+    for p in range(n):
+        j = codes[p]
+        row_sum = 0.0
+        for c in range(k):
+            row_sum += scaled[p, c]
+        log_norm = np.log(row_sum)
+        inverse = 1.0 / row_sum
+        for c in range(k):
+            log_s[p, c] -= log_norm
+            s = scaled[p, c] * inverse
+            group_mass[j, c] += s
+            mass[c] += s
+        total += log_norm
+    return total
+
+
+def _bound_step(log_s, dist, codes, table, fairness_weight, lipschitz, group_mass, mass, work):
+    """One update of the bound optimisation, in place.
+
+    ``s_p <- s_p * exp(-(a_p + lambda b_p) / L) / normaliser`` for every
+    point, computed in log space with each row's maximum subtracted
+    (log-sum-exp), so that nothing overflows and no entry underflows to an
+    unrecoverable 0 in ``log_s``. The pass that normalises also accumulates
+    the masses of the new ``S`` that the next update's gradient table needs,
+    so ``S`` itself is never stored. The exponentials are NumPy's, between two
+    compiled passes, because its vectorised ``exp`` is several times faster
+    than the scalar one a compiled loop calls.
 
     Parameters
     ----------
     log_s : ndarray of shape (n_samples, n_clusters)
-        ``log S``; each row's exponentials sum to 1.
-    S : ndarray of shape (n_samples, n_clusters)
-        ``exp(log_s)``.
+        ``log S``; overwritten with the updated assignments.
     dist : ndarray of shape (n_samples, n_clusters)
         Unary terms ``a`` (squared distances to the centres).
-    indicator, codes, targets
-        As in :func:`_fairness_gradient`.
-    fairness_weight : float
-        ``lambda``.
-    lipschitz : float
-        ``L``.
+    codes : ndarray of shape (n_samples,)
+        Group of each point.
+    table : ndarray of shape (n_values, n_clusters)
+        The gradient ``b`` of the current ``S`` (:func:`_gradient_table`).
+    fairness_weight, lipschitz : float
+        ``lambda`` and ``L``.
+    group_mass : ndarray of shape (n_values, n_clusters)
+        Overwritten with ``V_j^T S_k`` of the new ``S``.
+    mass : ndarray of shape (n_clusters,)
+        Overwritten with ``1^T S_k`` of the new ``S``.
+    work : ndarray of shape (n_samples, n_clusters)
+        Scratch space.
 
     Returns
     -------
-    log_s_new, S_new : ndarray of shape (n_samples, n_clusters)
-        The updated assignments.
     bound : float
         The bound at its minimiser ``S_new``,
         ``sum S_new (a + lambda b) + L sum S_new log(S_new / S)``, which
         equals ``-L sum_p log sum_k s_pk exp(-(a_pk + lambda b_pk) / L)``.
     """
-    shifted = _fairness_gradient(S, indicator, codes, targets)
-    shifted *= -fairness_weight / lipschitz
-    shifted -= dist / lipschitz
-    shifted += log_s
-    row_max = shifted.max(axis=1, keepdims=True)
-    shifted -= row_max
-    s_new = np.exp(shifted)
-    row_sum = s_new.sum(axis=1, keepdims=True)
-    s_new /= row_sum
-    log_row_sum = np.log(row_sum)
-    shifted -= log_row_sum
-    bound = -lipschitz * float(np.sum(row_max) + np.sum(log_row_sum))
-    return shifted, s_new, bound
+    total = _shift_rows(log_s, dist, codes, table, fairness_weight, lipschitz, work)
+    np.exp(work, out=work)
+    total += _normalise_rows(log_s, work, codes, group_mass, mass)
+    return -lipschitz * total
 
 
 def _soft_means(X, S, centers):
@@ -577,24 +615,32 @@ class ZGYA(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
-    def _optimise_bound(self, log_s, S, dist, fair):
-        """Bound updates of ``S`` for fixed centres; returns (log_s, S, n_updates)."""
+    def _optimise_bound(self, log_s, dist, fair, group_mass, mass):
+        """Bound updates of ``log_s`` (and its masses) in place for fixed centres.
+
+        Returns the number of updates.
+        """
+        codes, targets = fair
         lam, lipschitz = float(self.fairness_weight), float(self.lipschitz)
+        work = np.empty_like(log_s)
         previous = None
         for step in range(1, self.bound_max_iter + 1):
-            log_s, S, bound = _bound_step(log_s, S, dist, *fair, lam, lipschitz)
+            table = _gradient_table(group_mass, mass, targets)
+            bound = _bound_step(
+                log_s, dist, codes, table, lam, lipschitz, group_mass, mass, work
+            )
             if previous is not None and abs(bound - previous) <= self.bound_tol * abs(previous):
-                return log_s, S, step
+                return step
             previous = bound
-        return log_s, S, self.bound_max_iter
+        return self.bound_max_iter
 
     def _run(self, X, x_squared_norms, centers, fair):
-        """One run from ``centers``; ``fair`` is None or (indicator, codes, targets)."""
+        """One run from ``centers``; ``fair`` is None or (codes, targets)."""
         lam = float(self.fairness_weight)
         n, k = X.shape[0], self.n_clusters
         rows = np.arange(n)
         history, bound_iters = [], []
-        log_s = S = None
+        log_s = None
         converged = False
         for _ in range(self.max_iter):
             dist = _squared_distances(X, x_squared_norms, centers)
@@ -602,15 +648,16 @@ class ZGYA(ClusterMixin, BaseEstimator):
                 S = np.zeros((n, k))
                 S[rows, np.argmin(dist, axis=1)] = 1.0
                 bound_iters.append(0)
+                objective = float(np.sum(S * dist))
             else:
+                codes, targets = fair
                 if log_s is None:
                     log_s = log_softmax(-dist, axis=1)
-                    S = np.exp(log_s)
-                log_s, S, steps = self._optimise_bound(log_s, S, dist, fair)
-                bound_iters.append(steps)
-            objective = float(np.sum(S * dist))
-            if fair is not None:
-                objective += lam * _fairness_cost(S, fair[0], fair[2])
+                    group_mass, mass = _group_masses(np.exp(log_s), codes, targets.shape[0])
+                bound_iters.append(self._optimise_bound(log_s, dist, fair, group_mass, mass))
+                S = np.exp(log_s)
+                objective = float(np.sum(S * dist))
+                objective += lam * _fairness_cost(group_mass, mass, targets)
             history.append(objective)
             if len(history) > 1 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
                 converged = True
@@ -683,9 +730,8 @@ class ZGYA(ClusterMixin, BaseEstimator):
         fair = None
         if encoded is not None:
             _, _, codes, targets = encoded
-            indicator = _group_indicator(codes, targets.shape[0])
             if self.fairness_weight > 0:
-                fair = (indicator, codes, targets)
+                fair = (codes, targets)
 
         x_squared_norms = np.einsum("ij,ij->i", X, X)
         rng = check_random_state(self.random_state)
@@ -718,16 +764,15 @@ class ZGYA(ClusterMixin, BaseEstimator):
             self.fairness_ = np.nan
             return self
         self.sensitive_name_, self.sensitive_categories_, _, self.target_proportions_ = encoded
-        mass = S.sum(axis=0)
-        group_mass = (indicator @ S).T
-        self.cluster_proportions_ = np.full(group_mass.shape, np.nan)
+        group_mass, mass = _group_masses(S, codes, targets.shape[0])
+        self.cluster_proportions_ = np.full(group_mass.T.shape, np.nan)
         np.divide(
-            group_mass,
+            group_mass.T,
             mass[:, None],
             out=self.cluster_proportions_,
             where=mass[:, None] > _MASS_FLOOR,
         )
-        self.fairness_ = _fairness_cost(S, indicator, targets)
+        self.fairness_ = _fairness_cost(group_mass, mass, targets)
         return self
 
     def predict(self, X):
