@@ -204,7 +204,7 @@ def _group_masses(S, codes, n_values):
 
 
 def _gradient_table(group_mass, mass, targets):
-    """The fairness gradient ``b`` as a (n_values, n_clusters) table.
+    """Tabulate the fairness gradient ``b``, shape (n_values, n_clusters).
 
     ``b[p, k] = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)``; only the group of
     point ``p`` has ``v_jp = 1``, so ``b[p] = table[codes[p]]``. A cluster of

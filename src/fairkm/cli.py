@@ -709,12 +709,7 @@ def _run_demo(args):
 
 
 def _run_reproduce(args):
-    reproduce = getattr(experiments, "reproduce", None)
-    if reproduce is None:
-        raise DataError(
-            f"this fairkm ({__version__}) has no fairkm.experiments.reproduce; upgrade fairkm."
-        )
-    tables = reproduce(
+    tables = experiments.reproduce(
         Path(args.output_dir), n_seeds=args.seeds, quick=args.quick, data_home=args.data_home,
         n_jobs=args.n_jobs, progress=not args.quiet, datasets=tuple(args.datasets),
     )
@@ -877,8 +872,9 @@ def build_parser():
                            help="processes for the seeds (default 1; -1: all cores); the "
                            "results do not depend on it")
     reproduce.add_argument("--datasets", type=_dataset_list, default=["adult", "kinematics"],
-                           metavar="NAMES", help="comma-separated, from adult,kinematics "
-                           "(default both)")
+                           metavar="NAMES", help="comma-separated, from adult,kinematics,"
+                           "kinematics-l2 (Kinematics with unit-norm rows; default adult,"
+                           "kinematics)")
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     reproduce.set_defaults(func=_run_reproduce)
     return parser
@@ -890,11 +886,16 @@ def _plot_path(text):
     return text
 
 
+_REPRODUCIBLE = ("adult", "kinematics", "kinematics-l2")
+
+
 def _dataset_list(text):
     names = _column_list(text)
-    unknown = [name for name in names if name not in ("adult", "kinematics")]
+    unknown = [name for name in names if name not in _REPRODUCIBLE]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown dataset {unknown[0]!r}; use adult,kinematics")
+        raise argparse.ArgumentTypeError(
+            f"unknown dataset {unknown[0]!r}; use {','.join(_REPRODUCIBLE)}"
+        )
     return names
 
 
