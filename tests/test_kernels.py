@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM, _kernels
-from fairkm._fairkm import _Stats, _sweep
+from fairkm._engine import Stats, sweep
 from fairkm._validation import check_sensitive_features
 
 from . import _reference
@@ -71,7 +71,7 @@ def engine(problem, labels):
     terms = est._encode_fit_sensitive(sens, n, est._check_attribute_weights(
         [] if sens is None else sens.names
     ))
-    stats = _Stats(problem.n_clusters, problem.X.shape[1], terms)
+    stats = Stats(problem.n_clusters, problem.X.shape[1], terms)
     stats.recompute(problem.X, terms, labels)
     return terms, stats
 
@@ -124,7 +124,7 @@ def test_sweep_matches_reference(case):
     assume(want.min_gap > 1e-9 * (1.0 + want.scale))
     terms, stats = engine(problem, labels)
     got = labels.copy()
-    _sweep(problem.X, terms, problem.fairness_weight, order, got, stats)
+    sweep(problem.X, terms, problem.fairness_weight, order, got, stats)
     assert_array_equal(got, want.labels)
     stats.recompute(problem.X, terms, got)
     assert_allclose(
@@ -140,7 +140,7 @@ def test_sweep_invariants(case):
     terms, stats = engine(problem, labels)
     before = kernel_objective(problem, terms, stats, labels)
     got = labels.copy()
-    n_moved = _sweep(problem.X, terms, problem.fairness_weight, order, got, stats)
+    n_moved = sweep(problem.X, terms, problem.fairness_weight, order, got, stats)
     assert n_moved == np.sum(got != labels)
     # The incrementally maintained statistics equal an exact recount of the labels.
     k = problem.n_clusters

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -17,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _kernels
+from ._engine import Stats, build_terms, run_exact, run_minibatch
 from ._validation import (
     CATEGORICAL,
     NUMERIC,
@@ -28,130 +28,6 @@ from ._validation import (
 )
 
 __all__ = ["FairKM"]
-
-
-@dataclass
-class _Terms:
-    """Per-attribute quantities the kernels need, for one encoding of the data.
-
-    ``cat_weight`` and ``num_weight`` are the fairness-term coefficients
-    without ``fairness_weight``: ``w_a / (n^2 m_a)`` and ``w_b / n^2``.
-    """
-
-    codes: np.ndarray  # (n, A) int64, global value index
-    Z: np.ndarray  # (n, B) float64, centred standardised numeric values
-    offsets: np.ndarray  # (A + 1,) first global value index of each attribute
-    value_prop: np.ndarray  # (V,)
-    value_const: np.ndarray  # (V,)
-    value_shift: np.ndarray  # (V,)
-    cat_weight: np.ndarray  # (A,)
-    num_weight: np.ndarray  # (B,)
-
-    @property
-    def n_values(self):
-        return self.value_prop.shape[0]
-
-    def empty_like(self):
-        """Return the terms of the same data without sensitive attributes (a blind engine)."""
-        n = self.codes.shape[0]
-        return _Terms(
-            codes=np.zeros((n, 0), dtype=np.int64),
-            Z=np.zeros((n, 0)),
-            offsets=np.zeros(1, dtype=np.int64),
-            value_prop=np.zeros(0),
-            value_const=np.zeros(0),
-            value_shift=np.zeros(0),
-            cat_weight=np.zeros(0),
-            num_weight=np.zeros(0),
-        )
-
-
-def _build_terms(codes_list, z_list, proportions, n_norm, cat_w, num_w, n_samples):
-    """Assemble :class:`_Terms` from per-attribute codes, proportions and weights.
-
-    ``proportions[a]`` may be longer than the fitted number of values
-    ``n_norm[a]`` (an "unseen value" slot of proportion 0 in ``predict``); the
-    deviation is still divided by the fitted number of values.
-    """
-    sizes = np.array([len(p) for p in proportions], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    n = len(codes_list[0]) if codes_list else (len(z_list[0]) if z_list else n_samples)
-    codes = np.empty((n, len(codes_list)), dtype=np.int64)
-    for a, col in enumerate(codes_list):
-        codes[:, a] = col + offsets[a]
-    value_prop = np.concatenate(proportions) if proportions else np.zeros(0)
-    p2 = np.array([np.dot(p, p) for p in proportions])
-    p2_per_value = np.repeat(p2, sizes)
-    Z = np.ascontiguousarray(np.column_stack(z_list)) if z_list else np.zeros((n, 0))
-    inv_n2 = 1.0 / float(n_samples) ** 2
-    return _Terms(
-        codes=codes,
-        Z=Z,
-        offsets=offsets,
-        value_prop=value_prop,
-        value_const=1.0 - 2.0 * value_prop + p2_per_value,
-        value_shift=value_prop - p2_per_value,
-        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_norm, float) * inv_n2
-        if len(cat_w)
-        else np.zeros(0),
-        num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
-    )
-
-
-class _Stats:
-    """Per-cluster sufficient statistics, cluster axis last (the sweep's inner loops run on it)."""
-
-    def __init__(self, k, d, terms):
-        self.sums = np.zeros((d, k))
-        self.centers = np.zeros((d, k))
-        self.counts = np.zeros(k)
-        self.value_counts = np.zeros((terms.n_values, k))
-        self.cat_dev = np.zeros((terms.codes.shape[1], k))
-        self.num_sums = np.zeros((terms.Z.shape[1], k))
-
-    def _excess(self, terms):
-        """Per value and cluster, the count minus the count the dataset's mix would give."""
-        return self.value_counts - terms.value_prop[:, None] * self.counts
-
-    def recompute(self, X, terms, labels):
-        """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
-        _kernels.cluster_statistics(
-            X, terms.codes, terms.Z, labels,
-            self.sums, self.counts, self.value_counts, self.num_sums,
-        )
-        np.divide(self.sums, self.counts, out=self.centers)
-        self.set_cat_dev(terms)
-
-    def set_cat_dev(self, terms):
-        """Derive ``G = sum_v p_v (c_v - |C| p_v)`` per attribute and cluster from the counts."""
-        if terms.codes.shape[1]:
-            self.cat_dev[:] = np.add.reduceat(
-                terms.value_prop[:, None] * self._excess(terms), terms.offsets[:-1], axis=0
-            )
-
-    def fairness(self, terms):
-        """Fairness term (without ``fairness_weight``) of the current clustering."""
-        total = 0.0
-        if terms.codes.shape[1]:
-            excess = self._excess(terms)
-            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
-            total += float(np.sum(per_attr * terms.cat_weight[:, None]))
-        if terms.Z.shape[1]:
-            total += float(np.sum(self.num_sums**2 * terms.num_weight[:, None]))
-        return total
-
-    def cluster_centers(self):
-        """Centres as scikit-learn lays them out, shape (k, d), C-contiguous."""
-        return np.ascontiguousarray(self.centers.T)
-
-
-def _sweep(X, terms, lam, order, labels, stats):
-    return _kernels.sweep(
-        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
-        order, labels, stats.sums, stats.centers, stats.counts,
-        stats.value_counts, stats.cat_dev, stats.num_sums,
-    )
 
 
 def _fill_empty_clusters(X, labels, centers):
@@ -305,6 +181,8 @@ class FairKM(ClusterMixin, BaseEstimator):
         n_init="auto",
         max_iter=1000,
         tol=1e-6,
+        algorithm="exact",
+        batch_size=4096,
         random_state=None,
         verbose=0,
     ):
@@ -316,6 +194,8 @@ class FairKM(ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.algorithm = algorithm
+        self.batch_size = batch_size
         self.random_state = random_state
         self.verbose = verbose
 
@@ -330,6 +210,11 @@ class FairKM(ClusterMixin, BaseEstimator):
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
         check_real("tol", self.tol)
+        if not (isinstance(self.algorithm, str) and self.algorithm in ("exact", "minibatch")):
+            raise ValueError(
+                f"algorithm must be 'exact' or 'minibatch', got {self.algorithm!r}."
+            )
+        check_int("batch_size", self.batch_size, 1)
 
         if isinstance(self.init, str):
             if self.init not in ("k-means++", "random"):
@@ -427,7 +312,7 @@ class FairKM(ClusterMixin, BaseEstimator):
             self.sensitive_means_ = np.zeros(0)
             self.sensitive_scales_ = np.zeros(0)
             self._sensitive = None
-            return _build_terms([], [], [], [], [], [], n_samples)
+            return build_terms([], [], [], [], [], [], n_samples)
         means = np.full(sens.n_attributes, np.nan)
         scales = np.full(sens.n_attributes, np.nan)
         proportions = []
@@ -462,7 +347,7 @@ class FairKM(ClusterMixin, BaseEstimator):
         n_norm = [len(p) for p in props]
         if unseen_slot:
             props = [np.append(p, 0.0) for p in props]
-        return _build_terms(
+        return build_terms(
             [sens.columns[j] for j in cat],
             zs,
             props,
@@ -485,51 +370,6 @@ class FairKM(ClusterMixin, BaseEstimator):
         _kernels.nearest_center(X, np.ascontiguousarray(centers), labels)
         _fill_empty_clusters(X, labels, centers)
         return labels
-
-    def _run(self, X, terms, active, lam, labels):
-        """Sweep from ``labels`` until convergence; returns the run's results."""
-        k = self.n_clusters
-        stats = _Stats(k, X.shape[1], terms)
-        active_stats = _Stats(k, X.shape[1], active) if active is not terms else stats
-        order = np.arange(X.shape[0], dtype=np.int64)
-
-        def evaluate():
-            stats.recompute(X, terms, labels)
-            if active_stats is not stats:
-                active_stats.recompute(X, active, labels)
-            inertia = _kernels.inertia(X, stats.cluster_centers(), labels)
-            fairness = stats.fairness(terms)
-            return inertia, fairness, inertia + lam * fairness
-
-        inertia, fairness, objective = evaluate()
-        history = [objective]
-        converged = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):  # noqa: B007 - n_iter is reported
-            n_moved = _sweep(X, active, lam, order, labels, active_stats)
-            inertia, fairness, new_objective = evaluate()
-            history.append(new_objective)
-            if self.verbose:
-                print(
-                    f"FairKM sweep {n_iter}: objective {new_objective:.10g} "
-                    f"(inertia {inertia:.10g}, fairness {fairness:.6g}), {n_moved} moved"
-                )
-            decrease = objective - new_objective
-            objective = new_objective
-            if n_moved == 0 or (self.tol > 0 and decrease <= self.tol * abs(history[-2])):
-                converged = True
-                break
-        return dict(
-            labels=labels,
-            centers=stats.cluster_centers(),
-            inertia=inertia,
-            fairness=fairness,
-            objective=objective,
-            history=np.array(history),
-            n_iter=n_iter,
-            converged=converged,
-            stats=stats,
-        )
 
     def fit(self, X, y=None, *, sensitive_features=None):
         """Compute a fair clustering.
@@ -568,7 +408,15 @@ class FairKM(ClusterMixin, BaseEstimator):
         best = None
         for seed in seeds:
             labels = self._initial_labels(X, seed, init_centers)
-            run = self._run(X, terms, active, lam, labels)
+            common = dict(n_clusters=self.n_clusters, max_iter=self.max_iter, tol=self.tol,
+                          verbose=self.verbose)
+            if self.algorithm == "exact":
+                run = run_exact(X, terms, active, lam, labels, **common)
+            else:
+                run = run_minibatch(
+                    X, terms, active, lam, labels, **common,
+                    batch_size=self.batch_size, rng=np.random.RandomState(seed),
+                )
             if best is None or run["objective"] < best["objective"]:
                 best = run
         if not best["converged"]:
@@ -614,7 +462,7 @@ class FairKM(ClusterMixin, BaseEstimator):
         # Insert a zero row after each attribute's block of fitted values.
         ends = self._fitted_offsets()[1:]
         widened = np.insert(value_counts, ends, 0.0, axis=0)
-        stats = _Stats(k, self.cluster_centers_.shape[1], terms)
+        stats = Stats(k, self.cluster_centers_.shape[1], terms)
         stats.centers[:] = self.cluster_centers_.T
         stats.counts[:] = counts
         stats.value_counts[:] = widened
@@ -717,6 +565,6 @@ class FairKM(ClusterMixin, BaseEstimator):
         if sensitive_features is None:
             return -inertia
         terms = self._new_terms(sensitive_features, X.shape[0], X.shape[0])
-        stats = _Stats(self.n_clusters, X.shape[1], terms)
+        stats = Stats(self.n_clusters, X.shape[1], terms)
         stats.recompute(X, terms, labels)
         return -(inertia + self.fairness_weight_ * stats.fairness(terms))

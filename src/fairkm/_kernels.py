@@ -278,3 +278,86 @@ def cheapest_insertion(
             if costs[c] < costs[best]:
                 best = c
         labels[i] = best
+
+
+# Points per task of the parallel proposal pass: large enough that the scratch
+# buffers and the scheduling cost little per point, small enough to balance.
+_PROPOSAL_CHUNK = 256
+
+
+@numba.njit(cache=True, parallel=True)
+def propose_moves(
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    targets,  # OUT
+):
+    """Best cluster of each point of ``batch``, every point priced against the same statistics.
+
+    ``targets[t]`` receives the cluster that lowers the objective most when
+    point ``batch[t]`` moves there alone, by more than :data:`MOVE_RTOL` of
+    the magnitudes involved, or the point's own cluster when no move does (or
+    when it is alone in its cluster). The points are independent, so they run
+    in parallel and the result does not depend on the number of threads.
+    Shapes as in :func:`sweep`.
+    """
+    k = counts.shape[0]
+    n_batch = batch.shape[0]
+    n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
+    for chunk in numba.prange(n_chunks):
+        dist = np.empty(k)
+        lin = np.empty(k)
+        costs = np.empty(k)
+        for t in range(chunk * _PROPOSAL_CHUNK, min(n_batch, (chunk + 1) * _PROPOSAL_CHUNK)):
+            i = batch[t]
+            a = labels[i]
+            targets[t] = a
+            if counts[a] <= 1.0:
+                continue
+            _point_costs(
+                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
+                i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
+            )
+            gain = costs[a]
+            best = a
+            best_cost = gain
+            for c in range(k):
+                if c != a and costs[c] < best_cost:
+                    best = c
+                    best_cost = costs[c]
+            if best != a and gain - best_cost > MOVE_RTOL * (abs(gain) + abs(best_cost)):
+                targets[t] = best
+
+
+@numba.njit(cache=True)
+def apply_moves(
+    X, codes, Z, batch, targets,  # IN
+    labels, sums, counts, value_counts, num_sums,  # IN/OUT
+):
+    """Move every point ``batch[t]`` to ``targets[t]``, updating the statistics.
+
+    A move that would empty its cluster is skipped, so no cluster empties.
+    Centres and ``G`` are left to the caller (they follow from the sums and
+    counts). Returns the number of points moved.
+    """
+    n_moved = 0
+    for t in range(batch.shape[0]):
+        i = batch[t]
+        a = labels[i]
+        b = targets[t]
+        if b == a or counts[a] <= 1.0:
+            continue
+        counts[a] -= 1.0
+        counts[b] += 1.0
+        for j in range(X.shape[1]):
+            sums[j, a] -= X[i, j]
+            sums[j, b] += X[i, j]
+        for t2 in range(codes.shape[1]):
+            v = codes[i, t2]
+            value_counts[v, a] -= 1.0
+            value_counts[v, b] += 1.0
+        for t2 in range(Z.shape[1]):
+            num_sums[t2, a] -= Z[i, t2]
+            num_sums[t2, b] += Z[i, t2]
+        labels[i] = b
+        n_moved += 1
+    return n_moved

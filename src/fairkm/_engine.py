@@ -1,0 +1,323 @@
+"""The FairKM engines: per-cluster statistics and the loops that lower the objective.
+
+Two engines share the statistics and the kernels of :mod:`fairkm._kernels`:
+
+* :func:`run_exact` sweeps the points one at a time in data order, each move
+  priced against statistics that already include every earlier move (the
+  paper's algorithm);
+* :func:`run_minibatch` prices a batch of points in parallel against frozen
+  statistics, applies their moves together, and keeps them only if the
+  objective, recomputed exactly from the statistics, fell; otherwise it
+  halves the batch and retries. It ends with exact sweeps.
+
+:mod:`fairkm.dask` runs exact sweeps per partition with the same safeguard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels
+
+
+@dataclass
+class Terms:
+    """Per-attribute quantities the kernels need, for one encoding of the data.
+
+    ``cat_weight`` and ``num_weight`` are the fairness-term coefficients
+    without ``fairness_weight``: ``w_a / (n^2 m_a)`` and ``w_b / n^2``.
+    """
+
+    codes: np.ndarray  # (n, A) int64, global value index
+    Z: np.ndarray  # (n, B) float64, centred standardised numeric values
+    offsets: np.ndarray  # (A + 1,) first global value index of each attribute
+    value_prop: np.ndarray  # (V,)
+    value_const: np.ndarray  # (V,)
+    value_shift: np.ndarray  # (V,)
+    cat_weight: np.ndarray  # (A,)
+    num_weight: np.ndarray  # (B,)
+
+    @property
+    def n_values(self):
+        return self.value_prop.shape[0]
+
+    def empty_like(self):
+        """Return the terms of the same data without sensitive attributes (a blind engine)."""
+        n = self.codes.shape[0]
+        return Terms(
+            codes=np.zeros((n, 0), dtype=np.int64),
+            Z=np.zeros((n, 0)),
+            offsets=np.zeros(1, dtype=np.int64),
+            value_prop=np.zeros(0),
+            value_const=np.zeros(0),
+            value_shift=np.zeros(0),
+            cat_weight=np.zeros(0),
+            num_weight=np.zeros(0),
+        )
+
+
+def build_terms(codes_list, z_list, proportions, n_norm, cat_w, num_w, n_samples):
+    """Assemble :class:`Terms` from per-attribute codes, proportions and weights.
+
+    ``proportions[a]`` may be longer than the fitted number of values
+    ``n_norm[a]`` (an "unseen value" slot of proportion 0 in ``predict``); the
+    deviation is still divided by the fitted number of values.
+    """
+    sizes = np.array([len(p) for p in proportions], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = len(codes_list[0]) if codes_list else (len(z_list[0]) if z_list else n_samples)
+    codes = np.empty((n, len(codes_list)), dtype=np.int64)
+    for a, col in enumerate(codes_list):
+        codes[:, a] = col + offsets[a]
+    value_prop = np.concatenate(proportions) if proportions else np.zeros(0)
+    p2 = np.array([np.dot(p, p) for p in proportions])
+    p2_per_value = np.repeat(p2, sizes)
+    Z = np.ascontiguousarray(np.column_stack(z_list)) if z_list else np.zeros((n, 0))
+    inv_n2 = 1.0 / float(n_samples) ** 2
+    return Terms(
+        codes=codes,
+        Z=Z,
+        offsets=offsets,
+        value_prop=value_prop,
+        value_const=1.0 - 2.0 * value_prop + p2_per_value,
+        value_shift=value_prop - p2_per_value,
+        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_norm, float) * inv_n2
+        if len(cat_w)
+        else np.zeros(0),
+        num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
+    )
+
+
+class Stats:
+    """Per-cluster sufficient statistics, cluster axis last (the sweep's inner loops run on it)."""
+
+    def __init__(self, k, d, terms):
+        self.sums = np.zeros((d, k))
+        self.centers = np.zeros((d, k))
+        self.counts = np.zeros(k)
+        self.value_counts = np.zeros((terms.n_values, k))
+        self.cat_dev = np.zeros((terms.codes.shape[1], k))
+        self.num_sums = np.zeros((terms.Z.shape[1], k))
+
+    def _excess(self, terms):
+        """Per value and cluster, the count minus the count the dataset's mix would give."""
+        return self.value_counts - terms.value_prop[:, None] * self.counts
+
+    def recompute(self, X, terms, labels):
+        """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
+        _kernels.cluster_statistics(
+            X, terms.codes, terms.Z, labels,
+            self.sums, self.counts, self.value_counts, self.num_sums,
+        )
+        self.refresh(terms)
+
+    def refresh(self, terms):
+        """Derive the centres and ``G`` from the sums and counts."""
+        np.divide(self.sums, self.counts, out=self.centers)
+        self.set_cat_dev(terms)
+
+    def set_cat_dev(self, terms):
+        """Derive ``G = sum_v p_v (c_v - |C| p_v)`` per attribute and cluster from the counts."""
+        if terms.codes.shape[1]:
+            self.cat_dev[:] = np.add.reduceat(
+                terms.value_prop[:, None] * self._excess(terms), terms.offsets[:-1], axis=0
+            )
+
+    def fairness(self, terms):
+        """Fairness term (without ``fairness_weight``) of the current clustering."""
+        total = 0.0
+        if terms.codes.shape[1]:
+            excess = self._excess(terms)
+            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
+            total += float(np.sum(per_attr * terms.cat_weight[:, None]))
+        if terms.Z.shape[1]:
+            total += float(np.sum(self.num_sums**2 * terms.num_weight[:, None]))
+        return total
+
+    def objective(self, terms, lam, total_sq_norm):
+        """Compute the objective from the statistics alone, in O(k (d + V)).
+
+        The K-Means term is ``sum_i ||x_i||^2 - sum_C ||sum_C||^2 / |C|``;
+        ``total_sq_norm`` is the constant first part. Rounding makes it
+        differ from the point-by-point sum in the last digits only, and
+        identically for two labellings of the same data, so it can compare
+        them.
+        """
+        live = self.counts > 0
+        explained = np.sum(np.sum(self.sums[:, live] ** 2, axis=0) / self.counts[live])
+        return total_sq_norm - float(explained) + lam * self.fairness(terms)
+
+    def copy(self):
+        """Return an independent copy."""
+        new = object.__new__(Stats)
+        for name, value in vars(self).items():
+            setattr(new, name, value.copy())
+        return new
+
+    def assign(self, other):
+        """Overwrite every statistic with ``other``'s, in place."""
+        for name, value in vars(other).items():
+            getattr(self, name)[...] = value
+
+    def cluster_centers(self):
+        """Centres as scikit-learn lays them out, shape (k, d), C-contiguous."""
+        return np.ascontiguousarray(self.centers.T)
+
+
+def sweep(X, terms, lam, order, labels, stats):
+    """One exact sweep over the points in ``order``; returns the number moved."""
+    return _kernels.sweep(
+        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+        order, labels, stats.sums, stats.centers, stats.counts,
+        stats.value_counts, stats.cat_dev, stats.num_sums,
+    )
+
+
+
+
+def propose(X, terms, lam, batch, labels, stats, targets):
+    """Best single move of each point of ``batch`` against frozen ``stats``, into ``targets``."""
+    _kernels.propose_moves(
+        X, terms.codes, terms.value_prop, terms.value_const,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+        batch, labels, stats.centers, stats.counts,
+        stats.value_counts, stats.cat_dev, stats.num_sums, targets,
+    )
+
+
+def apply(X, terms, batch, targets, labels, stats):
+    """Apply the proposed moves and refresh ``stats``; returns the number moved."""
+    n_moved = _kernels.apply_moves(
+        X, terms.codes, terms.Z, batch, targets,
+        labels, stats.sums, stats.counts, stats.value_counts, stats.num_sums,
+    )
+    if n_moved:
+        stats.refresh(terms)
+    return n_moved
+
+
+class _Run:
+    """State shared by the engines: the labels, exact statistics and the history."""
+
+    def __init__(self, X, terms, active, lam, labels, n_clusters, verbose):
+        k = n_clusters
+        self.X, self.terms, self.active, self.lam = X, terms, active, lam
+        self.labels = labels
+        self.verbose = verbose
+        self.stats = Stats(k, X.shape[1], terms)
+        self.active_stats = Stats(k, X.shape[1], active) if active is not terms else self.stats
+        self.inertia, self.fairness, self.objective = self.evaluate()
+        self.history = [self.objective]
+        self.n_iter = 0
+
+    def evaluate(self):
+        """Recompute the statistics exactly from the labels; return the objective's terms."""
+        self.stats.recompute(self.X, self.terms, self.labels)
+        if self.active_stats is not self.stats:
+            self.active_stats.recompute(self.X, self.active, self.labels)
+        inertia = _kernels.inertia(self.X, self.stats.cluster_centers(), self.labels)
+        fairness = self.stats.fairness(self.terms)
+        return inertia, fairness, inertia + self.lam * fairness
+
+    def step_done(self, kind, n_moved, tol):
+        """Record one pass over the data; return True when it meets the stopping rule."""
+        self.n_iter += 1
+        previous = self.objective
+        self.inertia, self.fairness, self.objective = self.evaluate()
+        self.history.append(self.objective)
+        if self.verbose:
+            print(
+                f"FairKM {kind} {self.n_iter}: objective {self.objective:.10g} "
+                f"(inertia {self.inertia:.10g}, fairness {self.fairness:.6g}), "
+                f"{n_moved} moved"
+            )
+        return n_moved == 0 or (tol > 0 and previous - self.objective <= tol * abs(previous))
+
+    def result(self, converged):
+        return dict(
+            labels=self.labels,
+            centers=self.stats.cluster_centers(),
+            inertia=self.inertia,
+            fairness=self.fairness,
+            objective=self.objective,
+            history=np.array(self.history),
+            n_iter=self.n_iter,
+            converged=converged,
+            stats=self.stats,
+        )
+
+
+def _exact_sweeps(run, max_iter, tol):
+    order = np.arange(run.X.shape[0], dtype=np.int64)
+    while run.n_iter < max_iter:
+        n_moved = sweep(run.X, run.active, run.lam, order, run.labels, run.active_stats)
+        if run.step_done("sweep", n_moved, tol):
+            return True
+    return False
+
+
+def run_exact(X, terms, active, lam, labels, *, n_clusters, max_iter, tol, verbose):
+    """Exact sweeps from ``labels`` (modified in place) until the stopping rule.
+
+    ``terms`` price the reported objective, ``active`` the moves (the same
+    object, or sensitive-free terms when ``lam`` is 0). Returns a dict with the
+    labels, centres, objective terms, history, number of sweeps, whether the
+    stopping rule was met, and the final :class:`Stats`.
+    """
+    run = _Run(X, terms, active, lam, labels, n_clusters, verbose)
+    return run.result(_exact_sweeps(run, max_iter, tol))
+
+
+def run_minibatch(
+    X, terms, active, lam, labels, *, n_clusters, max_iter, tol, verbose, batch_size, rng
+):
+    """Mini-batch epochs, then exact sweeps, from ``labels`` (modified in place).
+
+    Each epoch visits the points in a random order (from ``rng``), a batch at
+    a time. A batch's points choose their moves in parallel against the same
+    statistics; the moves are applied together and kept only if the
+    objective, recomputed from the statistics, fell. Otherwise they are
+    undone and the batch halved; a single point whose move does not lower the
+    objective (rounding only: a lone move is priced exactly) is skipped.
+    After a kept batch the size doubles again, up to ``batch_size``. So no
+    epoch raises the objective. When an epoch meets the stopping rule, exact
+    sweeps (:func:`run_exact`'s) continue to it; epochs and sweeps both count
+    towards ``max_iter``. Returns what :func:`run_exact` returns.
+    """
+    run = _Run(X, terms, active, lam, labels, n_clusters, verbose)
+    stats = run.active_stats
+    total_sq_norm = float(np.einsum("ij,ij->", X, X))
+    n = X.shape[0]
+    targets = np.empty(min(batch_size, n), dtype=np.int64)
+    size = batch_size
+    while run.n_iter < max_iter:
+        order = rng.permutation(n).astype(np.int64)
+        current = stats.objective(active, lam, total_sq_norm)
+        start = n_moved = 0
+        while start < n:
+            batch = order[start:start + size]
+            chosen = targets[: batch.shape[0]]
+            propose(X, active, lam, batch, labels, stats, chosen)
+            before, before_labels = stats.copy(), labels[batch]
+            moved = apply(X, active, batch, chosen, labels, stats)
+            if moved:
+                value = stats.objective(active, lam, total_sq_norm)
+                if value >= current:
+                    stats.assign(before)
+                    labels[batch] = before_labels
+                    if size > 1:
+                        size //= 2
+                        continue
+                    moved = 0
+                else:
+                    current = value
+                    size = min(2 * size, batch_size)
+            n_moved += moved
+            start += batch.shape[0]
+        if run.step_done("epoch", n_moved, tol):
+            return run.result(_exact_sweeps(run, max_iter, tol))
+    return run.result(False)
+
