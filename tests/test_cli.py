@@ -436,6 +436,26 @@ def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, monkeypatch
     assert "FairKM sweep" not in out
 
 
+def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, monkeypatch):
+    fitted = []
+    fit = fairkm.FairKM.fit
+
+    def keep(self, *args, **kwargs):
+        fitted.append(fit(self, *args, **kwargs))
+        return fitted[-1]
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", keep)
+    status, out, _ = run(
+        capsys, "fit", people_csv, *FIT, "--algorithm", "minibatch", "--batch-size", "16"
+    )
+    assert status == 0
+    (model,) = fitted
+    assert (model.algorithm, model.batch_size) == ("minibatch", 16)
+    # Epoch lines feed the bar like sweep lines.
+    assert bars[0].n == model.n_iter_
+    assert "FairKM epoch" not in out
+
+
 def test_quiet_shows_no_bar(capsys, people_csv, bars):
     assert run(capsys, "fit", people_csv, *FIT, "--quiet") == (0, "", "")
     assert bars == []

@@ -9,6 +9,7 @@ from fairkm import FairKM
     [
         FairKM(n_init=2, max_iter=20),
         FairKM(n_clusters=3, init="random", n_init=2, max_iter=50),
+        FairKM(n_clusters=3, algorithm="minibatch", batch_size=8, max_iter=50),
     ]
 )
 def test_sklearn_compatible(estimator, check):

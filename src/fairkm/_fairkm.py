@@ -102,10 +102,27 @@ class FairKM(ClusterMixin, BaseEstimator):
         moves (a sweep that moves no point). The default ends, on average,
         within 0.05% of the ``tol=0`` objective on Adult and within 0.002% on
         blobs (``benchmarks/bench_defaults.py``).
+    algorithm : {"exact", "minibatch"}, default="exact"
+        The engine. ``"exact"``: the paper's sweeps, one point at a time in
+        data order, each move priced against statistics that include every
+        earlier move. ``"minibatch"``: each epoch visits the points in a
+        random order, ``batch_size`` at a time; a batch's points choose their
+        moves in parallel (numba threads) against the same statistics and the
+        moves are kept only if the objective, recomputed exactly from the
+        statistics, fell, the batch being halved and retried otherwise. Once
+        an epoch meets the ``tol`` rule, exact sweeps finish the run. Epochs
+        and sweeps both count in ``max_iter`` and ``n_iter_``. The objective
+        never rises with either engine, and the labels do not depend on the
+        number of threads.
+    batch_size : int, default=4096
+        Largest batch of the ``"minibatch"`` engine (ignored by ``"exact"``).
+        Larger batches use more threads at a time but overshoot more often
+        when the fairness weight is large.
     random_state : int, RandomState instance or None, default=None
-        Seeds the initialisations. The same value gives identical labels.
+        Seeds the initialisations (and the ``"minibatch"`` visiting orders).
+        The same value gives identical labels.
     verbose : int, default=0
-        Print the objective after each sweep when positive.
+        Print the objective after each sweep (or epoch) when positive.
 
     Attributes
     ----------
@@ -120,9 +137,10 @@ class FairKM(ClusterMixin, BaseEstimator):
     objective_ : float
         ``inertia_ + fairness_weight_ * fairness_``.
     objective_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective after initialisation and after each sweep of the kept run.
+        Objective after initialisation and after each sweep (or epoch) of
+        the kept run.
     n_iter_ : int
-        Number of sweeps of the kept run.
+        Number of sweeps (and epochs) of the kept run.
     fairness_weight_ : float
         The fairness weight used (``"auto"`` resolved).
     attribute_weights_ : ndarray of shape (n_attributes,)
@@ -150,14 +168,16 @@ class FairKM(ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    The engine visits the points round-robin in data order, as the paper's
-    algorithm does, and moves each to the cluster that lowers the objective
-    most. Moves are priced exactly from per-cluster sums, counts, value counts
+    The exact engine visits the points round-robin in data order, as the
+    paper's algorithm does, and moves each to the cluster that lowers the
+    objective most. Moves are priced exactly from per-cluster sums, counts, value counts
     and numeric sums: the K-Means change includes the shift of both centres
     (``|C|/(|C|+1)`` and ``|C'|/(|C'|-1)`` factors) and the fairness change of
     an attribute costs O(1) per cluster whatever its number of values. A
     visit costs O(k (d + n_attributes)); a sweep O(n k (d + n_attributes)).
-    Statistics are recomputed exactly from the labels after each sweep.
+    Statistics are recomputed exactly from the labels after each sweep (and
+    epoch). The mini-batch engine prices points the same way; its safeguard
+    compares objectives computed from the statistics in O(k (d + V)).
 
     Examples
     --------

@@ -39,7 +39,7 @@ _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
 # numbers is a numeric column with typos, not categories.
 _MOSTLY_NUMERIC = 0.9
-_SWEEP_LINE = re.compile(r"FairKM sweep (\d+): objective (\S+)")
+_SWEEP_LINE = re.compile(r"FairKM (?:sweep|epoch) (\d+): objective (\S+)")
 
 MAIN_DESCRIPTION = """\
 Fair clustering with many sensitive attributes at once (FairKM, EDBT 2020).
@@ -519,8 +519,9 @@ def _fit_both(X, sensitive, args, numeric):
     with _progress(args.quiet, desc="FairKM") as verbose:
         fair = FairKM(
             args.n_clusters, fairness_weight=args.fairness_weight,
-            attribute_weights=args.attribute_weights,
-            numeric_sensitive=numeric, random_state=args.random_state, verbose=verbose,
+            attribute_weights=args.attribute_weights, algorithm=args.algorithm,
+            batch_size=args.batch_size, numeric_sensitive=numeric,
+            random_state=args.random_state, verbose=verbose,
         ).fit(X, sensitive_features=sensitive)
     seconds = time.perf_counter() - start
     blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
@@ -634,6 +635,7 @@ def _run_tradeoff(args):
     with _progress(args.quiet, desc="trade-off", total=len(weights), unit=" weights") as verbose:
         estimator = FairKM(
             args.n_clusters, attribute_weights=args.attribute_weights,
+            algorithm=args.algorithm, batch_size=args.batch_size,
             numeric_sensitive=numeric, random_state=args.random_state, verbose=verbose,
         )
         table = fairness_tradeoff(
@@ -755,6 +757,11 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
+    parser.add_argument("--algorithm", choices=("exact", "minibatch"), default="exact",
+                        help="engine: 'exact' sweeps (the paper's, default) or 'minibatch' "
+                        "(parallel batches, then exact sweeps; faster on many cores)")
+    parser.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N",
+                        help="largest batch of the minibatch engine (default 4096)")
     parser.add_argument("--random-state", type=int, default=0, metavar="N",
                         help="seed; the same seed gives the same clusters (default 0)")
 
