@@ -614,13 +614,15 @@ def test_reproduce_passes_its_options_through(capsys, tmp_path, monkeypatch):
     assert calls == [(Path("fairkm-reproduction"), dict(
         n_seeds=100, quick=False, data_home=None, n_jobs=None, progress=True,
         datasets=("adult", "kinematics")))]
+    calls.clear()
+    assert run(capsys, "reproduce", "--quiet", "--datasets", "kinematics,kinematics-l2")[0] == 0
+    assert calls[0][1]["datasets"] == ("kinematics", "kinematics-l2")
 
 
-def test_reproduce_missing_from_the_library(capsys, monkeypatch):
-    monkeypatch.delattr(fairkm.experiments, "reproduce", raising=False)
-    status, _, err = run(capsys, "reproduce", "--quick")
-    assert status == 1
-    assert "no fairkm.experiments.reproduce" in err
+def test_reproduce_rejects_an_unknown_dataset(capsys):
+    status, _, err = run(capsys, "reproduce", "--datasets", "adult,iris")
+    assert status == 2
+    assert "unknown dataset 'iris'; use adult,kinematics,kinematics-l2" in err
 
 
 # --------------------------------------------------------------------------- installed script
