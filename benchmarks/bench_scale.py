@@ -48,8 +48,13 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def data(n, d, k, n_attributes=5, seed=0):
-    """Blobs with integer-coded attributes that follow the blobs for 60% of the points."""
-    X, y = make_blobs(n, n_features=d, centers=k, random_state=seed)
+    """Overlapping blobs with integer-coded attributes that follow the blobs for 60% of the points.
+
+    The blobs' standard deviation is 5 (centres in [-10, 10]^d), so that they
+    overlap and the fairness term moves points: well-separated blobs start
+    at a local optimum that no engine leaves.
+    """
+    X, y = make_blobs(n, n_features=d, centers=k, cluster_std=5.0, random_state=seed)
     rng = np.random.default_rng(seed)
     columns = {}
     for a in range(n_attributes):
