@@ -22,7 +22,7 @@ fresh child processes of the same script):
 Threads are numba's (all cores unless ``NUMBA_NUM_THREADS`` says otherwise).
 
 Run: ``python benchmarks/bench_scale.py [--part minibatch|large|curves|all]
-[--quick]``.
+[--quick] [--timeout S]``.
 """
 
 import argparse
@@ -111,25 +111,31 @@ def child_large(n, d, k, algorithm):
                 data_gb=data_bytes / 1e9, fit_peak_gb=peak / 1e9)
 
 
-def part_large(quick):
+def part_large(quick, timeout):
     n, d, k = (1_000_000, 20, 20) if quick else (10_000_000, 20, 20)
     print(f"{n:,} x {d}, k={k}, 5 attributes, fairness_weight='auto', each engine in a "
-          "fresh process")
+          f"fresh process (stopped after {timeout} s)")
     results = {}
-    for algorithm in ("exact", "minibatch"):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", json.dumps([n, d, k, algorithm])],
-            check=True, capture_output=True, text=True,
-        )
+    for algorithm in ("minibatch", "exact"):
+        try:
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", json.dumps([n, d, k, algorithm])],
+                check=True, capture_output=True, text=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            print(f"  {algorithm:<9s} not finished after {timeout} s (data generation included)")
+            continue
         r = results[algorithm] = json.loads(out.stdout.strip().splitlines()[-1])
         total = (r["data_gb"] + r["fit_peak_gb"]) / r["data_gb"]
         print(f"  {algorithm:<9s} fit {r['seconds']:7.1f} s  {r['passes']:4d} passes  "
               f"objective {r['objective']:.8g}  data {r['data_gb']:.2f} GB  fit's peak "
-              f"allocations {r['fit_peak_gb']:.2f} GB  (data + peak) / data {total:.2f}")
-    exact, mini = results["exact"], results["minibatch"]
-    gap = 100.0 * (mini["objective"] - exact["objective"]) / exact["objective"]
-    print(f"  ratio minibatch/exact {mini['seconds'] / exact['seconds']:.2f}, "
-          f"objective gap {gap:+.3f}%")
+              f"allocations {r['fit_peak_gb']:.2f} GB  (data + peak) / data {total:.2f}",
+              flush=True)
+    if len(results) == 2:
+        exact, mini = results["exact"], results["minibatch"]
+        gap = 100.0 * (mini["objective"] - exact["objective"]) / exact["objective"]
+        print(f"  ratio minibatch/exact {mini['seconds'] / exact['seconds']:.2f}, "
+              f"objective gap {gap:+.3f}%")
 
 
 def per_pass(X, sensitive, centers, algorithm, passes=2):
@@ -201,6 +207,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("minibatch", "large", "curves", "all"), default="all")
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the script")
+    parser.add_argument("--timeout", type=int, default=900,
+                        help="seconds each engine may take in the large part (default 900)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -209,7 +217,10 @@ def main():
     parts = ("minibatch", "large", "curves") if args.part == "all" else (args.part,)
     for part in parts:
         print(f"== {part}")
-        globals()[f"part_{part}"](args.quick)
+        if part == "large":
+            part_large(args.quick, args.timeout)
+        else:
+            globals()[f"part_{part}"](args.quick)
 
 
 if __name__ == "__main__":
