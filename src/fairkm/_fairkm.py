@@ -106,7 +106,8 @@ class FairKM(ClusterMixin, BaseEstimator):
         The engine. ``"exact"``: the paper's sweeps, one point at a time in
         data order, each move priced against statistics that include every
         earlier move. ``"minibatch"``: each epoch visits the points in a
-        random order, ``batch_size`` at a time; a batch's points choose their
+        random order (of blocks of 256 consecutive rows), ``batch_size`` at
+        a time; a batch's points choose their
         moves in parallel (numba threads) against the same statistics and the
         moves are kept only if the objective, recomputed exactly from the
         statistics, fell, the batch being halved and retried otherwise. Once
@@ -114,10 +115,12 @@ class FairKM(ClusterMixin, BaseEstimator):
         and sweeps both count in ``max_iter`` and ``n_iter_``. The objective
         never rises with either engine, and the labels do not depend on the
         number of threads.
-    batch_size : int, default=4096
+    batch_size : int, default=16384
         Largest batch of the ``"minibatch"`` engine (ignored by ``"exact"``).
         Larger batches use more threads at a time but overshoot more often
-        when the fairness weight is large.
+        when the fairness weight is large. The default was the fastest of
+        1024, 4096 and 16384 on 1,000,000 x 10 points
+        (``benchmarks/bench_scale.py``).
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisations (and the ``"minibatch"`` visiting orders).
         The same value gives identical labels.
@@ -202,7 +205,7 @@ class FairKM(ClusterMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-6,
         algorithm="exact",
-        batch_size=4096,
+        batch_size=16384,
         random_state=None,
         verbose=0,
     ):

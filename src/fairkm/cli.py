@@ -760,8 +760,8 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--algorithm", choices=("exact", "minibatch"), default="exact",
                         help="engine: 'exact' sweeps (the paper's, default) or 'minibatch' "
                         "(parallel batches, then exact sweeps; faster on many cores)")
-    parser.add_argument("--batch-size", type=_positive_int, default=4096, metavar="N",
-                        help="largest batch of the minibatch engine (default 4096)")
+    parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
+                        help="largest batch of the minibatch engine (default 16384)")
     parser.add_argument("--random-state", type=int, default=0, metavar="N",
                         help="seed; the same seed gives the same clusters (default 0)")
 
