@@ -417,15 +417,21 @@ def bars(monkeypatch):
     return RecordingBar.instances
 
 
-def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, monkeypatch):
-    fitted = []
+@pytest.fixture
+def fitted(monkeypatch):
+    """The FairKM models the command fits, in order."""
+    models = []
     fit = fairkm.FairKM.fit
 
     def keep(self, *args, **kwargs):
-        fitted.append(fit(self, *args, **kwargs))
-        return fitted[-1]
+        models.append(fit(self, *args, **kwargs))
+        return models[-1]
 
     monkeypatch.setattr(fairkm.FairKM, "fit", keep)
+    return models
+
+
+def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, fitted):
     status, out, _ = run(capsys, "fit", people_csv, *FIT)
     assert status == 0
     (bar,) = bars
@@ -436,15 +442,7 @@ def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, monkeypatch
     assert "FairKM sweep" not in out
 
 
-def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, monkeypatch):
-    fitted = []
-    fit = fairkm.FairKM.fit
-
-    def keep(self, *args, **kwargs):
-        fitted.append(fit(self, *args, **kwargs))
-        return fitted[-1]
-
-    monkeypatch.setattr(fairkm.FairKM, "fit", keep)
+def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, fitted):
     status, out, _ = run(
         capsys, "fit", people_csv, *FIT, "--algorithm", "minibatch", "--batch-size", "16"
     )

@@ -161,10 +161,8 @@ def test_sweep_invariants(case):
     assert_allclose(after, _reference.objective(problem, got), rtol=1e-9, atol=1e-9)
 
 
-@settings(deadline=None, max_examples=60)
-@given(case=problems(max_n=14))
-def test_fit_ends_in_a_local_optimum(case):
-    problem, labels, _ = case
+def assert_fit_ends_in_a_local_optimum(problem, **params):
+    """Fit ``problem`` to ``tol=0`` and check the result against the reference."""
     frame = sensitive_frame(problem)
     weights = np.concatenate([problem.cat_weights, problem.num_weights])
     est = FairKM(
@@ -174,6 +172,7 @@ def test_fit_ends_in_a_local_optimum(case):
         tol=0.0,
         max_iter=500,
         random_state=0,
+        **params,
     ).fit(problem.X, sensitive_features=frame)
     scale = 1.0 + abs(est.objective_)
     assert_allclose(est.objective_, _reference.objective(problem, est.labels_),
@@ -183,6 +182,12 @@ def test_fit_ends_in_a_local_optimum(case):
     for i in range(len(est.labels_)):
         deltas = _reference.move_deltas(problem, est.labels_, i)
         assert deltas.min() >= -1e-9 * scale
+
+
+@settings(deadline=None, max_examples=60)
+@given(case=problems(max_n=14))
+def test_fit_ends_in_a_local_optimum(case):
+    assert_fit_ends_in_a_local_optimum(case[0])
 
 
 def test_statistics_with_no_sensitive_attribute():

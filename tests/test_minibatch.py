@@ -13,7 +13,7 @@ from fairkm._validation import check_sensitive_features
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
-from .test_kernels import engine, problems, sensitive_frame
+from .test_kernels import assert_fit_ends_in_a_local_optimum, engine, problems
 
 
 def reference_proposal(problem, labels, i, tolerance):
@@ -87,26 +87,7 @@ def test_objective_from_statistics_equals_reference(case):
 @settings(deadline=None, max_examples=60)
 @given(case=problems(max_n=14), batch_size=st.sampled_from([1, 2, 5, 64]))
 def test_minibatch_fit_ends_in_a_local_optimum(case, batch_size):
-    problem, _, _ = case
-    frame = sensitive_frame(problem)
-    weights = np.concatenate([problem.cat_weights, problem.num_weights])
-    est = FairKM(
-        problem.n_clusters,
-        fairness_weight=problem.fairness_weight,
-        attribute_weights=weights if len(weights) else None,
-        algorithm="minibatch",
-        batch_size=batch_size,
-        tol=0.0,
-        max_iter=500,
-        random_state=0,
-    ).fit(problem.X, sensitive_features=frame)
-    scale = 1.0 + abs(est.objective_)
-    assert_allclose(est.objective_, _reference.objective(problem, est.labels_),
-                    rtol=1e-9, atol=1e-9)
-    assert np.all(np.diff(est.objective_history_) <= 1e-9 * scale)
-    assert np.all(np.bincount(est.labels_, minlength=problem.n_clusters) >= 1)
-    for i in range(len(est.labels_)):
-        assert _reference.move_deltas(problem, est.labels_, i).min() >= -1e-9 * scale
+    assert_fit_ends_in_a_local_optimum(case[0], algorithm="minibatch", batch_size=batch_size)
 
 
 @pytest.fixture(scope="module")

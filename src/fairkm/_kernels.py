@@ -94,6 +94,43 @@ def _point_costs(
         costs[a] = na / (na - 1.0) * dist[a] - (base - 2.0 * lin[a])
 
 
+@numba.njit(cache=True, inline="always")
+def _best_move(costs, a):
+    """Pick the cluster a point of cluster ``a`` moves to, given :func:`_point_costs`.
+
+    The cluster of the largest decrease, ties to the lowest index; ``a`` itself
+    when no move lowers the objective by more than :data:`MOVE_RTOL` of the
+    magnitudes involved.
+    """
+    gain = costs[a]
+    best = a
+    best_cost = gain
+    for c in range(costs.shape[0]):
+        if c != a and costs[c] < best_cost:
+            best = c
+            best_cost = costs[c]
+    if best == a or gain - best_cost <= MOVE_RTOL * (abs(gain) + abs(best_cost)):
+        return a
+    return best
+
+
+@numba.njit(cache=True, inline="always")
+def _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums):
+    """Move point ``i`` from cluster ``a`` to ``b`` in the sums and counts."""
+    counts[a] -= 1.0
+    counts[b] += 1.0
+    for j in range(X.shape[1]):
+        sums[j, a] -= X[i, j]
+        sums[j, b] += X[i, j]
+    for t in range(codes.shape[1]):
+        v = codes[i, t]
+        value_counts[v, a] -= 1.0
+        value_counts[v, b] += 1.0
+    for t in range(Z.shape[1]):
+        num_sums[t, a] -= Z[i, t]
+        num_sums[t, b] += Z[i, t]
+
+
 @numba.njit(cache=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,  # IN
@@ -143,33 +180,17 @@ def sweep(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
             i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
         )
-        gain = costs[a]
-        best = a
-        best_cost = gain
-        for c in range(k):
-            if c != a and costs[c] < best_cost:
-                best = c
-                best_cost = costs[c]
-        if best == a or gain - best_cost <= MOVE_RTOL * (abs(gain) + abs(best_cost)):
+        b = _best_move(costs, a)
+        if b == a:
             continue
-        b = best
-        counts[a] -= 1.0
-        counts[b] += 1.0
+        _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums)
         for j in range(X.shape[1]):
-            x = X[i, j]
-            sums[j, a] -= x
-            sums[j, b] += x
             centers[j, a] = sums[j, a] / counts[a]
             centers[j, b] = sums[j, b] / counts[b]
         for t in range(codes.shape[1]):
             v = codes[i, t]
-            value_counts[v, a] -= 1.0
-            value_counts[v, b] += 1.0
             cat_dev[t, a] -= value_shift[v]
             cat_dev[t, b] += value_shift[v]
-        for t in range(Z.shape[1]):
-            num_sums[t, a] -= Z[i, t]
-            num_sums[t, b] += Z[i, t]
         labels[i] = b
         n_moved += 1
     return n_moved
@@ -317,15 +338,7 @@ def propose_moves(
                 X, codes, value_prop, value_const, cat_coef, Z, num_coef,
                 i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
             )
-            gain = costs[a]
-            best = a
-            best_cost = gain
-            for c in range(k):
-                if c != a and costs[c] < best_cost:
-                    best = c
-                    best_cost = costs[c]
-            if best != a and gain - best_cost > MOVE_RTOL * (abs(gain) + abs(best_cost)):
-                targets[t] = best
+            targets[t] = _best_move(costs, a)
 
 
 @numba.njit(cache=True)
@@ -346,18 +359,7 @@ def apply_moves(
         b = targets[t]
         if b == a or counts[a] <= 1.0:
             continue
-        counts[a] -= 1.0
-        counts[b] += 1.0
-        for j in range(X.shape[1]):
-            sums[j, a] -= X[i, j]
-            sums[j, b] += X[i, j]
-        for t2 in range(codes.shape[1]):
-            v = codes[i, t2]
-            value_counts[v, a] -= 1.0
-            value_counts[v, b] += 1.0
-        for t2 in range(Z.shape[1]):
-            num_sums[t2, a] -= Z[i, t2]
-            num_sums[t2, b] += Z[i, t2]
+        _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums)
         labels[i] = b
         n_moved += 1
     return n_moved

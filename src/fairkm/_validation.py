@@ -147,6 +147,20 @@ def _resolve_numeric(numeric, names, auto):
     return flags
 
 
+def check_no_missing(name, col, where=""):
+    """Raise ``ValueError`` naming the first missing value (NaN/None) of a sensitive column.
+
+    ``where`` follows the row number in the message (" of partition 3", say).
+    """
+    missing = _is_missing(col)
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"sensitive attribute {name!r} has a missing value (NaN/None) at row {i}{where}; "
+            "encode missing values as their own category or drop those rows."
+        )
+
+
 def _is_missing(col):
     return np.asarray(pd.isna(col), dtype=bool)
 
@@ -218,13 +232,7 @@ def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="aut
     is_numeric = _resolve_numeric(numeric, names, auto)
     kinds, columns, categories = [], [], []
     for name, col, num in zip(names, cols, is_numeric, strict=True):
-        missing = _is_missing(col)
-        if missing.any():
-            i = int(np.flatnonzero(missing)[0])
-            raise ValueError(
-                f"sensitive attribute {name!r} has a missing value (NaN/None) at row {i}; "
-                "encode missing values as their own category or drop those rows."
-            )
+        check_no_missing(name, col)
         if num:
             kinds.append(NUMERIC)
             columns.append(_encode_numeric(name, col))

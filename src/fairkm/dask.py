@@ -53,9 +53,9 @@ from ._validation import (
     SensitiveFeatures,
     _column_table,
     _encode_numeric,
-    _is_missing,
     _resolve_numeric,
     check_int,
+    check_no_missing,
 )
 
 __all__ = ["FairKM"]
@@ -95,14 +95,7 @@ def _prepare(x_block, s_block, numeric, n_features, partition):
     names, cols, _ = _column_table(s_block)
     columns = []
     for name, col, is_numeric in zip(names, cols, numeric, strict=True):
-        missing = _is_missing(col)
-        if missing.any():
-            i = int(np.flatnonzero(missing)[0])
-            raise ValueError(
-                f"sensitive attribute {name!r} has a missing value (NaN/None) at row {i} of "
-                f"partition {partition}; encode missing values as their own category or drop "
-                "those rows."
-            )
+        check_no_missing(name, col, f" of partition {partition}")
         if is_numeric:
             try:
                 values = _encode_numeric(name, col)
