@@ -74,7 +74,9 @@ def timed_fit(X, sensitive, centers, **params):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = FairKM(len(centers), init=centers, **params).fit(X, sensitive_features=sensitive)
+        model = FairKM(len(centers), init=centers, random_state=0, **params).fit(
+            X, sensitive_features=sensitive
+        )
     return time.perf_counter() - start, model
 
 
