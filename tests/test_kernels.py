@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM, _kernels
+from fairkm._encoding import check_sensitive_features
 from fairkm._engine import Stats, sweep
-from fairkm._validation import check_sensitive_features
 
 from . import _reference
 

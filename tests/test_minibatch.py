@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM
+from fairkm._encoding import check_sensitive_features
 from fairkm._engine import Stats, apply, propose
-from fairkm._validation import check_sensitive_features
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference

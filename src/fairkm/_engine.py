@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
+from ._progress import Progress, report
 
 
 @dataclass
@@ -228,12 +229,8 @@ class _Run:
         previous = self.objective
         self.inertia, self.fairness, self.objective = self.evaluate()
         self.history.append(self.objective)
-        if self.verbose:
-            print(
-                f"FairKM {kind} {self.n_iter}: objective {self.objective:.10g} "
-                f"(inertia {self.inertia:.10g}, fairness {self.fairness:.6g}), "
-                f"{n_moved} moved"
-            )
+        report(Progress(kind, self.n_iter, self.objective, n_moved, self.inertia,
+                        self.fairness), self.verbose)
         return n_moved == 0 or (tol > 0 and previous - self.objective <= tol * abs(previous))
 
     def result(self, converged):

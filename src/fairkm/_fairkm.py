@@ -16,16 +16,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _kernels
-from ._engine import Stats, build_terms, run_exact, run_minibatch
-from ._validation import (
+from ._encoding import (
     CATEGORICAL,
     NUMERIC,
-    check_int,
-    check_real,
     check_sensitive_features,
     encode_like,
     standardize_numeric,
 )
+from ._engine import Stats, build_terms, run_exact, run_minibatch
+from ._validation import check_int, check_real
 
 __all__ = ["FairKM"]
 

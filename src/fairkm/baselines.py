@@ -20,7 +20,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._validation import NUMERIC, check_int, check_real, check_sensitive_features
+from ._encoding import NUMERIC, check_sensitive_features
+from ._validation import check_int, check_real
 
 __all__ = ["BlindKMeans", "ZGYA"]
 

@@ -45,18 +45,18 @@ except ImportError as exc:
     ) from exc
 
 from . import _kernels
-from ._engine import Stats, build_terms, sweep
-from ._fairkm import FairKM as _LocalFairKM
-from ._validation import (
+from ._encoding import (
     CATEGORICAL,
     NUMERIC,
     SensitiveFeatures,
     _column_table,
     _encode_numeric,
     _resolve_numeric,
-    check_int,
-    check_no_missing,
 )
+from ._engine import Stats, build_terms, sweep
+from ._fairkm import FairKM as _LocalFairKM
+from ._progress import Progress, report
+from ._validation import check_int, check_no_missing
 
 __all__ = ["FairKM"]
 
@@ -879,11 +879,8 @@ sensitive_means_, sensitive_scales_
                     n_rejected += 1
             del results
             history.append(objective)
-            if self.verbose:
-                print(
-                    f"FairKM (dask) round {r + 1}: objective {objective:.10g}, "
-                    f"{n_moved} moved, {n_rejected} of {n_parts} partitions' moves rejected"
-                )
+            report(Progress("round", r + 1, objective, n_moved, n_rejected=n_rejected,
+                            n_partitions=n_parts), self.verbose)
             if n_moved == 0 or (
                 self.tol > 0 and previous - objective <= self.tol * abs(previous)
             ):

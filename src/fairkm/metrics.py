@@ -40,7 +40,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import silhouette_score
 from sklearn.utils import check_array, check_scalar
 
-from fairkm._validation import (
+from fairkm._encoding import (
     CATEGORICAL,
     check_sensitive_features,
     standardize_numeric,

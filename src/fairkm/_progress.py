@@ -1,0 +1,88 @@
+"""Progress of a fit, reported pass by pass to whoever listens.
+
+The engines call :func:`report` after every pass over the data (a sweep, a
+mini-batch epoch, a Dask round). ``verbose`` printing is one listener; a
+caller such as the command line's progress bar subscribes another with
+:func:`listening`, without parsing any printed text. Listeners live in a
+context variable, so they follow the code that registered them and never leak
+into fits running in other threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from dataclasses import dataclass
+
+__all__ = ["Progress", "listening", "report"]
+
+_LISTENERS = contextvars.ContextVar("fairkm_progress_listeners", default=())
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One pass of a fit over the data.
+
+    Attributes
+    ----------
+    kind : {"sweep", "epoch", "round"}
+        An exact sweep, a mini-batch epoch, or a round of the Dask engine.
+    iteration : int
+        Passes of this run so far, this one included (1 for the first).
+    objective : float
+        The objective after the pass.
+    n_moved : int
+        Points that changed cluster during the pass.
+    inertia, fairness : float
+        The objective's two terms, when the engine computed them (else NaN).
+    n_rejected, n_partitions : int
+        Dask rounds only: partitions whose moves were rejected, of how many.
+    """
+
+    kind: str
+    iteration: int
+    objective: float
+    n_moved: int
+    inertia: float = math.nan
+    fairness: float = math.nan
+    n_rejected: int = 0
+    n_partitions: int = 0
+
+    def describe(self):
+        """Return the line ``verbose`` prints for this pass."""
+        if self.kind == "round":
+            return (
+                f"FairKM (dask) round {self.iteration}: objective {self.objective:.10g}, "
+                f"{self.n_moved} moved, {self.n_rejected} of {self.n_partitions} partitions' "
+                "moves rejected"
+            )
+        return (
+            f"FairKM {self.kind} {self.iteration}: objective {self.objective:.10g} "
+            f"(inertia {self.inertia:.10g}, fairness {self.fairness:.6g}), "
+            f"{self.n_moved} moved"
+        )
+
+
+@contextlib.contextmanager
+def listening(callback):
+    """Call ``callback(progress)`` after every pass of every fit run inside the block.
+
+    Parameters
+    ----------
+    callback : callable
+        Called with one :class:`Progress` per pass, in the fitting thread.
+    """
+    token = _LISTENERS.set((*_LISTENERS.get(), callback))
+    try:
+        yield
+    finally:
+        _LISTENERS.reset(token)
+
+
+def report(progress, verbose):
+    """Tell every listener about ``progress``, and print it when ``verbose``."""
+    if verbose:
+        print(progress.describe())
+    for callback in _LISTENERS.get():
+        callback(progress)
