@@ -21,7 +21,8 @@ from distributed import Client, LocalCluster  # noqa: E402
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
 from fairkm import FairKM as LocalFairKM  # noqa: E402
-from fairkm.dask import FairKM, _random_labels  # noqa: E402
+from fairkm.dask import FairKM
+from fairkm.dask._tasks import random_labels as _random_labels  # noqa: E402
 from fairkm.datasets import make_sensitive_blobs  # noqa: E402
 
 from . import _reference  # noqa: E402
@@ -264,7 +265,7 @@ def test_predict_matches_nearest_centre_and_reference_insertion(client, data, fi
         )
         assert fair[i] == costs.argmin()
     # Block by block, as the single-machine model predicts the whole array.
-    whole = model._local_estimator().predict(new, sensitive_features=new_sensitive)
+    whole = model._predictor().predict(new, sensitive_features=new_sensitive)
     assert_array_equal(fair, whole)
 
 

@@ -1,79 +1,16 @@
 """The compiled engine against the plain NumPy reference in ``_reference.py``."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM, _kernels
-from fairkm._encoding import check_sensitive_features
-from fairkm._engine import Stats, sweep
+from fairkm import _kernels
+from fairkm._engine import sweep
 
 from . import _reference
-
-
-@st.composite
-def problems(draw, max_n=18):
-    """Small FairKM instances with every cluster non-empty in the starting labels."""
-    k = draw(st.integers(1, 4))
-    n = draw(st.integers(max(k, 2), max_n))
-    d = draw(st.integers(1, 3))
-    rows = draw(st.lists(
-        st.lists(st.integers(-20, 20), min_size=d, max_size=d), min_size=n, max_size=n
-    ))
-    # Quarter steps make exact ties between candidate moves possible, as in real data.
-    X = np.array(rows, dtype=np.float64) / 4.0
-    n_cat = draw(st.integers(0, 3))
-    categorical = [
-        np.array(draw(st.lists(st.integers(0, draw(st.integers(0, 4))), min_size=n, max_size=n)))
-        for _ in range(n_cat)
-    ]
-    n_num = draw(st.integers(0, 2))
-    numeric = []
-    for _ in range(n_num):
-        col = np.array(draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n)), float)
-        assume(col.std() > 0)
-        numeric.append(col)
-    weights = draw(st.lists(
-        st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_cat + n_num, max_size=n_cat + n_num
-    ))
-    lam = draw(st.sampled_from([0.0, 0.3, 10.0, 1e3, (n / k) ** 2]))
-    labels = np.array(draw(st.permutations(np.arange(n) % k)), dtype=np.int64)
-    order = np.array(draw(st.permutations(np.arange(n))), dtype=np.int64)
-    problem = _reference.Problem(
-        X=X,
-        categorical=categorical,
-        numeric=numeric,
-        cat_weights=np.array(weights[:n_cat]),
-        num_weights=np.array(weights[n_cat:]),
-        fairness_weight=lam,
-        n_clusters=k,
-    )
-    return problem, labels, order
-
-
-def sensitive_frame(problem):
-    """The problem's sensitive attributes as a DataFrame: ints categorical, floats numeric."""
-    columns = {f"c{j}": col for j, col in enumerate(problem.categorical)}
-    columns.update({f"z{j}": col for j, col in enumerate(problem.numeric)})
-    return pd.DataFrame(columns) if columns else None
-
-
-def engine(problem, labels):
-    """The estimator's kernel inputs for ``problem`` and statistics of ``labels``."""
-    frame = sensitive_frame(problem)
-    weights = np.concatenate([problem.cat_weights, problem.num_weights])
-    est = FairKM(problem.n_clusters, attribute_weights=weights if len(weights) else None)
-    n = problem.X.shape[0]
-    sens = None if frame is None else check_sensitive_features(frame, n_samples=n)
-    terms = est._encode_fit_sensitive(sens, n, est._check_attribute_weights(
-        [] if sens is None else sens.names
-    ))
-    stats = Stats(problem.n_clusters, problem.X.shape[1], terms)
-    stats.recompute(problem.X, terms, labels)
-    return terms, stats
+from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
 
 
 def kernel_objective(problem, terms, stats, labels):
@@ -159,29 +96,6 @@ def test_sweep_invariants(case):
     after = kernel_objective(problem, terms, stats, got)
     assert after <= before + 1e-9 * (1.0 + abs(before))
     assert_allclose(after, _reference.objective(problem, got), rtol=1e-9, atol=1e-9)
-
-
-def assert_fit_ends_in_a_local_optimum(problem, **params):
-    """Fit ``problem`` to ``tol=0`` and check the result against the reference."""
-    frame = sensitive_frame(problem)
-    weights = np.concatenate([problem.cat_weights, problem.num_weights])
-    est = FairKM(
-        problem.n_clusters,
-        fairness_weight=problem.fairness_weight,
-        attribute_weights=weights if len(weights) else None,
-        tol=0.0,
-        max_iter=500,
-        random_state=0,
-        **params,
-    ).fit(problem.X, sensitive_features=frame)
-    scale = 1.0 + abs(est.objective_)
-    assert_allclose(est.objective_, _reference.objective(problem, est.labels_),
-                    rtol=1e-9, atol=1e-9)
-    assert np.all(np.diff(est.objective_history_) <= 1e-9 * scale)
-    assert np.all(np.bincount(est.labels_, minlength=problem.n_clusters) >= 1)
-    for i in range(len(est.labels_)):
-        deltas = _reference.move_deltas(problem, est.labels_, i)
-        assert deltas.min() >= -1e-9 * scale
 
 
 @settings(deadline=None, max_examples=60)

@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM
-from fairkm._encoding import check_sensitive_features
+from fairkm._encoding import SensitiveEncoding, check_sensitive_features
 from fairkm._engine import Stats, apply, propose
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
-from .test_kernels import assert_fit_ends_in_a_local_optimum, engine, problems
+from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
 
 
 def reference_proposal(problem, labels, i, tolerance):
@@ -106,9 +106,8 @@ def test_whole_batches_that_overshoot_are_undone(blobs):
 
     # From the blind clustering, applying every point's best lone move at once
     # raises the objective: the moves all chase the same imbalance.
-    est = FairKM(**common)
     sens = check_sensitive_features(sensitive, n_samples=X.shape[0])
-    terms = est._encode_fit_sensitive(sens, X.shape[0], np.ones(sens.n_attributes))
+    terms = SensitiveEncoding.from_features(sens, X.shape[0]).terms(sens, np.ones(3))
     labels = blind.labels_.copy()
     stats = Stats(6, X.shape[1], terms)
     stats.recompute(X, terms, labels)

@@ -14,14 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._engine import build_terms
 from ._validation import check_no_missing
 
 __all__ = [
     "CATEGORICAL",
     "NUMERIC",
+    "SensitiveEncoding",
     "SensitiveFeatures",
     "check_sensitive_features",
-    "encode_like",
+    "read_columns",
+    "resolve_numeric",
     "standardize_numeric",
 ]
 
@@ -42,9 +45,9 @@ class SensitiveFeatures:
     columns : list of ndarray of shape (n_samples,)
         Per attribute: int64 codes into ``categories[j]`` for a categorical
         attribute, float64 values for a numeric one.
-    categories : list of ndarray or None
-        Per attribute: the sorted observed values of a categorical attribute,
-        ``None`` for a numeric one.
+    categories : list of pandas.Index or None
+        Per attribute: the sorted observed values of a categorical attribute
+        (in their own dtype), ``None`` for a numeric one.
     """
 
     names: list
@@ -67,7 +70,7 @@ class SensitiveFeatures:
         return [j for j, k in enumerate(self.kinds) if k == kind]
 
 
-def _column_table(sensitive_features):
+def read_columns(sensitive_features):
     """Split the input into (names, raw columns, auto-numeric flags)."""
     if isinstance(sensitive_features, pd.DataFrame):
         names = [str(c) for c in sensitive_features.columns]
@@ -110,7 +113,7 @@ def _column_table(sensitive_features):
     return names, cols, auto
 
 
-def _resolve_numeric(numeric, names, auto):
+def resolve_numeric(numeric, names, auto):
     """Apply the ``numeric`` override to the automatic rule."""
     if isinstance(numeric, str):
         if numeric != "auto":
@@ -150,14 +153,14 @@ def _resolve_numeric(numeric, names, auto):
     return flags
 
 
-def _encode_numeric(name, col):
+def _encode_numeric(name, col, where):
     values = pd.to_numeric(pd.Series(np.asarray(col, dtype=object)), errors="coerce")
     values = values.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"sensitive attribute {name!r} is numeric but row {i} holds "
+            f"sensitive attribute {name!r} is numeric but row {i}{where} holds "
             f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite "
             "numbers."
         )
@@ -167,11 +170,16 @@ def _encode_numeric(name, col):
 def _encode_categorical(col):
     # Factorising the column as it is keeps integer and categorical columns on
     # pandas' fast typed paths (an object copy costs ~10x on a million rows).
+    # The values keep their dtype, so that merging the values of several
+    # partitions orders them as one column would be (a categorical dtype by
+    # its categories).
     codes, uniques = pd.factorize(col, sort=True)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    return codes.astype(np.int64), pd.Index(uniques)
 
 
-def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="auto"):
+def check_sensitive_features(
+    sensitive_features, *, n_samples=None, numeric="auto", allow_empty=False, where=""
+):
     """Validate and encode sensitive features.
 
     Parameters
@@ -189,6 +197,10 @@ def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="aut
         pandas categoricals) is categorical. ``True``/``False`` makes every
         attribute numeric/categorical; a list names (or gives the positions
         of) the numeric attributes, all others being categorical.
+    allow_empty : bool, default=False
+        Accept zero rows (one partition of a larger dataset may be empty).
+    where : str, default=""
+        Follows the row number in error messages (" of partition 3", say).
 
     Returns
     -------
@@ -203,7 +215,7 @@ def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="aut
     TypeError
         On an input that is not array-like.
     """
-    names, cols, auto = _column_table(sensitive_features)
+    names, cols, auto = read_columns(sensitive_features)
     if not names:
         raise ValueError("sensitive_features has no columns.")
     n_rows = len(cols[0])
@@ -212,15 +224,15 @@ def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="aut
             f"sensitive_features has {n_rows} rows but X has {n_samples} samples; "
             "they must have the same length."
         )
-    if n_rows == 0:
+    if n_rows == 0 and not allow_empty:
         raise ValueError("sensitive_features has 0 rows.")
-    is_numeric = _resolve_numeric(numeric, names, auto)
+    is_numeric = resolve_numeric(numeric, names, auto)
     kinds, columns, categories = [], [], []
     for name, col, num in zip(names, cols, is_numeric, strict=True):
-        check_no_missing(name, col)
+        check_no_missing(name, col, where)
         if num:
             kinds.append(NUMERIC)
-            columns.append(_encode_numeric(name, col))
+            columns.append(_encode_numeric(name, col, where))
             categories.append(None)
         else:
             codes, uniques = _encode_categorical(col)
@@ -230,63 +242,60 @@ def check_sensitive_features(sensitive_features, *, n_samples=None, numeric="aut
     return SensitiveFeatures(names=names, kinds=kinds, columns=columns, categories=categories)
 
 
-def encode_like(sensitive_features, fitted, *, n_samples=None):
-    """Encode new sensitive features with the attributes and categories of ``fitted``.
 
-    Categorical values not seen in ``fitted`` get the code ``len(categories)``
-    (one shared "unseen" code per attribute).
 
-    Parameters
-    ----------
-    sensitive_features : array-like, Series or DataFrame
-        New rows, with the same attributes (same names for a DataFrame) in the
-        same order as the fitted ones.
-    fitted : SensitiveFeatures
-        The encoding to reproduce.
-    n_samples : int, default=None
-        Expected number of rows.
+# --------------------------------------------------------------------- one partition's summaries
+#
+# A fitted encoding is learned from these, whether the rows are in memory (one
+# partition) or spread over Dask workers (one summary per partition, combined
+# on the client): the two engines cannot encode alike by accident.
 
-    Returns
-    -------
-    SensitiveFeatures
-    """
-    numeric = [fitted.names[j] for j in fitted.select(NUMERIC)]
-    raw_names, _, _ = _column_table(sensitive_features)
-    if isinstance(sensitive_features, pd.DataFrame):
-        if raw_names != list(fitted.names):
-            raise ValueError(
-                f"sensitive_features has columns {raw_names}, but the model was fitted with "
-                f"{list(fitted.names)}."
-            )
-    elif len(raw_names) != fitted.n_attributes:
-        raise ValueError(
-            f"sensitive_features has {len(raw_names)} attribute(s), but the model was fitted "
-            f"with {fitted.n_attributes}."
-        )
-    positions = [fitted.names.index(name) for name in numeric]
-    new = check_sensitive_features(
-        sensitive_features, n_samples=n_samples, numeric=positions if positions else False
-    )
-    columns = []
-    for j, kind in enumerate(fitted.kinds):
+
+def partition_summary(features):
+    """Return the row count and, per attribute, ``(values, counts)`` or the numeric sum."""
+    parts = []
+    for column, values, kind in zip(features.columns, features.categories, features.kinds,
+                                    strict=True):
         if kind == NUMERIC:
-            columns.append(new.columns[j])
-            continue
-        known = fitted.categories[j]
-        values = new.categories[j][new.columns[j]]
-        codes = pd.Index(known).get_indexer(values)
-        codes[codes < 0] = len(known)
-        columns.append(codes.astype(np.int64))
-    return SensitiveFeatures(
-        names=list(fitted.names),
-        kinds=list(fitted.kinds),
-        columns=columns,
-        categories=list(fitted.categories),
-    )
+            parts.append(float(np.sum(column)))
+        else:
+            parts.append((values, np.bincount(column, minlength=len(values))))
+    return features.n_samples, parts
+
+
+def partition_squares(features, means):
+    """Per attribute, the sum of squared deviations from ``means`` (0 for categorical)."""
+    out = np.zeros(features.n_attributes)
+    for j in features.select(NUMERIC):
+        centred = features.columns[j] - means[j]
+        out[j] = float(np.sum(centred * centred))
+    return out
+
+
+def partition_standard_sums(features, means, scales):
+    """Per attribute, the sum of the standardised values (0 for categorical)."""
+    out = np.zeros(features.n_attributes)
+    for j in features.select(NUMERIC):
+        out[j] = float(np.sum((features.columns[j] - means[j]) / scales[j]))
+    return out
+
+
+def _checked_scale(mean_square, name, mean):
+    scale = float(np.sqrt(mean_square))
+    if not scale > 0.0 or not np.isfinite(scale):
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} has zero variance (every value is "
+            f"{mean!r}); it carries no fairness information. Drop it or treat it as "
+            "categorical."
+        )
+    return scale
 
 
 def standardize_numeric(values, name):
     """Mean and standard deviation of a numeric attribute, rejecting zero variance.
+
+    Computed as :class:`SensitiveEncoding` computes them, so the measures and
+    the estimators standardise alike.
 
     Parameters
     ----------
@@ -300,14 +309,192 @@ def standardize_numeric(values, name):
     mean, scale : float
         ``(values - mean) / scale`` has mean 0 and (population) variance 1.
     """
-    mean = float(np.mean(values))
-    scale = float(np.std(values))
-    if not scale > 0.0 or not np.isfinite(scale):
-        raise ValueError(
-            f"numeric sensitive attribute {name!r} has zero variance (every value is "
-            f"{values[0]!r}); it carries no fairness information. Drop it or treat it as "
-            "categorical."
+    n = values.shape[0]
+    mean = float(np.sum(values)) / n
+    centred = values - mean
+    return mean, _checked_scale(float(np.sum(centred * centred)) / n, name, mean)
+
+
+# --------------------------------------------------------------------------- the fitted encoding
+
+
+@dataclass(frozen=True)
+class SensitiveEncoding:
+    """What a fit learned about the sensitive attributes: metadata, never rows.
+
+    Built once from the fitting rows (:meth:`from_features` in memory,
+    :meth:`learn` from per-partition summaries); it encodes new rows for
+    ``predict`` and ``score`` and gives the kernels their per-value constants.
+
+    Attributes
+    ----------
+    names, kinds : tuple of str
+        Attribute names and ``"categorical"``/``"numeric"``, in column order.
+    categories : tuple of (ndarray of object) or None
+        The sorted observed values of each categorical attribute.
+    proportions : tuple of ndarray or None
+        The dataset proportion of each of those values.
+    means, scales : ndarray of shape (n_attributes,)
+        Mean and standard deviation of each numeric attribute (NaN for
+        categorical ones).
+    offsets : ndarray of shape (n_attributes,)
+        Mean of each numeric attribute's standardised values over the fitting
+        rows (0 up to rounding), subtracted so they are centred exactly.
+    n_samples : int
+        Number of fitting rows.
+    """
+
+    names: tuple
+    kinds: tuple
+    categories: tuple
+    proportions: tuple
+    means: np.ndarray
+    scales: np.ndarray
+    offsets: np.ndarray
+    n_samples: int
+
+    @classmethod
+    def learn(cls, names, kinds, each_partition):
+        """Learn the encoding from summaries of the fitting rows, partition by partition.
+
+        Parameters
+        ----------
+        names, kinds : list of str
+            The attributes, as :func:`check_sensitive_features` read them.
+        each_partition : callable
+            ``each_partition(func, *args)`` returns the list of
+            ``func(features, *args)`` over the partitions, in order, each
+            ``features`` being a partition's :class:`SensitiveFeatures`.
+        """
+        summaries = each_partition(partition_summary)
+        n = int(sum(rows for rows, _ in summaries))
+        a = len(names)
+        means, scales, offsets = np.full(a, np.nan), np.full(a, np.nan), np.full(a, np.nan)
+        categories, proportions = [], []
+        for j, kind in enumerate(kinds):
+            if kind == NUMERIC:
+                means[j] = sum(parts[j] for _, parts in summaries) / n
+                categories.append(None)
+                proportions.append(None)
+                continue
+            values = [parts[j][0] for _, parts in summaries]
+            # Factorising the partitions' sorted values together sorts them as
+            # factorising the whole column would.
+            codes, merged = pd.factorize(values[0].append(values[1:]), sort=True)
+            counts = np.zeros(len(merged))
+            start = 0
+            for (_, parts), part_values in zip(summaries, values, strict=True):
+                stop = start + len(part_values)
+                counts[codes[start:stop]] += parts[j][1]
+                start = stop
+            categories.append(np.asarray(merged, dtype=object))
+            proportions.append(counts / n)
+        numeric = [j for j, kind in enumerate(kinds) if kind == NUMERIC]
+        if numeric:
+            squares = np.sum(each_partition(partition_squares, means), axis=0)
+            for j in numeric:
+                scales[j] = _checked_scale(squares[j] / n, names[j], means[j])
+            sums = np.sum(each_partition(partition_standard_sums, means, scales), axis=0)
+            offsets[numeric] = sums[numeric] / n
+        return cls(tuple(names), tuple(kinds), tuple(categories), tuple(proportions),
+                   means, scales, offsets, n)
+
+    @classmethod
+    def from_features(cls, features, n_samples):
+        """Learn the encoding of in-memory rows (``features`` None: no attribute)."""
+        if features is None:
+            empty = np.zeros(0)
+            return cls((), (), (), (), empty, empty, empty, n_samples)
+        return cls.learn(
+            features.names, features.kinds, lambda func, *args: [func(features, *args)]
         )
-    return mean, scale
 
+    @property
+    def n_attributes(self):
+        """Number of sensitive attributes."""
+        return len(self.names)
 
+    def select(self, kind):
+        """Return the indices of the attributes of the given kind, in column order."""
+        return [j for j, k in enumerate(self.kinds) if k == kind]
+
+    def value_offsets(self):
+        """First index of each categorical attribute's values among all of them, and the total."""
+        sizes = [len(p) for p in self.proportions if p is not None]
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def check_names(self, sensitive_features):
+        """Check that new rows carry the fitted attributes (the same names, for a DataFrame)."""
+        names, _, _ = read_columns(sensitive_features)
+        if isinstance(sensitive_features, pd.DataFrame):
+            if names != list(self.names):
+                raise ValueError(
+                    f"sensitive_features has columns {names}, but the model was fitted with "
+                    f"{list(self.names)}."
+                )
+        elif len(names) != self.n_attributes:
+            raise ValueError(
+                f"sensitive_features has {len(names)} attribute(s), but the model was fitted "
+                f"with {self.n_attributes}."
+            )
+
+    def check(self, sensitive_features, *, n_samples=None):
+        """Read new rows with the fitted attributes: same names (for a DataFrame), same kinds.
+
+        Returns the rows' :class:`SensitiveFeatures`, their categorical codes
+        being local to them; :meth:`terms` maps them to the fitted values.
+        """
+        self.check_names(sensitive_features)
+        return check_sensitive_features(
+            sensitive_features, n_samples=n_samples, numeric=self.select(NUMERIC) or False
+        )
+
+    def rows(self, features, *, unseen_slot=False):
+        """Per-row kernel inputs: global value codes and centred standardised values.
+
+        Returns ``(codes, Z)``: codes of shape (n, n_categorical), each
+        attribute's codes shifted past the values of the attributes before it,
+        and Z of shape (n, n_numeric). A value never seen in the fitting rows
+        gets its attribute's extra "unseen" code when ``unseen_slot`` (the
+        layout of :meth:`terms` with ``unseen_slot=True``).
+        """
+        cat, num = self.select(CATEGORICAL), self.select(NUMERIC)
+        n = features.n_samples
+        codes = np.empty((n, len(cat)), dtype=np.int64)
+        start = 0
+        for a, j in enumerate(cat):
+            known = pd.Index(self.categories[j])
+            lookup = known.get_indexer(features.categories[j])
+            if (lookup < 0).any() and not unseen_slot:
+                raise ValueError(f"sensitive attribute {self.names[j]!r} has unseen values.")
+            lookup[lookup < 0] = len(known)
+            codes[:, a] = lookup[features.columns[j]] + start
+            start += len(known) + unseen_slot
+        Z = np.empty((n, len(num)))
+        for b, j in enumerate(num):
+            Z[:, b] = (features.columns[j] - self.means[j]) / self.scales[j] - self.offsets[j]
+        return codes, Z
+
+    def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
+              n_rows=0):
+        """Return the engine's :class:`~fairkm._engine.Terms` for ``features``.
+
+        ``features`` None gives ``n_rows`` rows without attributes (only an
+        encoding without attributes has such rows, or none for constants).
+        ``n_samples`` is the ``n`` of the fairness term (default: the fitting
+        rows'). With ``unseen_slot`` every categorical attribute gets one more
+        value, of dataset proportion 0, for values never seen in the fit.
+        """
+        cat, num = self.select(CATEGORICAL), self.select(NUMERIC)
+        props = [self.proportions[j] for j in cat]
+        n_values = [len(p) for p in props]
+        if unseen_slot:
+            props = [np.append(p, 0.0) for p in props]
+        if features is None:
+            codes = np.zeros((n_rows, len(cat)), dtype=np.int64)
+            Z = np.zeros((n_rows, len(num)))
+        else:
+            codes, Z = self.rows(features, unseen_slot=unseen_slot)
+        weights = np.asarray(attribute_weights, dtype=np.float64)
+        return build_terms(codes, Z, props, n_values, weights[cat], weights[num],
+                           self.n_samples if n_samples is None else n_samples)

@@ -15,7 +15,7 @@ Two engines share the statistics and the kernels of :mod:`fairkm._kernels`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,9 +23,9 @@ from . import _kernels
 from ._progress import Progress, report
 
 
-@dataclass
+@dataclass(frozen=True)
 class Terms:
-    """Per-attribute quantities the kernels need, for one encoding of the data.
+    """Per-attribute quantities the kernels need, for one encoding of some rows.
 
     ``cat_weight`` and ``num_weight`` are the fairness-term coefficients
     without ``fairness_weight``: ``w_a / (n^2 m_a)`` and ``w_b / n^2``.
@@ -45,7 +45,7 @@ class Terms:
         return self.value_prop.shape[0]
 
     def empty_like(self):
-        """Return the terms of the same data without sensitive attributes (a blind engine)."""
+        """Return the terms of the same rows without sensitive attributes (a blind engine)."""
         n = self.codes.shape[0]
         return Terms(
             codes=np.zeros((n, 0), dtype=np.int64),
@@ -58,33 +58,42 @@ class Terms:
             num_weight=np.zeros(0),
         )
 
+    def with_rows(self, codes, Z):
+        """Return the same constants with other rows (those of one partition, say).
 
-def build_terms(codes_list, z_list, proportions, n_norm, cat_w, num_w, n_samples):
-    """Assemble :class:`Terms` from per-attribute codes, proportions and weights.
+        Terms without attributes (a blind engine) keep none of the rows' attributes.
+        """
+        n = codes.shape[0]
+        if self.cat_weight.shape[0] != codes.shape[1]:
+            codes = np.zeros((n, 0), dtype=np.int64)
+        if self.num_weight.shape[0] != Z.shape[1]:
+            Z = np.zeros((n, 0))
+        return replace(self, codes=codes, Z=Z)
 
-    ``proportions[a]`` may be longer than the fitted number of values
-    ``n_norm[a]`` (an "unseen value" slot of proportion 0 in ``predict``); the
-    deviation is still divided by the fitted number of values.
+
+def build_terms(codes, Z, proportions, n_values, cat_w, num_w, n_samples):
+    """Assemble :class:`Terms` from the rows' codes and values and per-attribute constants.
+
+    ``codes`` (n, A) hold global value indices (each attribute's offset
+    added), ``Z`` (n, B) centred standardised numeric values. ``proportions[a]``
+    may be longer than the fitted number of values ``n_values[a]`` (an
+    "unseen value" slot of proportion 0 in ``predict``); the deviation is
+    still divided by the fitted number of values.
     """
     sizes = np.array([len(p) for p in proportions], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    n = len(codes_list[0]) if codes_list else (len(z_list[0]) if z_list else n_samples)
-    codes = np.empty((n, len(codes_list)), dtype=np.int64)
-    for a, col in enumerate(codes_list):
-        codes[:, a] = col + offsets[a]
     value_prop = np.concatenate(proportions) if proportions else np.zeros(0)
     p2 = np.array([np.dot(p, p) for p in proportions])
     p2_per_value = np.repeat(p2, sizes)
-    Z = np.ascontiguousarray(np.column_stack(z_list)) if z_list else np.zeros((n, 0))
     inv_n2 = 1.0 / float(n_samples) ** 2
     return Terms(
         codes=codes,
-        Z=Z,
+        Z=np.ascontiguousarray(Z),
         offsets=offsets,
         value_prop=value_prop,
         value_const=1.0 - 2.0 * value_prop + p2_per_value,
         value_shift=value_prop - p2_per_value,
-        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_norm, float) * inv_n2
+        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_values, float) * inv_n2
         if len(cat_w)
         else np.zeros(0),
         num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
@@ -166,6 +175,89 @@ class Stats:
         """Centres as scikit-learn lays them out, shape (k, d), C-contiguous."""
         return np.ascontiguousarray(self.centers.T)
 
+    # The sums, counts, value counts and numeric sums, flattened into one
+    # vector in this order: what one Dask partition sends the client, where
+    # partitions' vectors add up to the whole data's.
+    _SUMMED = ("sums", "counts", "value_counts", "num_sums")
+
+    def flat(self):
+        """Return the additive statistics as one vector (see :meth:`from_flat`)."""
+        return np.concatenate([getattr(self, name).ravel() for name in self._SUMMED])
+
+    @classmethod
+    def from_flat(cls, flat, k, d, terms):
+        """Rebuild statistics from :meth:`flat`'s vector.
+
+        Centres and ``G`` are derived only when no cluster is empty.
+        """
+        stats = cls(k, d, terms)
+        start = 0
+        for name in cls._SUMMED:
+            array = getattr(stats, name)
+            array[...] = flat[start:start + array.size].reshape(array.shape)
+            start += array.size
+        if np.all(stats.counts > 0):
+            stats.refresh(terms)
+        return stats
+
+    @staticmethod
+    def counts_in_flat(k, d):
+        """Return where the cluster counts sit in :meth:`flat`'s vector."""
+        return slice(d * k, d * k + k)
+
+
+def statistics_of(X, terms, labels, k):
+    """Exact statistics of ``labels`` (centres and ``G`` not derived: see :meth:`Stats.refresh`)."""
+    stats = Stats(k, X.shape[1], terms)
+    _kernels.cluster_statistics(
+        X, terms.codes, terms.Z, labels, stats.sums, stats.counts, stats.value_counts,
+        stats.num_sums,
+    )
+    return stats
+
+
+def stopping_rule_met(previous, objective, n_moved, tol):
+    """Whether a pass that took the objective from ``previous`` to ``objective`` ends a run.
+
+    A run ends when a pass moves no point (a local optimum for single-point
+    moves) or lowers the objective by no more than ``tol`` times its value.
+    """
+    return n_moved == 0 or (tol > 0 and previous - objective <= tol * abs(previous))
+
+
+def fill_moves(distances, rows, owners, counts, empty):
+    """Choose the rows that go to the empty clusters, one each.
+
+    The candidates (``rows``, with their ``distances`` to their centre and
+    their ``owners``' clusters) are taken farthest first, ties to the lowest
+    row, skipping rows whose cluster would empty. Returns a dict row ->
+    empty cluster; fewer entries than ``empty`` when the candidates run out.
+    """
+    counts = counts.copy()
+    moves = {}
+    walk = iter(np.lexsort((rows, -distances)))
+    for cluster in empty:
+        for i in walk:
+            if counts[owners[i]] > 1:
+                counts[owners[i]] -= 1
+                counts[cluster] = 1
+                moves[int(rows[i])] = int(cluster)
+                break
+    return moves
+
+
+def fill_empty_clusters(X, labels, centers):
+    """Give every empty cluster the row farthest from its centre (modifies ``labels``)."""
+    counts = np.bincount(labels, minlength=centers.shape[0])
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        diff = X - centers[labels]
+        distances = np.einsum("ij,ij->i", diff, diff)
+        for row, cluster in fill_moves(
+            distances, np.arange(X.shape[0]), labels, counts, empty
+        ).items():
+            labels[row] = cluster
+
 
 def sweep(X, terms, lam, order, labels, stats):
     """One exact sweep over the points in ``order``; returns the number moved."""
@@ -231,7 +323,7 @@ class _Run:
         self.history.append(self.objective)
         report(Progress(kind, self.n_iter, self.objective, n_moved, self.inertia,
                         self.fairness), self.verbose)
-        return n_moved == 0 or (tol > 0 and previous - self.objective <= tol * abs(previous))
+        return stopping_rule_met(previous, self.objective, n_moved, tol)
 
     def result(self, converged):
         return dict(

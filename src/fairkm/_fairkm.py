@@ -1,53 +1,27 @@
-"""The FairKM estimator: validation, initialisation, restarts and fitted attributes.
+"""The in-memory FairKM estimator: data checks, initialisation, restarts and engines.
 
-The sweeps themselves are in :mod:`fairkm._kernels`.
+The shared contract (parameters, fitted attributes, prediction) is in
+:mod:`fairkm._base`, the engines in :mod:`fairkm._engine`, the sweeps in
+:mod:`fairkm._kernels`.
 """
 
 from __future__ import annotations
 
-import numbers
-import warnings
-
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import kmeans_plusplus
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
-from ._encoding import (
-    CATEGORICAL,
-    NUMERIC,
-    check_sensitive_features,
-    encode_like,
-    standardize_numeric,
-)
-from ._engine import Stats, build_terms, run_exact, run_minibatch
-from ._validation import check_int, check_real
+from ._base import BaseFairKM
+from ._encoding import SensitiveEncoding, check_sensitive_features
+from ._engine import Stats, fill_empty_clusters, run_exact, run_minibatch
+from ._validation import check_int
 
 __all__ = ["FairKM"]
 
 
-def _fill_empty_clusters(X, labels, centers):
-    """Give every empty cluster the point farthest from its centre, from a cluster of size > 1."""
-    k = centers.shape[0]
-    counts = np.bincount(labels, minlength=k)
-    empty = np.flatnonzero(counts == 0)
-    if empty.size == 0:
-        return
-    dist = np.einsum("ij,ij->i", X - centers[labels], X - centers[labels])
-    candidates = iter(np.argsort(-dist, kind="stable"))
-    for e in empty:
-        for i in candidates:
-            if counts[labels[i]] > 1:
-                counts[labels[i]] -= 1
-                labels[i] = e
-                counts[e] = 1
-                break
-
-
-class FairKM(ClusterMixin, BaseEstimator):
+class FairKM(BaseFairKM):
     """Fair K-Means over many sensitive attributes at once (FairKM).
 
     Minimises the K-Means objective on ``X`` plus a fairness penalty that
@@ -223,29 +197,14 @@ class FairKM(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
 
-    def _check_params(self, n_samples):
-        check_int("n_clusters", self.n_clusters, 1)
-        check_int("max_iter", self.max_iter, 1)
-        check_int("verbose", self.verbose, 0)
-        if n_samples < self.n_clusters:
-            raise ValueError(
-                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
-            )
-        check_real("tol", self.tol)
+    def _check_fit_params(self, n_samples):
+        """Check every parameter; return the number of runs and the fairness weight."""
+        lam = self._check_params(n_samples)
         if not (isinstance(self.algorithm, str) and self.algorithm in ("exact", "minibatch")):
             raise ValueError(
                 f"algorithm must be 'exact' or 'minibatch', got {self.algorithm!r}."
             )
         check_int("batch_size", self.batch_size, 1)
-
-        if isinstance(self.init, str):
-            if self.init not in ("k-means++", "random"):
-                raise ValueError(
-                    f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
-                )
-        elif callable(self.init):
-            raise TypeError("init must be 'k-means++', 'random' or an array, got a callable.")
-
         if isinstance(self.n_init, str):
             if self.n_init != "auto":
                 raise ValueError(f"n_init must be 'auto' or an int >= 1, got {self.n_init!r}.")
@@ -257,127 +216,9 @@ class FairKM(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"n_init must be 1 (or 'auto') when init is an array of centres, got {n_init}."
             )
-
-        if isinstance(self.fairness_weight, str):
-            if self.fairness_weight != "auto":
-                raise ValueError(
-                    "fairness_weight must be 'auto' or a non-negative float, "
-                    f"got {self.fairness_weight!r}."
-                )
-            lam = (n_samples / self.n_clusters) ** 2
-        elif isinstance(self.fairness_weight, numbers.Real) and not isinstance(
-            self.fairness_weight, bool
-        ):
-            lam = float(self.fairness_weight)
-            if not (np.isfinite(lam) and lam >= 0):
-                raise ValueError(
-                    "fairness_weight must be 'auto' or a finite float >= 0, "
-                    f"got {self.fairness_weight!r}."
-                )
-        else:
-            raise TypeError(
-                "fairness_weight must be 'auto' or a non-negative float, "
-                f"got {self.fairness_weight!r}."
-            )
         return n_init, lam
 
-    def _check_attribute_weights(self, names):
-        weights = self.attribute_weights
-        if weights is None:
-            return np.ones(len(names))
-        if isinstance(weights, dict):
-            unknown = [key for key in weights if key not in names]
-            if unknown:
-                raise ValueError(
-                    f"attribute_weights names {unknown}, which are not sensitive attributes; "
-                    f"the attributes are {list(names)}."
-                )
-            values = np.array([weights.get(name, 1.0) for name in names], dtype=object)
-        else:
-            values = np.asarray(weights, dtype=object)
-            if values.ndim != 1 or values.shape[0] != len(names):
-                raise ValueError(
-                    f"attribute_weights must have one weight per sensitive attribute "
-                    f"({len(names)}), got shape {values.shape}."
-                )
-        try:
-            values = values.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"attribute_weights must be numbers, got {list(values)!r}."
-            ) from exc
-        if not np.all(np.isfinite(values)) or np.any(values < 0):
-            raise ValueError(
-                f"attribute_weights must be finite and >= 0, got {values.tolist()}."
-            )
-        return values
-
-    def _check_init_centers(self, X):
-        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
-        expected = (self.n_clusters, X.shape[1])
-        if centers.shape != expected:
-            raise ValueError(
-                f"init array must have shape (n_clusters, n_features)={expected}, "
-                f"got {centers.shape}."
-            )
-        return centers
-
     # ------------------------------------------------------------------ fitting
-
-    def _encode_fit_sensitive(self, sens, n_samples, attribute_weights):
-        """Record the sensitive attributes' encoding and return the kernels' terms."""
-        if sens is None:
-            self.sensitive_names_ = np.array([], dtype=object)
-            self.sensitive_kinds_ = np.array([], dtype=object)
-            self.sensitive_categories_ = []
-            self.sensitive_proportions_ = []
-            self.sensitive_means_ = np.zeros(0)
-            self.sensitive_scales_ = np.zeros(0)
-            self._sensitive = None
-            return build_terms([], [], [], [], [], [], n_samples)
-        means = np.full(sens.n_attributes, np.nan)
-        scales = np.full(sens.n_attributes, np.nan)
-        proportions = []
-        for j, kind in enumerate(sens.kinds):
-            if kind == NUMERIC:
-                means[j], scales[j] = standardize_numeric(sens.columns[j], sens.names[j])
-                proportions.append(None)
-            else:
-                counts = np.bincount(sens.columns[j], minlength=len(sens.categories[j]))
-                proportions.append(counts / n_samples)
-        self.sensitive_names_ = np.array(sens.names, dtype=object)
-        self.sensitive_kinds_ = np.array(sens.kinds, dtype=object)
-        self.sensitive_categories_ = list(sens.categories)
-        self.sensitive_proportions_ = proportions
-        self.sensitive_means_ = means
-        self.sensitive_scales_ = scales
-        self._sensitive = sens
-        return self._terms_for(sens, n_samples, attribute_weights, unseen_slot=False)
-
-    def _terms_for(self, sens, n_samples, attribute_weights, unseen_slot):
-        """Kernel terms for encoded sensitive features, using the fitted encoding."""
-        cat = sens.select(CATEGORICAL)
-        num = sens.select(NUMERIC)
-        zs = []
-        for j in num:
-            z = (sens.columns[j] - self.sensitive_means_[j]) / self.sensitive_scales_[j]
-            zs.append(z)
-        if not unseen_slot:
-            # Centre exactly over the fitting data so mean_X(z) is 0 to rounding.
-            zs = [z - z.mean() for z in zs]
-        props = [self.sensitive_proportions_[j] for j in cat]
-        n_norm = [len(p) for p in props]
-        if unseen_slot:
-            props = [np.append(p, 0.0) for p in props]
-        return build_terms(
-            [sens.columns[j] for j in cat],
-            zs,
-            props,
-            n_norm,
-            attribute_weights[cat],
-            attribute_weights[num],
-            n_samples,
-        )
 
     def _initial_labels(self, X, seed, init_centers):
         n, k = X.shape[0], self.n_clusters
@@ -390,7 +231,7 @@ class FairKM(ClusterMixin, BaseEstimator):
             centers = init_centers
         labels = np.empty(n, dtype=np.int64)
         _kernels.nearest_center(X, np.ascontiguousarray(centers), labels)
-        _fill_empty_clusters(X, labels, centers)
+        fill_empty_clusters(X, labels, centers)
         return labels
 
     def fit(self, X, y=None, *, sensitive_features=None):
@@ -414,15 +255,16 @@ class FairKM(ClusterMixin, BaseEstimator):
         """
         X = validate_data(self, X, dtype=np.float64, order="C")
         n_samples = X.shape[0]
-        n_init, lam = self._check_params(n_samples)
-        init_centers = None if isinstance(self.init, str) else self._check_init_centers(X)
-        sens = None
+        n_init, lam = self._check_fit_params(n_samples)
+        init_centers = self._check_init_centers(X.shape[1])
+        features = None
         if sensitive_features is not None:
-            sens = check_sensitive_features(
+            features = check_sensitive_features(
                 sensitive_features, n_samples=n_samples, numeric=self.numeric_sensitive
             )
-        weights = self._check_attribute_weights([] if sens is None else sens.names)
-        terms = self._encode_fit_sensitive(sens, n_samples, weights)
+        weights = self._check_attribute_weights([] if features is None else features.names)
+        encoding = SensitiveEncoding.from_features(features, n_samples)
+        terms = encoding.terms(features, weights, n_rows=n_samples)
         active = terms if lam > 0 else terms.empty_like()
 
         rng = check_random_state(self.random_state)
@@ -441,60 +283,15 @@ class FairKM(ClusterMixin, BaseEstimator):
                 )
             if best is None or run["objective"] < best["objective"]:
                 best = run
-        if not best["converged"]:
-            warnings.warn(
-                f"FairKM did not converge within max_iter={self.max_iter} sweeps; "
-                "increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        self.labels_ = best["labels"]
-        self.cluster_centers_ = best["centers"]
-        self.inertia_ = float(best["inertia"])
-        self.fairness_ = float(best["fairness"])
-        self.objective_ = float(best["objective"])
-        self.objective_history_ = best["history"]
-        self.n_iter_ = int(best["n_iter"])
-        self.fairness_weight_ = lam
-        self.attribute_weights_ = weights
-        stats = best["stats"]
-        self._fitted_stats = (
-            stats.counts.copy(),
-            stats.value_counts.copy(),
-            stats.num_sums.copy(),
-            n_samples,
+        self._set_fitted(
+            labels=best["labels"], centers=best["centers"], inertia=best["inertia"],
+            fairness=best["fairness"], history=best["history"], n_iter=best["n_iter"],
+            converged=best["converged"], unit="sweeps", fairness_weight=lam,
+            attribute_weights=weights, encoding=encoding, stats=best["stats"],
         )
         return self
 
     # ------------------------------------------------------------------ prediction
-
-    def _new_terms(self, sensitive_features, n_samples, n_fit):
-        """Kernel terms for new rows, priced against the fitted encoding."""
-        if self._sensitive is None:
-            raise ValueError(
-                "sensitive_features were given, but the model was fitted without them."
-            )
-        sens = encode_like(sensitive_features, self._sensitive, n_samples=n_samples)
-        return self._terms_for(sens, n_fit, self.attribute_weights_, unseen_slot=True)
-
-    def _fitted_stats_with_unseen_slot(self, terms):
-        """Fitted statistics, with a zero count for each attribute's unseen-value slot."""
-        counts, value_counts, num_sums, _ = self._fitted_stats
-        k = counts.shape[0]
-        # Insert a zero row after each attribute's block of fitted values.
-        ends = self._fitted_offsets()[1:]
-        widened = np.insert(value_counts, ends, 0.0, axis=0)
-        stats = Stats(k, self.cluster_centers_.shape[1], terms)
-        stats.centers[:] = self.cluster_centers_.T
-        stats.counts[:] = counts
-        stats.value_counts[:] = widened
-        stats.num_sums[:] = num_sums
-        stats.set_cat_dev(terms)
-        return stats
-
-    def _fitted_offsets(self):
-        sizes = [len(p) for p in self.sensitive_proportions_ if p is not None]
-        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
     def predict(self, X, *, sensitive_features=None):
         """Assign new points to clusters.
@@ -523,21 +320,7 @@ class FairKM(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        labels = np.empty(X.shape[0], dtype=np.int64)
-        if sensitive_features is None:
-            _kernels.nearest_center(X, self.cluster_centers_, labels)
-            return labels
-        n_fit = self._fitted_stats[3]
-        terms = self._new_terms(sensitive_features, X.shape[0], n_fit)
-        stats = self._fitted_stats_with_unseen_slot(terms)
-        lam = self.fairness_weight_
-        _kernels.cheapest_insertion(
-            X, terms.codes, terms.value_prop, terms.value_const,
-            lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
-            stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
-            labels,
-        )
-        return labels
+        return self._predictor().predict(X, sensitive_features)
 
     def fit_predict(self, X, y=None, *, sensitive_features=None):
         """Fit and return the training labels.
@@ -586,7 +369,7 @@ class FairKM(ClusterMixin, BaseEstimator):
         inertia = _kernels.inertia(X, self.cluster_centers_, labels)
         if sensitive_features is None:
             return -inertia
-        terms = self._new_terms(sensitive_features, X.shape[0], X.shape[0])
+        terms = self._predictor().terms(sensitive_features, X.shape[0], n_samples=X.shape[0])
         stats = Stats(self.n_clusters, X.shape[1], terms)
         stats.recompute(X, terms, labels)
         return -(inertia + self.fairness_weight_ * stats.fairness(terms))

@@ -1,0 +1,212 @@
+"""The contract both FairKM estimators share (in memory and on Dask).
+
+Parameters and their checks, the fitted attributes, the convergence warning
+and prediction against the fitted statistics live here once; the subclasses
+bring the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_array
+
+from . import _kernels
+from ._engine import Stats
+from ._validation import check_int, check_real
+
+__all__ = ["BaseFairKM", "Predictor"]
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """What prediction needs of a fitted model: centres, encoding, weights and statistics.
+
+    Small and free of rows, so it can travel to Dask workers.
+    """
+
+    centers: np.ndarray  # (k, d)
+    encoding: object  # SensitiveEncoding
+    attribute_weights: np.ndarray
+    fairness_weight: float
+    counts: np.ndarray  # (k,)
+    value_counts: np.ndarray  # (V, k)
+    num_sums: np.ndarray  # (B, k)
+
+    def terms(self, sensitive_features, n_rows, n_samples=None):
+        """Return kernel terms for new rows, priced against the fitted encoding."""
+        if self.encoding.n_attributes == 0:
+            raise ValueError(
+                "sensitive_features were given, but the model was fitted without them."
+            )
+        features = self.encoding.check(sensitive_features, n_samples=n_rows)
+        return self.encoding.terms(
+            features, self.attribute_weights, n_samples=n_samples, unseen_slot=True
+        )
+
+    def _fitted_statistics(self, terms):
+        """Return the fitted statistics, with a zero count in each attribute's unseen-value slot."""
+        k, d = self.centers.shape
+        stats = Stats(k, d, terms)
+        stats.centers[:] = self.centers.T
+        stats.counts[:] = self.counts
+        # Insert a zero row after each attribute's block of fitted values.
+        stats.value_counts[:] = np.insert(
+            self.value_counts, self.encoding.value_offsets()[1:], 0.0, axis=0
+        )
+        stats.num_sums[:] = self.num_sums
+        stats.set_cat_dev(terms)
+        return stats
+
+    def predict(self, X, sensitive_features=None):
+        """Labels of the rows of ``X`` (a validated float64 C-contiguous array).
+
+        Without sensitive features, the nearest centre; with them, the cluster
+        where inserting the row alone raises the fitted objective least.
+        """
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if sensitive_features is None:
+            _kernels.nearest_center(X, self.centers, labels)
+            return labels
+        terms = self.terms(sensitive_features, X.shape[0])
+        stats = self._fitted_statistics(terms)
+        lam = self.fairness_weight
+        _kernels.cheapest_insertion(
+            X, terms.codes, terms.value_prop, terms.value_const,
+            lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+            stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
+            labels,
+        )
+        return labels
+
+
+class BaseFairKM(ClusterMixin, BaseEstimator):
+    """Parameters, checks, fitted attributes and prediction shared by the FairKM estimators.
+
+    Subclasses define ``__init__`` (the parameters below plus their own) and
+    ``fit``; ``fit`` calls :meth:`_check_params` and ends with :meth:`_set_fitted`.
+    """
+
+    # ------------------------------------------------------------------ validation
+
+    def _check_params(self, n_samples):
+        """Check the shared parameters; return the fairness weight for ``n_samples`` rows."""
+        check_int("n_clusters", self.n_clusters, 1)
+        check_int("max_iter", self.max_iter, 1)
+        check_int("verbose", self.verbose, 0)
+        if n_samples < self.n_clusters:
+            raise ValueError(
+                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
+            )
+        check_real("tol", self.tol)
+        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
+            raise ValueError(
+                f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
+            )
+        return self._fairness_weight(n_samples)
+
+    def _fairness_weight(self, n_samples):
+        weight = self.fairness_weight
+        if isinstance(weight, str):
+            if weight != "auto":
+                raise ValueError(
+                    f"fairness_weight must be 'auto' or a non-negative float, got {weight!r}."
+                )
+            return (n_samples / self.n_clusters) ** 2
+        if not isinstance(weight, numbers.Real) or isinstance(weight, bool):
+            raise TypeError(
+                f"fairness_weight must be 'auto' or a non-negative float, got {weight!r}."
+            )
+        lam = float(weight)
+        if not (np.isfinite(lam) and lam >= 0):
+            raise ValueError(
+                f"fairness_weight must be 'auto' or a finite float >= 0, got {weight!r}."
+            )
+        return lam
+
+    def _check_attribute_weights(self, names):
+        """Return one weight per attribute from ``attribute_weights``."""
+        weights = self.attribute_weights
+        if weights is None:
+            return np.ones(len(names))
+        if isinstance(weights, dict):
+            unknown = [key for key in weights if key not in names]
+            if unknown:
+                raise ValueError(
+                    f"attribute_weights names {unknown}, which are not sensitive attributes; "
+                    f"the attributes are {list(names)}."
+                )
+            values = np.array([weights.get(name, 1.0) for name in names], dtype=object)
+        else:
+            values = np.asarray(weights, dtype=object)
+            if values.ndim != 1 or values.shape[0] != len(names):
+                raise ValueError(
+                    f"attribute_weights must have one weight per sensitive attribute "
+                    f"({len(names)}), got shape {values.shape}."
+                )
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"attribute_weights must be numbers, got {list(values)!r}."
+            ) from exc
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ValueError(
+                f"attribute_weights must be finite and >= 0, got {values.tolist()}."
+            )
+        return values
+
+    def _check_init_centers(self, n_features):
+        """Return ``init`` as centres, or None when ``init`` names a method."""
+        if isinstance(self.init, str):
+            return None
+        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
+        expected = (self.n_clusters, n_features)
+        if centers.shape != expected:
+            raise ValueError(
+                f"init array must have shape (n_clusters, n_features)={expected}, "
+                f"got {centers.shape}."
+            )
+        return centers
+
+    # ------------------------------------------------------------------ fitted state
+
+    def _set_fitted(self, *, labels, centers, inertia, fairness, history, n_iter, converged,
+                    unit, fairness_weight, attribute_weights, encoding, stats):
+        """Set the fitted attributes, warning first if the run did not converge."""
+        if not converged:
+            warnings.warn(
+                f"FairKM did not converge within max_iter={self.max_iter} {unit}; "
+                "increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.labels_ = labels
+        self.cluster_centers_ = centers
+        self.inertia_ = float(inertia)
+        self.fairness_ = float(fairness)
+        self.objective_ = self.inertia_ + fairness_weight * self.fairness_
+        self.objective_history_ = np.asarray(history)
+        self.n_iter_ = int(n_iter)
+        self.fairness_weight_ = fairness_weight
+        self.attribute_weights_ = attribute_weights
+        self.sensitive_names_ = np.array(encoding.names, dtype=object)
+        self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)
+        self.sensitive_categories_ = list(encoding.categories)
+        self.sensitive_proportions_ = list(encoding.proportions)
+        self.sensitive_means_ = encoding.means
+        self.sensitive_scales_ = encoding.scales
+        self._encoding = encoding
+        self._fitted_stats = (
+            stats.counts.copy(), stats.value_counts.copy(), stats.num_sums.copy()
+        )
+
+    def _predictor(self):
+        counts, value_counts, num_sums = self._fitted_stats
+        return Predictor(self.cluster_centers_, self._encoding, self.attribute_weights_,
+                         self.fairness_weight_, counts, value_counts, num_sums)

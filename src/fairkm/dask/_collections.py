@@ -1,0 +1,123 @@
+"""Dask collections on the client side: partitions, their lengths, gathering results."""
+
+from __future__ import annotations
+
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+from distributed import Client, KilledWorker, get_client
+from distributed.comm import CommClosedError
+from distributed.utils import CancelledError
+
+__all__ = [
+    "LOST",
+    "check_same_partitions",
+    "gather",
+    "label_array",
+    "resolve_client",
+    "s_blocks",
+    "x_blocks",
+]
+
+# What a lost worker, a cancelled future or a dead scheduler raise at a gather.
+# A task's own errors (bad data) are not among them and propagate unchanged.
+LOST = (KilledWorker, CancelledError, CommClosedError)
+
+
+def resolve_client(client):
+    if client is None:
+        try:
+            return get_client()
+        except ValueError as exc:
+            raise RuntimeError(
+                "fairkm.dask.FairKM needs a dask.distributed Client: start one "
+                "(distributed.Client(...)) or pass client= to fit."
+            ) from exc
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a distributed.Client or None, got {client!r}.")
+    return client
+
+
+def x_blocks(X):
+    """One delayed block per row partition of ``X``, its row lengths and feature names."""
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}.")
+        if np.isnan(X.shape[1]):
+            raise ValueError("X must have a known number of columns.")
+        X = X.rechunk({1: -1})
+        lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
+        return list(X.to_delayed().ravel()), int(X.shape[1]), None, lengths
+    if isinstance(X, dd.DataFrame):
+        columns = list(X.columns)
+        names = (
+            np.asarray(columns, dtype=object)
+            if columns and all(isinstance(c, str) for c in columns)
+            else None
+        )
+        return list(X.to_delayed()), len(columns), names, None
+    raise TypeError(
+        "X must be a dask array or a dask DataFrame, got "
+        f"{type(X).__name__}; use fairkm.FairKM for in-memory data."
+    )
+
+
+def s_blocks(sensitive_features):
+    """One delayed block per row partition, an empty sample (for names and dtypes), lengths."""
+    s = sensitive_features
+    if isinstance(s, da.Array):
+        if s.ndim not in (1, 2):
+            raise ValueError(
+                f"sensitive_features must be 1-D or 2-D, got a dask array of shape {s.shape}."
+            )
+        if s.ndim == 2:
+            s = s.rechunk({1: -1})
+        meta = np.empty((0,) + tuple(s.shape[1:]), dtype=s.dtype)
+        lengths = None if any(np.isnan(c) for c in s.chunks[0]) else list(s.chunks[0])
+        return list(s.to_delayed().ravel()), meta, lengths
+    if isinstance(s, (dd.DataFrame, dd.Series)):
+        return list(s.to_delayed()), s._meta, None
+    raise TypeError(
+        "sensitive_features must be a dask DataFrame, Series or array partitioned like X, "
+        f"got {type(s).__name__}."
+    )
+
+
+def check_same_partitions(x_count, s_count, x_lengths, s_lengths):
+    if x_count != s_count:
+        raise ValueError(
+            f"sensitive_features has {s_count} partitions but X has {x_count}; they must be "
+            "partitioned alike (the same rows in each partition)."
+        )
+    if x_lengths is None or s_lengths is None:
+        return
+    for p, (n_x, n_s) in enumerate(zip(x_lengths, s_lengths, strict=True)):
+        if n_x != n_s:
+            raise ValueError(
+                f"partition {p} of sensitive_features has {n_s} rows but that of X has "
+                f"{n_x}; they must be partitioned alike (the same rows in each partition)."
+            )
+
+
+def label_array(blocks, lengths):
+    """Build a 1-D int64 dask array from one block (future or delayed) per partition."""
+    labels = da.concatenate([
+        da.from_delayed(block, shape=(n,), dtype=np.int64)
+        for block, n in zip(blocks, lengths, strict=True) if n != 0
+    ])
+    if 0 in lengths:
+        # concatenate drops empty blocks; keep the partitions of X.
+        labels = labels.rechunk((tuple(lengths),))
+    return labels
+
+
+def gather(client, futures, stage):
+    """Gather results; a lost worker or cancelled future becomes a clear RuntimeError."""
+    try:
+        return client.gather(futures)
+    except LOST as exc:
+        raise RuntimeError(
+            f"fairkm.dask.FairKM lost data on the cluster during {stage} "
+            f"({type(exc).__name__}: {exc}); no labels were kept from this fit, which must "
+            "be restarted."
+        ) from exc

@@ -1,0 +1,529 @@
+"""The FairKM estimator on Dask collections: encoding passes, initialisation, rounds."""
+
+from __future__ import annotations
+
+import operator
+import uuid
+
+import dask
+import numpy as np
+from sklearn.cluster import kmeans_plusplus
+from sklearn.utils import check_random_state
+from sklearn.utils.random import sample_without_replacement
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import BaseFairKM
+from .._encoding import (
+    CATEGORICAL,
+    NUMERIC,
+    SensitiveEncoding,
+    read_columns,
+    resolve_numeric,
+)
+from .._engine import Stats, fill_moves, stopping_rule_met
+from .._progress import Progress, report
+from .._validation import check_int
+from . import _tasks as tasks
+from ._collections import (
+    check_same_partitions,
+    gather,
+    label_array,
+    resolve_client,
+    s_blocks,
+    x_blocks,
+)
+
+__all__ = ["FairKM"]
+
+# A task that raises (a MemoryError under memory pressure, say) is retried
+# this many times; the tasks are pure, so a retry computes the same result.
+# A task whose worker dies is rescheduled by Dask itself, without counting.
+_RETRIES = 2
+
+
+def _learn_encoding(client, prepared, names, kinds):
+    """Learn the sensitive encoding from the partitions' summaries, computed where they are."""
+
+    def each_partition(func, *args):
+        return gather(client, [
+            client.submit(tasks.on_features, part, func, *args) for part in prepared
+        ], "encoding")
+
+    return SensitiveEncoding.learn(names, kinds, each_partition)
+
+
+class FairKM(BaseFairKM):
+    """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
+
+    Minimises the objective of :class:`fairkm.FairKM` on a dask array or
+    DataFrame without gathering its rows: the rows, their labels and their
+    sensitive attributes stay on the workers, and only per-cluster
+    statistics travel (see Notes).
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters; every one of them is non-empty after fitting.
+    fairness_weight : "auto" or float, default="auto"
+        Weight of the fairness term; ``"auto"`` is ``(n_samples / n_clusters) ** 2``.
+    attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
+        Per-attribute weights, as in :class:`fairkm.FairKM`.
+    numeric_sensitive : "auto", bool or list of str or int, default="auto"
+        Which sensitive attributes are numeric, as in :class:`fairkm.FairKM`
+        (``"auto"`` reads the collection's dtypes).
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
+        rows drawn at random (all rows when there are no more), gathered to
+        the client; then every row joins its nearest seed. ``"random"``: each
+        partition assigns its rows a random permutation of consecutive
+        cluster indices, so the clusters have equal sizes (to one) as in
+        :class:`fairkm.FairKM`, but the rows are shuffled within partitions
+        only. An array gives initial centres. Empty initial clusters receive
+        the rows farthest from their centre, as in :class:`fairkm.FairKM`.
+    init_size : int or None, default=None
+        Number of rows k-means++ runs on. ``None``: ``max(10_000, 100 *
+        n_clusters)``. With at least as many rows as this, the seeds are those
+        :class:`fairkm.FairKM` would draw with the same ``random_state``.
+    max_iter : int, default=1000
+        Maximum number of rounds (one sweep of every partition each).
+    tol : float, default=1e-6
+        Stop when a round lowers the objective by no more than ``tol`` times its value.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation. The same value and the same partitioning
+        give identical labels.
+    verbose : int, default=0
+        Print the objective after each round when positive.
+
+    Attributes
+    ----------
+    labels_ : dask.array.Array of shape (n_samples,)
+        Cluster of each training row, chunked like the rows of ``X``. Its
+        blocks are results held on the workers of the fitting client; compute
+        it with that client (``client.compute(model.labels_)`` when it is not
+        the default client).
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Mean of each cluster.
+    inertia_ : float
+        K-Means term, summed over the partitions.
+    fairness_ : float
+        Fairness term, not multiplied by ``fairness_weight_``.
+    objective_ : float
+        ``inertia_ + fairness_weight_ * fairness_``.
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective after initialisation and after each round, computed from the
+        statistics (it can differ from ``objective_`` in the last digits).
+    n_iter_ : int
+        Number of rounds.
+    fairness_weight_, attribute_weights_, n_features_in_, feature_names_in_, \
+sensitive_names_, sensitive_kinds_, sensitive_categories_, sensitive_proportions_, \
+sensitive_means_, sensitive_scales_
+        As in :class:`fairkm.FairKM` (``feature_names_in_`` when ``X`` is a
+        dask DataFrame with string column names).
+
+    See Also
+    --------
+    fairkm.FairKM : the single-machine estimator.
+
+    Notes
+    -----
+    A fit makes a few passes over the partitions to encode the sensitive
+    attributes (the categories and proportions, and the mean and standard
+    deviation of numeric attributes, over all rows), then runs rounds. Each
+    round submits one task per partition, which sweeps its rows once, in
+    order, against the global statistics of the round, exactly as
+    :class:`fairkm.FairKM` sweeps all rows. The client then considers the
+    partitions in turn, starting with partition ``round % n_partitions``,
+    and keeps a partition's new labels only if its change of the statistics,
+    added to the changes kept so far, lowers the objective and empties no
+    cluster. The first partition with moves is priced exactly, so it is kept
+    (unless its gain is below the rounding of the objective); later ones are
+    kept when they do not conflict with the earlier ones. So the objective
+    never rises. With one partition a round is one exact sweep.
+
+    Each partition returns its statistics computed exactly from its labels,
+    and the client sums them in partition order every round; the fitted
+    statistics and inertia come from a final pass. So nothing drifts, and
+    the result depends only on the data, the partitioning and the seed, not
+    on the number of workers or the order in which tasks finish.
+
+    A fit needs the rows in the workers' memory. The statistics and the
+    encoding reach the workers as results of tasks, not as scattered data,
+    so everything a fit holds on the cluster can be recomputed from its
+    inputs: a task whose worker dies is rerun elsewhere, and lost results are
+    recomputed (the tasks are deterministic, so the labels are those of an
+    uninterrupted fit). The scheduler keeps the small task descriptions of
+    every round for this. When Dask cannot recompute a result, the fit
+    raises a ``RuntimeError`` that names the round; it never returns labels
+    from different rounds.
+
+    ``n_init`` is 1: a restart costs as much as a fit.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from distributed import Client
+    >>> from fairkm.dask import FairKM
+    >>> client = Client(n_workers=2)  # doctest: +SKIP
+    >>> X = da.random.random((100_000, 5), chunks=(25_000, 5))  # doctest: +SKIP
+    >>> groups = (da.random.random(100_000, chunks=25_000) > 0.7).astype(int)  # doctest: +SKIP
+    >>> model = FairKM(4, random_state=0).fit(X, sensitive_features=groups)  # doctest: +SKIP
+    >>> labels = model.labels_.compute()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        fairness_weight="auto",
+        attribute_weights=None,
+        numeric_sensitive="auto",
+        init="k-means++",
+        init_size=None,
+        max_iter=1000,
+        tol=1e-6,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.fairness_weight = fairness_weight
+        self.attribute_weights = attribute_weights
+        self.numeric_sensitive = numeric_sensitive
+        self.init = init
+        self.init_size = init_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X, y=None, *, sensitive_features=None, client=None):
+        """Compute a fair clustering of a partitioned dataset.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            Non-sensitive features (numeric), partitioned by rows.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : dask.dataframe.DataFrame, dask.dataframe.Series or \
+                dask.array.Array, default=None
+            One column per sensitive attribute, with the same row partitions as
+            ``X`` (the same number of partitions and of rows in each). ``None``
+            fits plain K-Means.
+        client : distributed.Client, default=None
+            The client to compute with; ``None`` uses the default client.
+
+        Returns
+        -------
+        self : FairKM
+            Fitted estimator.
+
+        Raises
+        ------
+        RuntimeError
+            When there is no client, or when results lost with a worker
+            cannot be recomputed (the fit must then be restarted).
+        """
+        client = resolve_client(client)
+        blocks, n_features, feature_names, x_lengths = x_blocks(X)
+        n_parts = len(blocks)
+        # Check the parameters before touching the data; the number of rows,
+        # which the checks of n_clusters and the "auto" weight need, comes later.
+        self._check_dask_params(np.inf)
+        init_centers = self._check_init_centers(n_features)
+        sensitive, names, kinds = [None] * n_parts, [], []
+        if sensitive_features is not None:
+            sensitive, meta, s_lengths = s_blocks(sensitive_features)
+            check_same_partitions(n_parts, len(sensitive), x_lengths, s_lengths)
+            names, _, auto = read_columns(meta)
+            if not names:
+                raise ValueError("sensitive_features has no columns.")
+            numeric = resolve_numeric(self.numeric_sensitive, names, auto)
+            kinds = [NUMERIC if flag else CATEGORICAL for flag in numeric]
+        weights = self._check_attribute_weights(names)
+        token = uuid.uuid4().hex
+
+        positions = [j for j, kind in enumerate(kinds) if kind == NUMERIC]
+        prepared = client.compute([
+            dask.delayed(tasks.prepare, pure=False)(xb, sb, positions, n_features, p)
+            for p, (xb, sb) in enumerate(zip(blocks, sensitive, strict=True))
+        ])
+        shapes = gather(client, client.map(tasks.shape_summary, prepared), "encoding")
+        lengths = np.array([rows for rows, _, _ in shapes], dtype=np.int64)
+        check_same_partitions(n_parts, n_parts, lengths, [rows for _, rows, _ in shapes])
+        n_samples = int(lengths.sum())
+        lam = self._check_dask_params(n_samples)
+        total_sq_norm = float(sum(norm for _, _, norm in shapes))
+
+        encoding = (
+            SensitiveEncoding.from_features(None, n_samples) if sensitive_features is None
+            else _learn_encoding(client, prepared, names, kinds)
+        )
+        parts = [
+            client.submit(tasks.encode, prepared[p], encoding, key=f"fairkm-encode-p{p}-{token}")
+            for p in range(n_parts)
+        ]
+        del prepared
+        terms = encoding.terms(None, weights)
+        active = terms if lam > 0 else terms.empty_like()
+
+        rng = check_random_state(self.random_state)
+        seed = rng.randint(np.iinfo(np.int32).max, size=1)[0]
+        on_cluster = client.submit(tasks.constant, active, key=f"fairkm-terms-{token}")
+        labels, table = self._initial_labels(
+            client, parts, lengths, seed, init_centers, on_cluster, n_features, token
+        )
+        run = self._rounds(client, parts, labels, table, active, on_cluster, lam,
+                           total_sq_norm, n_features, token)
+
+        # Fitted numbers from the final labels, not from the rounds' bookkeeping.
+        flat = np.sum(gather(client, [
+            client.submit(tasks.partition_statistics, parts[p], run["labels"][p], terms,
+                          self.n_clusters, key=f"fairkm-final-p{p}-{token}", retries=_RETRIES)
+            for p in range(n_parts)
+        ], "the final statistics"), axis=0)
+        stats = Stats.from_flat(flat, self.n_clusters, n_features, terms)
+        centers = stats.cluster_centers()
+        inertia = float(sum(gather(client, [
+            client.submit(tasks.inertia, parts[p], run["labels"][p], centers,
+                          key=f"fairkm-inertia-p{p}-{token}", retries=_RETRIES)
+            for p in range(n_parts)
+        ], "the final inertia")))
+        self._set_fitted(
+            labels=label_array(run["labels"], [int(n) for n in lengths]), centers=centers,
+            inertia=inertia, fairness=stats.fairness(terms), history=run["history"],
+            n_iter=run["n_iter"], converged=run["converged"], unit="rounds",
+            fairness_weight=lam, attribute_weights=weights, encoding=encoding, stats=stats,
+        )
+        self.n_features_in_ = n_features
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
+
+    def _check_dask_params(self, n_samples):
+        lam = self._check_params(n_samples)
+        if self.init_size is not None:
+            check_int("init_size", self.init_size, 1)
+        return lam
+
+    def _initial_labels(self, client, parts, lengths, seed, init_centers, terms, n_features,
+                        token):
+        """Return the initial label futures, one per partition, and their statistics."""
+        k, n_parts = self.n_clusters, len(parts)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        n_samples = int(offsets[-1])
+        if init_centers is None and self.init == "random":
+            seeds = np.random.RandomState(seed).randint(np.iinfo(np.int32).max, size=n_parts)
+            labels = [
+                client.submit(tasks.random_labels, int(lengths[p]), int(offsets[p]), k,
+                              seeds[p], key=f"fairkm-init-p{p}-{token}")
+                for p in range(n_parts)
+            ]
+        else:
+            centers = init_centers
+            if centers is None:
+                size = max(10_000, 100 * k) if self.init_size is None else self.init_size
+                size = min(n_samples, max(size, k))
+                rows = (
+                    np.arange(n_samples) if size == n_samples
+                    else np.sort(sample_without_replacement(n_samples, size, random_state=seed))
+                )
+                where = np.searchsorted(offsets, rows, side="right") - 1
+                picked = [
+                    client.submit(tasks.take_rows, parts[p], rows[where == p] - offsets[p])
+                    for p in range(n_parts) if np.any(where == p)
+                ]
+                sample = np.concatenate(gather(client, picked, "initialisation"))
+                centers, _ = kmeans_plusplus(sample, k, random_state=seed)
+            centers = np.ascontiguousarray(centers)
+            labels = [
+                client.submit(tasks.nearest, parts[p], centers, key=f"fairkm-init-p{p}-{token}")
+                for p in range(n_parts)
+            ]
+        table = self._statistics_table(client, parts, labels, terms, "initialisation")
+        counts = table.sum(axis=0)[Stats.counts_in_flat(k, n_features)]
+        if np.any(counts == 0):
+            labels = self._fill_empty_clusters(client, parts, labels, centers, counts, offsets)
+            table = self._statistics_table(client, parts, labels, terms, "initialisation")
+        return labels, table
+
+    def _statistics_table(self, client, parts, labels, terms, stage):
+        """Each partition's exact statistics under ``labels``: one flat row per partition."""
+        return np.array(gather(client, [
+            client.submit(tasks.partition_statistics, parts[p], labels[p], terms,
+                          self.n_clusters, retries=_RETRIES)
+            for p in range(len(parts))
+        ], stage))
+
+    def _fill_empty_clusters(self, client, parts, labels, centers, counts, offsets):
+        """Give each empty cluster the row farthest from its centre, as the single-machine fit.
+
+        Each partition offers its ``limit`` farthest rows; if the walk over
+        them runs out before every empty cluster is filled, it starts again
+        with more.
+        """
+        empty = np.flatnonzero(counts == 0)
+        limit = 4 * len(empty)
+        while True:
+            offered = gather(client, [
+                client.submit(tasks.farthest, parts[p], labels[p], centers, limit)
+                for p in range(len(parts))
+            ], "initialisation")
+            moves = fill_moves(
+                np.concatenate([o[0] for o in offered]),
+                np.concatenate([o[1] + offsets[p] for p, o in enumerate(offered)]),
+                np.concatenate([o[2] for o in offered]),
+                counts, empty,
+            )
+            if len(moves) == len(empty) or all(len(o[0]) < limit for o in offered):
+                break
+            limit *= 4
+        new = list(labels)
+        moved = np.array(sorted(moves), dtype=np.int64)
+        where = np.searchsorted(offsets, moved, side="right") - 1
+        for p in np.unique(where):
+            rows_p = moved[where == p]
+            new[p] = client.submit(
+                tasks.relabel, labels[p], rows_p - offsets[p],
+                np.array([moves[int(r)] for r in rows_p], dtype=np.int64),
+            )
+        return new
+
+    def _rounds(self, client, parts, labels, table, terms, on_cluster, lam, total_sq_norm,
+                n_features, token):
+        """Run rounds until the stopping rule; return the label futures and the history."""
+        k, n_parts = self.n_clusters, len(parts)
+        counts = Stats.counts_in_flat(k, n_features)
+
+        def objective(flat):
+            if not np.all(flat[counts] > 0):
+                return np.inf
+            return Stats.from_flat(flat, k, n_features, terms).objective(
+                terms, lam, total_sq_norm
+            )
+
+        labels = list(labels)
+        total = table.sum(axis=0)
+        current = objective(total)
+        history = [current]
+        for r in range(self.max_iter):
+            stats = client.submit(tasks.constant, Stats.from_flat(total, k, n_features, terms),
+                                  key=f"fairkm-stats-r{r}-{token}")
+            results = [
+                client.submit(tasks.sweep_partition, parts[p], labels[p], stats, on_cluster,
+                              lam, key=f"fairkm-sweep-r{r}-p{p}-{token}", retries=_RETRIES)
+                for p in range(n_parts)
+            ]
+            summaries = gather(client, [
+                client.submit(tasks.sweep_summary, results[p],
+                              key=f"fairkm-moves-r{r}-p{p}-{token}")
+                for p in range(n_parts)
+            ], f"round {r + 1}")
+            previous = current
+            n_moved = n_rejected = 0
+            for p in [(r + i) % n_parts for i in range(n_parts)]:
+                flat, moved = summaries[p]
+                if not moved:
+                    continue
+                kept = table[p].copy()
+                table[p] = flat
+                # The candidate is summed exactly as the next round's statistics
+                # will be, so the objective recorded is the one compared.
+                candidate = table.sum(axis=0)
+                value = objective(candidate)
+                if value < current:
+                    total, current = candidate, value
+                    labels[p] = client.submit(operator.getitem, results[p], 0,
+                                              key=f"fairkm-labels-r{r}-p{p}-{token}")
+                    n_moved += moved
+                else:
+                    table[p] = kept
+                    n_rejected += 1
+            del results
+            history.append(current)
+            report(Progress("round", r + 1, current, n_moved, n_rejected=n_rejected,
+                            n_partitions=n_parts), self.verbose)
+            if stopping_rule_met(previous, current, n_moved, self.tol):
+                return dict(labels=labels, history=history, n_iter=r + 1, converged=True)
+        return dict(labels=labels, history=history, n_iter=self.max_iter, converged=False)
+
+    # ------------------------------------------------------------------ prediction
+
+    def predict(self, X, *, sensitive_features=None):
+        """Assign new rows to clusters, partition by partition.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            New non-sensitive data.
+        sensitive_features : dask.dataframe.DataFrame, dask.dataframe.Series or \
+                dask.array.Array, default=None
+            The new rows' sensitive attributes, partitioned like ``X``.
+            ``None``: each row goes to its nearest centre.
+
+        Returns
+        -------
+        labels : dask.array.Array of shape (n_samples,)
+            Cluster of each row (lazy), chunked like the rows of ``X``.
+
+        Notes
+        -----
+        Each block is predicted against the fitted centres and statistics by
+        the code :class:`fairkm.FairKM` predicts with, so the labels are those
+        it would give: with ``sensitive_features``, the cluster where
+        inserting the row alone raises the fitted objective least.
+        """
+        check_is_fitted(self)
+        blocks, n_features, feature_names, lengths = x_blocks(X)
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but FairKM was fitted with "
+                f"{self.n_features_in_}."
+            )
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if (feature_names is not None and fitted_names is not None
+                and list(feature_names) != list(fitted_names)):
+            raise ValueError(
+                f"X has columns {list(feature_names)}, but FairKM was fitted with "
+                f"{list(fitted_names)}."
+            )
+        sensitive = [None] * len(blocks)
+        if sensitive_features is not None:
+            if not self._encoding.n_attributes:
+                raise ValueError(
+                    "sensitive_features were given, but the model was fitted without them."
+                )
+            sensitive, meta, s_lengths = s_blocks(sensitive_features)
+            check_same_partitions(len(blocks), len(sensitive), lengths, s_lengths)
+            self._encoding.check_names(meta)
+        predictor = dask.delayed(self._predictor(), pure=True)
+        return label_array(
+            [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb)
+             for xb, sb in zip(blocks, sensitive, strict=True)],
+            [np.nan] * len(blocks) if lengths is None else lengths,
+        )
+
+    def fit_predict(self, X, y=None, *, sensitive_features=None, client=None):
+        """Fit and return the training labels.
+
+        Parameters
+        ----------
+        X : dask.array.Array or dask.dataframe.DataFrame
+            Non-sensitive features, as in :meth:`fit`.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : dask collection, default=None
+            As in :meth:`fit`.
+        client : distributed.Client, default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        labels : dask.array.Array of shape (n_samples,)
+            ``labels_``.
+        """
+        return self.fit(X, sensitive_features=sensitive_features, client=client).labels_
