@@ -20,16 +20,8 @@ import fairkm
 from fairkm.datasets import _base, _doc2vec, fetch_adult, fetch_kinematics, get_data_home
 from fairkm.datasets._adult import _undersample_indices
 
-SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
 ADULT_SENSITIVE = ["marital-status", "relationship", "race", "sex", "native-country"]
 KINEMATICS_JSON = "Kinematics_161.json"
-
-
-@pytest.fixture(scope="session")
-def shared_data():
-    if not (SHARED_DATA / "adult" / "adult.data").is_file():
-        pytest.skip(f"the real data files are not at {SHARED_DATA} (the shared/ folder)")
-    return SHARED_DATA
 
 
 @pytest.fixture
