@@ -10,13 +10,12 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from fairkm.baselines import (
-    ZGYA,
-    BlindKMeans,
-    _bound_step,
-    _fairness_cost,
-    _gradient_table,
-    _group_masses,
+from fairkm.baselines import ZGYA, BlindKMeans
+from fairkm.baselines._zgya_kernels import (
+    bound_step,
+    fairness_cost,
+    gradient_table,
+    group_masses,
 )
 
 # ---------------------------------------------------------------- local helpers
@@ -266,7 +265,7 @@ def reference_masses(S, codes, n_values):
 
 def fairness_gradient(S, codes, targets):
     """The library's per-point gradient: its (n_values, k) table looked up by group."""
-    return _gradient_table(*_group_masses(S, codes, len(targets)), targets)[codes]
+    return gradient_table(*group_masses(S, codes, len(targets)), targets)[codes]
 
 
 @settings(deadline=None, max_examples=150)
@@ -274,7 +273,7 @@ def fairness_gradient(S, codes, targets):
 def test_bound_update_matches_reference(problem):
     S, dist, codes, targets, weight, lipschitz = problem
     n_values = len(targets)
-    group_mass, mass = _group_masses(S, codes, n_values)
+    group_mass, mass = group_masses(S, codes, n_values)
     want_group_mass, want_mass = reference_masses(S, codes, n_values)
     assert_allclose(group_mass, want_group_mass, rtol=1e-12)
     assert_allclose(mass, want_mass, rtol=1e-12)
@@ -285,9 +284,9 @@ def test_bound_update_matches_reference(problem):
         atol=1e-12,
     )
     log_s = np.log(S)
-    table = _gradient_table(group_mass, mass, targets)
+    table = gradient_table(group_mass, mass, targets)
     work = np.empty_like(S)
-    bound = _bound_step(log_s, dist, codes, table, weight, lipschitz, group_mass, mass, work)
+    bound = bound_step(log_s, dist, codes, table, weight, lipschitz, group_mass, mass, work)
     want, want_bound = reference_bound_step(S, dist, codes, targets, weight, lipschitz)
     assert_allclose(np.exp(log_s), want, rtol=1e-9, atol=1e-15)
     assert bound == pytest.approx(want_bound, rel=1e-9, abs=1e-9)
@@ -306,7 +305,7 @@ def test_gradient_is_derivative_of_kl_cost():
     grad = fairness_gradient(S, codes, targets)
 
     def cost(S):
-        return _fairness_cost(*_group_masses(S, codes, 3), targets)
+        return fairness_cost(*group_masses(S, codes, 3), targets)
 
     step = 1e-6
     numeric = np.zeros_like(S)

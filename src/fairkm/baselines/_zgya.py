@@ -1,10 +1,7 @@
-"""Baselines the FairKM paper compares with, behind the same ``fit`` signature.
+"""ZGYA: Variational Fair Clustering (Ziko, Granger, Yuan and Ben Ayed), K-Means variant.
 
-* :class:`BlindKMeans`: K-Means on ``X`` alone ("K-Means(N)" in the paper),
-  a thin wrapper of :class:`sklearn.cluster.KMeans` that accepts and ignores
-  ``sensitive_features``.
-* :class:`ZGYA`: Variational Fair Clustering (Ziko, Granger, Yuan and Ben
-  Ayed), K-Means variant, for one categorical sensitive attribute.
+The estimator: parameters, validation, the outer loop and the fitted
+attributes. The array work of each step is in :mod:`._zgya_kernels`.
 """
 
 from __future__ import annotations
@@ -12,333 +9,31 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
 from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.cluster import KMeans, kmeans_plusplus
+from sklearn.cluster import kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._encoding import NUMERIC, check_sensitive_features
-from ._validation import check_int, check_real
+from .._encoding import NUMERIC, check_sensitive_features
+from .._validation import check_int, check_real
+from ._zgya_kernels import (
+    MASS_FLOOR,
+    bound_step,
+    fairness_cost,
+    gradient_table,
+    group_masses,
+    soft_means,
+    squared_distances,
+)
 
-__all__ = ["BlindKMeans", "ZGYA"]
-
-# A cluster whose soft mass 1^T S_k is at most this is treated as empty (no
-# fairness term, no fairness gradient); group masses V_j^T S_k are floored at it
-# before division, so gradients stay finite.
-_MASS_FLOOR = 1e-12
+__all__ = ["ZGYA"]
 
 # Relative rise of the objective between outer iterations beyond rounding: both
 # half-steps can only lower it when the bound holds, so a larger rise means the
 # Lipschitz constant is too small.
 _RISE_TOL = 1e-9
-
-
-class BlindKMeans(ClusterMixin, BaseEstimator):
-    """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
-
-    A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
-    ``sensitive_features`` and ignores them, so it drops into experiment code
-    written for :class:`~fairkm.FairKM`.
-
-    Parameters
-    ----------
-    n_clusters : int, default=8
-        Number of clusters.
-    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
-            default="k-means++"
-        Initialisation, as in :class:`sklearn.cluster.KMeans`.
-    n_init : "auto" or int, default="auto"
-        Number of initialisations, as in :class:`sklearn.cluster.KMeans`.
-    max_iter : int, default=300
-        Maximum number of Lloyd iterations per initialisation.
-    tol : float, default=1e-4
-        Relative tolerance on the centres' movement, as in
-        :class:`sklearn.cluster.KMeans`.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initialisations. The same value gives identical labels.
-
-    Attributes
-    ----------
-    kmeans_ : sklearn.cluster.KMeans
-        The fitted scikit-learn estimator.
-    labels_ : ndarray of shape (n_samples,)
-        Cluster of each training point.
-    cluster_centers_ : ndarray of shape (n_clusters, n_features)
-        Cluster centres.
-    inertia_ : float
-        Sum of squared distances of the points to their centre.
-    n_iter_ : int
-        Number of Lloyd iterations of the kept initialisation.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a DataFrame with string columns.
-
-    See Also
-    --------
-    fairkm.FairKM : fair K-Means over many sensitive attributes.
-    ZGYA : Variational Fair Clustering over one sensitive attribute.
-
-    Notes
-    -----
-    Parameter validation and its error messages are scikit-learn's
-    (``KMeans`` validates its parameters when ``fit`` is called).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairkm.baselines import BlindKMeans
-    >>> X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
-    >>> group = np.array(["a", "a", "a", "b", "b", "b"])
-    >>> model = BlindKMeans(n_clusters=2, random_state=0).fit(X, sensitive_features=group)
-    >>> sorted(np.bincount(model.labels_).tolist())
-    [3, 3]
-    """
-
-    def __init__(
-        self,
-        n_clusters=8,
-        *,
-        init="k-means++",
-        n_init="auto",
-        max_iter=300,
-        tol=1e-4,
-        random_state=None,
-    ):
-        self.n_clusters = n_clusters
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-
-    def fit(self, X, y=None, *, sensitive_features=None):
-        """Compute K-Means clustering of ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, pandas Series or DataFrame, default=None
-            Ignored by the clustering. When given it is still validated (one
-            row per sample), so that a mismatch in experiment code is caught.
-
-        Returns
-        -------
-        self : BlindKMeans
-            Fitted estimator.
-        """
-        X = validate_data(self, X, dtype=np.float64, order="C")
-        if sensitive_features is not None:
-            check_sensitive_features(sensitive_features, n_samples=X.shape[0])
-        self.kmeans_ = KMeans(
-            n_clusters=self.n_clusters,
-            init=self.init,
-            n_init=self.n_init,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            random_state=self.random_state,
-        ).fit(X)
-        self.labels_ = self.kmeans_.labels_
-        self.cluster_centers_ = self.kmeans_.cluster_centers_
-        self.inertia_ = float(self.kmeans_.inertia_)
-        self.n_iter_ = int(self.kmeans_.n_iter_)
-        return self
-
-    def predict(self, X):
-        """Assign each sample of ``X`` to its nearest centre.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            New data.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Index of the nearest centre.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return self.kmeans_.predict(X)
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, pandas Series or DataFrame, default=None
-            Validated, then ignored.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Cluster of each training point.
-        """
-        return self.fit(X, sensitive_features=sensitive_features).labels_
-
-
-def _squared_distances(X, x_squared_norms, centers):
-    """Squared Euclidean distances, shape (n_samples, n_clusters), clipped at 0."""
-    dist = X @ centers.T
-    dist *= -2.0
-    dist += x_squared_norms[:, None]
-    dist += np.einsum("ij,ij->i", centers, centers)[None, :]
-    np.maximum(dist, 0.0, out=dist)
-    return dist
-
-
-def _group_masses(S, codes, n_values):
-    """``(V_j^T S_k)`` as a (n_values, n_clusters) table and ``1^T S_k`` per cluster."""
-    group_mass = np.zeros((n_values, S.shape[1]))
-    np.add.at(group_mass, codes, S)
-    return group_mass, S.sum(axis=0)
-
-
-def _gradient_table(group_mass, mass, targets):
-    """Tabulate the fairness gradient ``b``, shape (n_values, n_clusters).
-
-    ``b[p, k] = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)``; only the group of
-    point ``p`` has ``v_jp = 1``, so ``b[p] = table[codes[p]]``. A cluster of
-    zero mass has no proportions: its column is 0. Group masses are floored
-    at ``_MASS_FLOOR`` so the table stays finite.
-    """
-    live = mass > _MASS_FLOOR
-    table = np.zeros_like(group_mass)
-    floored = np.maximum(group_mass[:, live], _MASS_FLOOR)
-    table[:, live] = targets.sum() / mass[live] - targets[:, None] / floored
-    return table
-
-
-def _fairness_cost(group_mass, mass, targets):
-    """``sum_k KL(U || P_k)``, ``P(j|k) = V_j^T S_k / 1^T S_k``, over non-empty clusters."""
-    live = mass > _MASS_FLOOR
-    floored = np.maximum(group_mass[:, live], _MASS_FLOOR)
-    present = targets > 0
-    u = targets[present]
-    log_p = np.log(floored[present]) - np.log(mass[live])[None, :]
-    return float(np.sum(u[:, None] * (np.log(u)[:, None] - log_p)))
-
-
-# Exponents are clipped below at this before exp(): exponentials that
-# underflow into subnormal numbers are many times slower than normal ones, and
-# far-away clusters drift to exponents of -1e4 and below. A clipped term is at
-# most 1e-304 of its row's largest (exp(0) = 1), so the normalisers and masses
-# do not change; log S keeps the exact, unclipped exponent.
-_EXPONENT_FLOOR = -700.0
-
-
-@njit(cache=True)
-def _shift_rows(log_s, dist, codes, table, fairness_weight, lipschitz, clipped):
-    """``log s_p - (a_p + lambda b_p) / L`` minus its row maximum, in place.
-
-    Writes the same exponents, clipped at ``_EXPONENT_FLOOR``, into
-    ``clipped``, and returns the sum of the row maxima.
-    """
-    n, k = log_s.shape
-    total = 0.0
-    for p in range(n):
-        j = codes[p]
-        row_max = -np.inf
-        for c in range(k):
-            log_s[p, c] -= (dist[p, c] + fairness_weight * table[j, c]) / lipschitz
-            row_max = max(row_max, log_s[p, c])
-        for c in range(k):
-            log_s[p, c] -= row_max
-            clipped[p, c] = max(log_s[p, c], _EXPONENT_FLOOR)
-        total += row_max
-    return total
-
-
-@njit(cache=True)
-def _normalise_rows(log_s, scaled, codes, group_mass, mass):
-    """Normalise the rows of ``scaled`` (``exp`` of ``log_s``), and ``log_s`` with them.
-
-    Accumulates the masses of the normalised rows into ``group_mass`` and
-    ``mass`` and returns the sum of the log normalisers.
-    """
-    n, k = log_s.shape
-    group_mass[:] = 0.0
-    mass[:] = 0.0
-    total = 0.0
-    for p in range(n):
-        j = codes[p]
-        row_sum = 0.0
-        for c in range(k):
-            row_sum += scaled[p, c]
-        log_norm = np.log(row_sum)
-        inverse = 1.0 / row_sum
-        for c in range(k):
-            log_s[p, c] -= log_norm
-            s = scaled[p, c] * inverse
-            group_mass[j, c] += s
-            mass[c] += s
-        total += log_norm
-    return total
-
-
-def _bound_step(log_s, dist, codes, table, fairness_weight, lipschitz, group_mass, mass, work):
-    """One update of the bound optimisation, in place.
-
-    ``s_p <- s_p * exp(-(a_p + lambda b_p) / L) / normaliser`` for every
-    point, computed in log space with each row's maximum subtracted
-    (log-sum-exp), so that nothing overflows and no entry underflows to an
-    unrecoverable 0 in ``log_s``. The pass that normalises also accumulates
-    the masses of the new ``S`` that the next update's gradient table needs,
-    so ``S`` itself is never stored. The exponentials are NumPy's, between two
-    compiled passes, because its vectorised ``exp`` is several times faster
-    than the scalar one a compiled loop calls.
-
-    Parameters
-    ----------
-    log_s : ndarray of shape (n_samples, n_clusters)
-        ``log S``; overwritten with the updated assignments.
-    dist : ndarray of shape (n_samples, n_clusters)
-        Unary terms ``a`` (squared distances to the centres).
-    codes : ndarray of shape (n_samples,)
-        Group of each point.
-    table : ndarray of shape (n_values, n_clusters)
-        The gradient ``b`` of the current ``S`` (:func:`_gradient_table`).
-    fairness_weight, lipschitz : float
-        ``lambda`` and ``L``.
-    group_mass : ndarray of shape (n_values, n_clusters)
-        Overwritten with ``V_j^T S_k`` of the new ``S``.
-    mass : ndarray of shape (n_clusters,)
-        Overwritten with ``1^T S_k`` of the new ``S``.
-    work : ndarray of shape (n_samples, n_clusters)
-        Scratch space.
-
-    Returns
-    -------
-    bound : float
-        The bound at its minimiser ``S_new``,
-        ``sum S_new (a + lambda b) + L sum S_new log(S_new / S)``, which
-        equals ``-L sum_p log sum_k s_pk exp(-(a_pk + lambda b_pk) / L)``.
-    """
-    total = _shift_rows(log_s, dist, codes, table, fairness_weight, lipschitz, work)
-    np.exp(work, out=work)
-    total += _normalise_rows(log_s, work, codes, group_mass, mass)
-    return -lipschitz * total
-
-
-def _soft_means(X, S, centers):
-    """``X^T S_k / 1^T S_k`` for each cluster; an empty cluster keeps its centre."""
-    mass = S.sum(axis=0)
-    # (X^T S)^T rather than S^T X: OpenBLAS is far slower on the transposed tall operand.
-    new = np.ascontiguousarray((X.T @ S).T)
-    empty = mass <= _MASS_FLOOR
-    new[~empty] /= mass[~empty, None]
-    new[empty] = centers[empty]
-    return new
 
 
 class ZGYA(ClusterMixin, BaseEstimator):
@@ -626,8 +321,8 @@ class ZGYA(ClusterMixin, BaseEstimator):
         work = np.empty_like(log_s)
         previous = None
         for step in range(1, self.bound_max_iter + 1):
-            table = _gradient_table(group_mass, mass, targets)
-            bound = _bound_step(
+            table = gradient_table(group_mass, mass, targets)
+            bound = bound_step(
                 log_s, dist, codes, table, lam, lipschitz, group_mass, mass, work
             )
             if previous is not None and abs(bound - previous) <= self.bound_tol * abs(previous):
@@ -644,7 +339,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
         log_s = None
         converged = False
         for _ in range(self.max_iter):
-            dist = _squared_distances(X, x_squared_norms, centers)
+            dist = squared_distances(X, x_squared_norms, centers)
             if fair is None:
                 S = np.zeros((n, k))
                 S[rows, np.argmin(dist, axis=1)] = 1.0
@@ -654,16 +349,16 @@ class ZGYA(ClusterMixin, BaseEstimator):
                 codes, targets = fair
                 if log_s is None:
                     log_s = log_softmax(-dist, axis=1)
-                    group_mass, mass = _group_masses(np.exp(log_s), codes, targets.shape[0])
+                    group_mass, mass = group_masses(np.exp(log_s), codes, targets.shape[0])
                 bound_iters.append(self._optimise_bound(log_s, dist, fair, group_mass, mass))
                 S = np.exp(log_s)
                 objective = float(np.sum(S * dist))
-                objective += lam * _fairness_cost(group_mass, mass, targets)
+                objective += lam * fairness_cost(group_mass, mass, targets)
             history.append(objective)
             if len(history) > 1 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
                 converged = True
                 break
-            centers = _soft_means(X, S, centers)
+            centers = soft_means(X, S, centers)
         labels = np.argmax(S, axis=1)
         return dict(
             labels=labels,
@@ -765,15 +460,15 @@ class ZGYA(ClusterMixin, BaseEstimator):
             self.fairness_ = np.nan
             return self
         self.sensitive_name_, self.sensitive_categories_, _, self.target_proportions_ = encoded
-        group_mass, mass = _group_masses(S, codes, targets.shape[0])
+        group_mass, mass = group_masses(S, codes, targets.shape[0])
         self.cluster_proportions_ = np.full(group_mass.T.shape, np.nan)
         np.divide(
             group_mass.T,
             mass[:, None],
             out=self.cluster_proportions_,
-            where=mass[:, None] > _MASS_FLOOR,
+            where=mass[:, None] > MASS_FLOOR,
         )
-        self.fairness_ = _fairness_cost(group_mass, mass, targets)
+        self.fairness_ = fairness_cost(group_mass, mass, targets)
         return self
 
     def predict(self, X):
@@ -796,7 +491,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        dist = _squared_distances(X, np.einsum("ij,ij->i", X, X), self.cluster_centers_)
+        dist = squared_distances(X, np.einsum("ij,ij->i", X, X), self.cluster_centers_)
         return np.argmin(dist, axis=1)
 
     def fit_predict(self, X, y=None, *, sensitive_features=None):

@@ -1,0 +1,163 @@
+"""S-blind K-Means ("K-Means(N)"): scikit-learn's KMeans behind FairKM's ``fit`` signature."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.cluster import KMeans
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._encoding import check_sensitive_features
+
+__all__ = ["BlindKMeans"]
+
+
+class BlindKMeans(ClusterMixin, BaseEstimator):
+    """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
+
+    A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
+    ``sensitive_features`` and ignores them, so it drops into experiment code
+    written for :class:`~fairkm.FairKM`.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        Initialisation, as in :class:`sklearn.cluster.KMeans`.
+    n_init : "auto" or int, default="auto"
+        Number of initialisations, as in :class:`sklearn.cluster.KMeans`.
+    max_iter : int, default=300
+        Maximum number of Lloyd iterations per initialisation.
+    tol : float, default=1e-4
+        Relative tolerance on the centres' movement, as in
+        :class:`sklearn.cluster.KMeans`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisations. The same value gives identical labels.
+
+    Attributes
+    ----------
+    kmeans_ : sklearn.cluster.KMeans
+        The fitted scikit-learn estimator.
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of each training point.
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Cluster centres.
+    inertia_ : float
+        Sum of squared distances of the points to their centre.
+    n_iter_ : int
+        Number of Lloyd iterations of the kept initialisation.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` is a DataFrame with string columns.
+
+    See Also
+    --------
+    fairkm.FairKM : fair K-Means over many sensitive attributes.
+    ZGYA : Variational Fair Clustering over one sensitive attribute.
+
+    Notes
+    -----
+    Parameter validation and its error messages are scikit-learn's
+    (``KMeans`` validates its parameters when ``fit`` is called).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairkm.baselines import BlindKMeans
+    >>> X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
+    >>> group = np.array(["a", "a", "a", "b", "b", "b"])
+    >>> model = BlindKMeans(n_clusters=2, random_state=0).fit(X, sensitive_features=group)
+    >>> sorted(np.bincount(model.labels_).tolist())
+    [3, 3]
+    """
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, sensitive_features=None):
+        """Compute K-Means clustering of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, pandas Series or DataFrame, default=None
+            Ignored by the clustering. When given it is still validated (one
+            row per sample), so that a mismatch in experiment code is caught.
+
+        Returns
+        -------
+        self : BlindKMeans
+            Fitted estimator.
+        """
+        X = validate_data(self, X, dtype=np.float64, order="C")
+        if sensitive_features is not None:
+            check_sensitive_features(sensitive_features, n_samples=X.shape[0])
+        self.kmeans_ = KMeans(
+            n_clusters=self.n_clusters,
+            init=self.init,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=self.random_state,
+        ).fit(X)
+        self.labels_ = self.kmeans_.labels_
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.inertia_ = float(self.kmeans_.inertia_)
+        self.n_iter_ = int(self.kmeans_.n_iter_)
+        return self
+
+    def predict(self, X):
+        """Assign each sample of ``X`` to its nearest centre.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Index of the nearest centre.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return self.kmeans_.predict(X)
+
+    def fit_predict(self, X, y=None, *, sensitive_features=None):
+        """Fit and return the training labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, pandas Series or DataFrame, default=None
+            Validated, then ignored.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each training point.
+        """
+        return self.fit(X, sensitive_features=sensitive_features).labels_
