@@ -26,13 +26,16 @@ from ..metrics import (
     fairness_report,
     object_pair_deviation,
 )
+from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
 from ._tradeoff import fairness_tradeoff
 
 __all__ = [
+    "CONVENTIONS",
     "DATASETS",
     "load_dataset",
     "pairwise_distances_unique",
     "protocol_parameters",
+    "run_columns",
     "run_seed",
     "silhouette_from_distances",
     "sweep_seed",
@@ -45,11 +48,26 @@ ZGYA_S = "ZGYA(S)"
 FAIRKM_ALL = "FairKM(All)"
 FAIRKM_S = "FairKM(S)"
 
-# Per-run measure columns: CO twice (the published tables summed unsquared
-# distances; the K-Means objective squares them) and AW/MW twice (the published
-# scipy call on probability vectors, and optimal transport under the 0/1 metric).
-QUALITY_COLUMNS = ("CO_unsquared", "CO_squared", "SH", "DevC", "DevO")
-FAIRNESS_COLUMNS = ("AE", "AW_published", "AW_principled", "ME", "MW_published", "MW_principled")
+# The paper's measures recorded in two conventions, the published one first:
+# CO (the published tables summed unsquared distances; the K-Means objective
+# squares them) and AW/MW (the published scipy call on probability vectors, and
+# optimal transport under the 0/1 metric). Every other measure is recorded once.
+CONVENTIONS = {
+    "CO": ("unsquared", "squared"),
+    "AW": ("published", "principled"),
+    "MW": ("published", "principled"),
+}
+
+
+def run_columns(measure):
+    """Per-run columns of one of the paper's measures: ``<measure>_<convention>`` or the name."""
+    if measure in CONVENTIONS:
+        return tuple(f"{measure}_{convention}" for convention in CONVENTIONS[measure])
+    return (measure,)
+
+
+QUALITY_COLUMNS = tuple(c for measure in QUALITY_MEASURES for c in run_columns(measure))
+FAIRNESS_COLUMNS = tuple(c for measure in FAIRNESS_MEASURES for c in run_columns(measure))
 
 _QUICK_SEEDS = 2
 _QUICK_ADULT_ROWS = 600
@@ -241,18 +259,18 @@ def _measure(X, sensitive, pairwise, labels, reference):
         "DevO": object_pair_deviation(labels, reference),
         "n_nonempty": int(np.unique(labels).shape[0]),
     }
-    principled = fairness_report(labels, sensitive_features=sensitive, wasserstein="principled")
-    published = fairness_report(labels, sensitive_features=sensitive, wasserstein="published")
-    fairness = pd.DataFrame({
-        "attribute": list(sensitive.columns),
-        "AE": principled["AE"].to_numpy()[:-1],
-        "AW_published": published["AW"].to_numpy()[:-1],
-        "AW_principled": principled["AW"].to_numpy()[:-1],
-        "ME": principled["ME"].to_numpy()[:-1],
-        "MW_published": published["MW"].to_numpy()[:-1],
-        "MW_principled": principled["MW"].to_numpy()[:-1],
-    })
-    return quality, fairness
+    # One report per Wasserstein convention; a measure without conventions is the same in both.
+    reports = {
+        convention: fairness_report(labels, sensitive_features=sensitive, wasserstein=convention)
+        for convention in ("principled", "published")
+    }
+    fairness = {"attribute": list(sensitive.columns)}
+    for measure in FAIRNESS_MEASURES:
+        conventions = CONVENTIONS.get(measure, ("principled",))
+        for column, convention in zip(run_columns(measure), conventions, strict=True):
+            # The report's last row is the mean over attributes.
+            fairness[column] = reports[convention][measure].to_numpy()[:-1]
+    return quality, pd.DataFrame(fairness)
 
 
 def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):

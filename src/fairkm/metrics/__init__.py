@@ -1,0 +1,70 @@
+"""Evaluation measures for fair clustering (FairKM paper, section 5.2, and related work).
+
+Every measure is a pure function of the data and the cluster labels, so it can
+judge labels produced by any algorithm.
+
+Quality, over the non-sensitive data ``X``:
+
+- :func:`clustering_objective` (CO), :func:`silhouette` (SH);
+- against a reference clustering (for instance S-blind K-Means):
+  :func:`centroid_deviation` (DevC) and :func:`object_pair_deviation` (DevO).
+
+Fairness, per sensitive attribute, comparing each cluster's distribution of
+the attribute with the dataset's:
+
+- :func:`average_euclidean` (AE), :func:`max_euclidean` (ME),
+  :func:`average_wasserstein` (AW), :func:`max_wasserstein` (MW);
+- from other fair-clustering work: :func:`balance` (Chierichetti et al.),
+  :func:`kl_fairness_error` (Ziko et al.) and
+  :func:`max_proportional_violation` (Bera et al.).
+
+:func:`fairness_report` and :func:`clustering_report` compute them in one call.
+:data:`MEASURES` is the table of all of them: one :class:`Measure` per name,
+in the reports' column order, saying what kind of measure it is and how to
+read it.
+
+Clusters are the distinct values that occur in ``labels``: any values
+(integers with gaps, negative integers, strings) are accepted, and a cluster
+that no point belongs to is ignored by every measure. Weighted means give it
+weight zero anyway, and maxima, minima and sums run over the non-empty clusters
+only, because the distribution of an attribute in an empty cluster is
+undefined (the FairKM objective drops empty clusters for the same reason).
+"""
+
+from ._fairness import (
+    average_euclidean,
+    average_wasserstein,
+    balance,
+    kl_fairness_error,
+    max_euclidean,
+    max_proportional_violation,
+    max_wasserstein,
+)
+from ._quality import (
+    centroid_deviation,
+    clustering_objective,
+    object_pair_deviation,
+    silhouette,
+)
+from ._reports import clustering_report, fairness_report
+from ._table import MEASURES, Measure
+from ._wasserstein import published_wasserstein
+
+__all__ = [
+    "MEASURES",
+    "Measure",
+    "average_euclidean",
+    "average_wasserstein",
+    "balance",
+    "centroid_deviation",
+    "clustering_objective",
+    "clustering_report",
+    "fairness_report",
+    "kl_fairness_error",
+    "max_euclidean",
+    "max_proportional_violation",
+    "max_wasserstein",
+    "object_pair_deviation",
+    "published_wasserstein",
+    "silhouette",
+]

@@ -1,0 +1,499 @@
+"""Fairness per sensitive attribute: AE, AW, ME, MW, balance, KL and MPV.
+
+Each measure compares every cluster's distribution of the attribute with the
+dataset's. A categorical attribute costs one ``np.bincount`` over the combined
+(cluster, value) codes, and every measure then reads the small n_clusters x
+n_values table; a numeric attribute is standardised first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairkm._encoding import CATEGORICAL, standardize_numeric
+
+from ._checks import check_delta, check_eps, check_option, prepare_fairness
+from ._docstrings import fill_docstring
+from ._wasserstein import CONVENTIONS, categorical_wasserstein, numeric_wasserstein
+
+__all__ = [
+    "attribute_fairness",
+    "average_euclidean",
+    "average_wasserstein",
+    "balance",
+    "kl_fairness_error",
+    "max_euclidean",
+    "max_proportional_violation",
+    "max_wasserstein",
+]
+
+_MULTIOUTPUT = ("raw_values", "uniform_average")
+
+
+# --------------------------------------------------------------------------- per-cluster pieces
+
+
+def _contingency(codes, n_clusters, values, n_values):
+    """Count the points per (cluster, value): one bincount over combined codes."""
+    flat = np.bincount(codes * n_values + values, minlength=n_clusters * n_values)
+    return flat.reshape(n_clusters, n_values)
+
+
+def _cluster_proportions(counts):
+    """Cluster sizes, per-cluster value proportions and the dataset's proportions."""
+    sizes = counts.sum(axis=1)
+    totals = counts.sum(axis=0)
+    return sizes, counts / sizes[:, None], totals / sizes.sum()
+
+
+def _categorical_euclidean(counts):
+    _, props, overall = _cluster_proportions(counts)
+    diff = props - overall
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+
+
+def _categorical_wasserstein(counts, convention):
+    _, props, overall = _cluster_proportions(counts)
+    return categorical_wasserstein(props, overall, convention)
+
+
+def _standardized(sf, j):
+    values = sf.columns[j]
+    mean, scale = standardize_numeric(values, sf.names[j])
+    return (values - mean) / scale
+
+
+def _numeric_euclidean(codes, n_clusters, z):
+    sizes = np.bincount(codes, minlength=n_clusters)
+    means = np.bincount(codes, weights=z, minlength=n_clusters) / sizes
+    return np.abs(means - z.mean())
+
+
+def _size_weighted_mean(sizes, per_cluster):
+    return float(np.dot(sizes, per_cluster) / sizes.sum())
+
+
+def _balance(counts):
+    return float((counts.min(axis=1) / counts.max(axis=1)).min())
+
+
+def _kl_error(counts, eps):
+    _, props, overall = _cluster_proportions(counts)
+    # With eps == 0 a value missing from a cluster gives log(0) = -inf, hence an
+    # infinite (and correct) divergence; silence only that division warning.
+    with np.errstate(divide="ignore"):
+        terms = overall * (np.log(overall) - np.log(np.maximum(props, eps)))
+    return float(terms.sum())
+
+
+def _proportional_violation(counts, delta):
+    _, props, overall = _cluster_proportions(counts)
+    upper = overall / (1.0 - delta)
+    lower = overall * (1.0 - delta)
+    return float(np.maximum(np.maximum(props - upper, lower - props), 0.0).max())
+
+
+def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, delta):
+    """Every fairness measure of one attribute, sharing its counts (or its sort).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,), int64
+        Cluster codes, from :func:`~fairkm.metrics._checks.prepare_fairness`.
+    n_clusters : int
+        Number of non-empty clusters.
+    sizes : ndarray of shape (n_clusters,)
+        ``np.bincount(codes)``.
+    sf : fairkm._encoding.SensitiveFeatures
+        The encoded attributes.
+    j : int
+        Which attribute.
+    wasserstein, eps, delta
+        As in :func:`~fairkm.metrics.fairness_report`, already checked.
+
+    Returns
+    -------
+    dict of str to float
+        Measure name to value. A measure defined for categorical attributes
+        only is absent for a numeric attribute.
+    """
+    if sf.kinds[j] == CATEGORICAL:
+        counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]))
+        euclid = _categorical_euclidean(counts)
+        wass = _categorical_wasserstein(counts, wasserstein)
+        categorical_only = {
+            "balance": _balance(counts),
+            "KL": _kl_error(counts, eps),
+            "MPV": _proportional_violation(counts, delta),
+        }
+    else:
+        z = _standardized(sf, j)
+        euclid = _numeric_euclidean(codes, n_clusters, z)
+        wass = numeric_wasserstein(codes, n_clusters, z)
+        categorical_only = {}
+    return {
+        "AE": _size_weighted_mean(sizes, euclid),
+        "AW": _size_weighted_mean(sizes, wass),
+        "ME": euclid.max(),
+        "MW": wass.max(),
+        **categorical_only,
+    }
+
+
+# --------------------------------------------------------------------------- measures
+
+
+def _attribute_scores(
+    labels, sensitive_features, numeric_sensitive, multioutput, measure, *, categorical, numeric
+):
+    """Apply a measure to each attribute and aggregate as ``multioutput`` says.
+
+    ``categorical(counts, sizes)`` and ``numeric(codes, n_clusters, z, sizes)``
+    return one float; ``numeric=None`` marks a measure defined for categorical
+    attributes only (NaN for numeric ones).
+    """
+    check_option(multioutput, "multioutput", _MULTIOUTPUT)
+    codes, n_clusters, sf = prepare_fairness(labels, sensitive_features, numeric_sensitive)
+    sizes = np.bincount(codes, minlength=n_clusters)
+    scores = np.full(sf.n_attributes, np.nan)
+    for j, kind in enumerate(sf.kinds):
+        if kind == CATEGORICAL:
+            counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]))
+            scores[j] = categorical(counts, sizes)
+        elif numeric is not None:
+            scores[j] = numeric(codes, n_clusters, _standardized(sf, j), sizes)
+    if numeric is None and np.isnan(scores).all():
+        raise ValueError(
+            f"{measure} is defined for categorical sensitive attributes only, and every "
+            f"attribute is numeric: {sf.names}. Bin them, or pass numeric_sensitive=False."
+        )
+    if multioutput == "raw_values":
+        return scores
+    return float(np.nanmean(scores))
+
+
+@fill_docstring
+def average_euclidean(
+    labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"
+):
+    r"""Average Euclidean fairness deviation (AE).
+
+    For a categorical attribute S with dataset distribution :math:`X_S` and
+    cluster distributions :math:`C_S` over its values,
+
+    .. math::
+
+        AE_S = \frac{\sum_C |C| \, \lVert C_S - X_S \rVert_2}{\sum_C |C|},
+
+    the paper's cluster-cardinality weighted average. For a numeric attribute
+    the cluster-level deviation is :math:`|\bar z_C - \bar z|`, the gap between
+    the cluster's and the dataset's mean of the standardised values (the
+    quantity the FairKM objective penalises for numeric attributes), in
+    standard deviations.
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        0 when every cluster has the dataset's mix; lower is fairer.
+    """
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "average_euclidean",
+        categorical=lambda counts, sizes: _size_weighted_mean(
+            sizes, _categorical_euclidean(counts)
+        ),
+        numeric=lambda codes, k, z, sizes: _size_weighted_mean(
+            sizes, _numeric_euclidean(codes, k, z)
+        ),
+    )
+
+
+@fill_docstring
+def max_euclidean(
+    labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"
+):
+    r"""Maximum Euclidean fairness deviation (ME).
+
+    .. math::
+
+        ME_S = \max_C \lVert C_S - X_S \rVert_2
+
+    over the non-empty clusters: the skew of the least representative
+    cluster. Numeric attributes use :math:`|\bar z_C - \bar z|` as in
+    :func:`average_euclidean`.
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        Lower is fairer.
+    """
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "max_euclidean",
+        categorical=lambda counts, sizes: float(_categorical_euclidean(counts).max()),
+        numeric=lambda codes, k, z, sizes: float(_numeric_euclidean(codes, k, z).max()),
+    )
+
+
+@fill_docstring
+def average_wasserstein(
+    labels,
+    *,
+    sensitive_features,
+    numeric_sensitive="auto",
+    wasserstein="principled",
+    multioutput="uniform_average",
+):
+    r"""Average Wasserstein fairness deviation (AW).
+
+    .. math::
+
+        AW_S = \frac{\sum_C |C| \, W(C_S, X_S)}{\sum_C |C|}
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(wasserstein)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        Lower is fairer.
+
+    Notes
+    -----
+    %(wasserstein_notes)s
+    """
+    check_option(wasserstein, "wasserstein", CONVENTIONS)
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "average_wasserstein",
+        categorical=lambda counts, sizes: _size_weighted_mean(
+            sizes, _categorical_wasserstein(counts, wasserstein)
+        ),
+        numeric=lambda codes, k, z, sizes: _size_weighted_mean(
+            sizes, numeric_wasserstein(codes, k, z)
+        ),
+    )
+
+
+@fill_docstring
+def max_wasserstein(
+    labels,
+    *,
+    sensitive_features,
+    numeric_sensitive="auto",
+    wasserstein="principled",
+    multioutput="uniform_average",
+):
+    r"""Maximum Wasserstein fairness deviation (MW).
+
+    .. math::
+
+        MW_S = \max_C W(C_S, X_S)
+
+    over the non-empty clusters.
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(wasserstein)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        Lower is fairer.
+
+    Notes
+    -----
+    %(wasserstein_notes)s
+    """
+    check_option(wasserstein, "wasserstein", CONVENTIONS)
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "max_wasserstein",
+        categorical=lambda counts, sizes: float(
+            _categorical_wasserstein(counts, wasserstein).max()
+        ),
+        numeric=lambda codes, k, z, sizes: float(numeric_wasserstein(codes, k, z).max()),
+    )
+
+
+@fill_docstring
+def balance(labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"):
+    r"""Balance of Chierichetti et al. (2017), generalised to multi-valued attributes.
+
+    For a binary attribute Chierichetti et al. define the balance of a cluster
+    as :math:`\min(r/b, b/r)` for its counts *r* and *b* of the two groups,
+    and the balance of a clustering as the minimum over clusters. With *t*
+    values the cluster's balance is the smallest ratio between the counts of
+    any two values, i.e. the smallest count over the largest, and the
+    clustering's is the minimum over the non-empty clusters (the
+    generalisation used by Ziko et al., 2019):
+
+    .. math::
+
+        balance_S = \min_C \frac{\min_s |C \cap S_s|}{\max_s |C \cap S_s|},
+
+    where *s* ranges over the values observed in the dataset, so a cluster
+    missing one of them has balance 0. It is at most the dataset's own
+    min/max ratio, and equal to 1 for an attribute with a single observed
+    value.
+
+    %(categorical_only)s
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        In [0, 1]; higher is fairer.
+    """
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "balance",
+        categorical=lambda counts, sizes: _balance(counts),
+        numeric=None,
+    )
+
+
+@fill_docstring
+def kl_fairness_error(
+    labels,
+    *,
+    sensitive_features,
+    numeric_sensitive="auto",
+    eps=1e-20,
+    multioutput="uniform_average",
+):
+    r"""Fairness error of Ziko et al. (2019): summed KL divergence to the dataset's mix.
+
+    .. math::
+
+        KL_S = \sum_C \sum_s X_S(s) \log \frac{X_S(s)}{\max(C_S(s), \epsilon)}
+
+    over the non-empty clusters, with natural logarithms. Every value *s*
+    is observed in the dataset, so :math:`X_S(s) > 0`; a value absent from a
+    cluster would make the divergence infinite, and like Ziko et al.'s
+    evaluation code the cluster proportions are floored at ``eps`` (each such
+    value then adds :math:`X_S(s) \log(X_S(s)/\epsilon)`, about
+    :math:`46 X_S(s)` for the default). ``eps=0`` gives the exact divergence,
+    ``inf`` when a value is missing from a cluster.
+
+    %(categorical_only)s
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(eps)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        Non-negative; 0 when every cluster has the dataset's mix.
+    """
+    check_eps(eps)
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "kl_fairness_error",
+        categorical=lambda counts, sizes: _kl_error(counts, eps),
+        numeric=None,
+    )
+
+
+@fill_docstring
+def max_proportional_violation(
+    labels,
+    *,
+    sensitive_features,
+    numeric_sensitive="auto",
+    delta=0.2,
+    multioutput="uniform_average",
+):
+    r"""Maximum proportional violation of the fairness bounds of Bera et al. (2019).
+
+    Bera et al. require every cluster to hold each group *s* in a proportion
+    between :math:`\beta_s = (1 - \delta) X_S(s)` and
+    :math:`\alpha_s = X_S(s) / (1 - \delta)`. The violation of a cluster and
+    value is how far its proportion lies outside that band, and the measure is
+    the largest over non-empty clusters and values:
+
+    .. math::
+
+        MPV_S = \max_{C, s} \max\big(0,\; C_S(s) - \alpha_s,\;
+                \beta_s - C_S(s)\big).
+
+    It is 0 when every cluster satisfies the bounds; with ``delta=0`` it is
+    the largest absolute gap :math:`|C_S(s) - X_S(s)|`.
+
+    %(categorical_only)s
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(numeric_sensitive)s
+    %(delta)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        In proportion units; lower is fairer.
+    """
+    check_delta(delta)
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive,
+        multioutput,
+        "max_proportional_violation",
+        categorical=lambda counts, sizes: _proportional_violation(counts, delta),
+        numeric=None,
+    )
