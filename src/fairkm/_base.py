@@ -19,6 +19,10 @@ from sklearn.utils.validation import check_array
 from . import _kernels
 from ._engine import Stats
 from ._validation import check_int, check_real
+from ._weights import Plan
+
+# Until the scale-free default lands, "auto" keeps the paper's heuristic.
+_AUTO_IS_RELATIVE = False
 
 __all__ = ["BaseFairKM", "Predictor"]
 
@@ -95,7 +99,7 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _check_params(self, n_samples):
-        """Check the shared parameters; return the fairness weight for ``n_samples`` rows."""
+        """Check the shared parameters; return the weighting :class:`Plan` for ``n_samples``."""
         check_int("n_clusters", self.n_clusters, 1)
         check_int("max_iter", self.max_iter, 1)
         check_int("verbose", self.verbose, 0)
@@ -108,26 +112,65 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
             )
-        return self._fairness_weight(n_samples)
+        return self._plan(n_samples)
 
-    def _fairness_weight(self, n_samples):
+    def _plan(self, n_samples):
+        """Resolve ``fairness_weight``, ``relative_weight`` and the budgets into a plan."""
         weight = self.fairness_weight
-        if isinstance(weight, str):
-            if weight != "auto":
-                raise ValueError(
-                    f"fairness_weight must be 'auto' or a non-negative float, got {weight!r}."
-                )
-            return (n_samples / self.n_clusters) ** 2
-        if not isinstance(weight, numbers.Real) or isinstance(weight, bool):
-            raise TypeError(
-                f"fairness_weight must be 'auto' or a non-negative float, got {weight!r}."
-            )
-        lam = float(weight)
-        if not (np.isfinite(lam) and lam >= 0):
+        check_real("relative_weight", self.relative_weight)
+        budgets = {name: getattr(self, name) for name in ("max_cost", "max_unfairness")}
+        given = [name for name, value in budgets.items() if value is not None]
+        for name in given:
+            check_real(name, budgets[name], positive=True)
+        if budgets["max_unfairness"] is not None and not budgets["max_unfairness"] < 1:
             raise ValueError(
-                f"fairness_weight must be 'auto' or a finite float >= 0, got {weight!r}."
+                "max_unfairness must be below 1 (a fraction of the S-blind clustering's "
+                f"unfairness), got {budgets['max_unfairness']!r}."
             )
-        return lam
+        if len(given) > 1:
+            raise ValueError(
+                "max_cost and max_unfairness cannot both be set: give one budget, "
+                f"got max_cost={budgets['max_cost']!r}, "
+                f"max_unfairness={budgets['max_unfairness']!r}."
+            )
+        if isinstance(weight, str):
+            if weight not in ("auto", "paper"):
+                raise ValueError(
+                    "fairness_weight must be 'auto', 'paper' or a non-negative float, "
+                    f"got {weight!r}."
+                )
+            if weight == "auto" and _AUTO_IS_RELATIVE:
+                if not given:
+                    return Plan("relative", float(self.relative_weight))
+                if self.relative_weight != 1.0:
+                    raise ValueError(
+                        f"{given[0]} chooses relative_weight itself; leave relative_weight "
+                        f"at its default, got relative_weight={self.relative_weight!r}."
+                    )
+                return Plan(given[0], float(budgets[given[0]]))
+            lam = (n_samples / self.n_clusters) ** 2
+        elif isinstance(weight, numbers.Real) and not isinstance(weight, bool):
+            lam = float(weight)
+            if not (np.isfinite(lam) and lam >= 0):
+                raise ValueError(
+                    "fairness_weight must be 'auto', 'paper' or a finite float >= 0, "
+                    f"got {weight!r}."
+                )
+        else:
+            raise TypeError(
+                "fairness_weight must be 'auto', 'paper' or a non-negative float, "
+                f"got {weight!r}."
+            )
+        unused = [(name, budgets[name]) for name in given]
+        if self.relative_weight != 1.0:
+            unused.append(("relative_weight", self.relative_weight))
+        for name, value in unused:
+            raise ValueError(
+                f"{name} applies to fairness_weight='auto' only (a weight relative to the "
+                f"S-blind clustering); with fairness_weight={weight!r} it would be ignored, "
+                f"got {name}={value!r}."
+            )
+        return Plan("absolute", lam)
 
     def _check_attribute_weights(self, names):
         """Return one weight per attribute from ``attribute_weights``."""
@@ -177,7 +220,7 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitted state
 
     def _set_fitted(self, *, labels, centers, inertia, fairness, history, n_iter, converged,
-                    unit, fairness_weight, attribute_weights, encoding, stats):
+                    unit, weighting, encoding, stats, attribute_fairness):
         """Set the fitted attributes, warning first if the run did not converge."""
         if not converged:
             warnings.warn(
@@ -190,11 +233,17 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
         self.cluster_centers_ = centers
         self.inertia_ = float(inertia)
         self.fairness_ = float(fairness)
-        self.objective_ = self.inertia_ + fairness_weight * self.fairness_
+        self.objective_ = self.inertia_ + weighting.fairness_weight * self.fairness_
         self.objective_history_ = np.asarray(history)
         self.n_iter_ = int(n_iter)
-        self.fairness_weight_ = fairness_weight
-        self.attribute_weights_ = attribute_weights
+        self.fairness_weight_ = weighting.fairness_weight
+        self.attribute_weights_ = weighting.attribute_weights
+        self.relative_weight_ = weighting.relative_weight
+        self.blind_inertia_ = weighting.blind_inertia
+        self.blind_attribute_fairness_ = weighting.blind_fairness
+        self.attribute_fairness_ = attribute_fairness
+        self.cost_increase_ = self.inertia_ / self.blind_inertia_ - 1.0
+        self.unfairness_ratio_ = weighting.unfairness(attribute_fairness)
         self.sensitive_names_ = np.array(encoding.names, dtype=object)
         self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)
         self.sensitive_categories_ = list(encoding.categories)

@@ -418,6 +418,18 @@ class SensitiveEncoding:
         """Return the indices of the attributes of the given kind, in column order."""
         return [j for j, k in enumerate(self.kinds) if k == kind]
 
+    def in_column_order(self, values):
+        """Reorder a per-attribute vector listing categorical attributes first into column order."""
+        order = self.select(CATEGORICAL) + self.select(NUMERIC)
+        out = np.empty_like(values)
+        out[order] = values
+        return out
+
+    def split(self, values):
+        """Split a per-attribute vector in column order into (categorical, numeric) parts."""
+        values = np.asarray(values)
+        return values[self.select(CATEGORICAL)], values[self.select(NUMERIC)]
+
     def value_offsets(self):
         """First index of each categorical attribute's values among all of them, and the total."""
         sizes = [len(p) for p in self.proportions if p is not None]

@@ -39,10 +39,20 @@ class Terms:
     value_shift: np.ndarray  # (V,)
     cat_weight: np.ndarray  # (A,)
     num_weight: np.ndarray  # (B,)
+    n_norm: np.ndarray  # (A,) fitted number of values of each attribute
+    inv_n2: float  # 1 / n^2
 
     @property
     def n_values(self):
         return self.value_prop.shape[0]
+
+    def reweighted(self, cat_w, num_w):
+        """Return the same terms with other attribute weights ``w_a``."""
+        return replace(
+            self,
+            cat_weight=np.asarray(cat_w, dtype=np.float64) / self.n_norm * self.inv_n2,
+            num_weight=np.asarray(num_w, dtype=np.float64) * self.inv_n2,
+        )
 
     def empty_like(self):
         """Return the terms of the same rows without sensitive attributes (a blind engine)."""
@@ -56,6 +66,8 @@ class Terms:
             value_shift=np.zeros(0),
             cat_weight=np.zeros(0),
             num_weight=np.zeros(0),
+            n_norm=np.zeros(0),
+            inv_n2=self.inv_n2,
         )
 
     def with_rows(self, codes, Z):
@@ -97,6 +109,8 @@ def build_terms(codes, Z, proportions, n_values, cat_w, num_w, n_samples):
         if len(cat_w)
         else np.zeros(0),
         num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
+        n_norm=np.asarray(n_values, dtype=np.float64),
+        inv_n2=inv_n2,
     )
 
 
@@ -145,6 +159,38 @@ class Stats:
         if terms.Z.shape[1]:
             total += float(np.sum(self.num_sums**2 * terms.num_weight[:, None]))
         return total
+
+    def attribute_fairness(self, terms):
+        """Each attribute's fairness term with weight 1, categorical ones first.
+
+        ``sum_C (|C|/n)^2 dev_a(C)`` (paper Eqs. 7 and 21), shape (A + B,).
+        """
+        cat = np.zeros(terms.codes.shape[1])
+        if cat.size:
+            excess = self._excess(terms)
+            per_cluster = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
+            cat = per_cluster.sum(axis=1) / terms.n_norm * terms.inv_n2
+        num = np.sum(self.num_sums**2, axis=1) * terms.inv_n2
+        return np.concatenate([cat, num])
+
+    def attribute_deviation(self, terms):
+        """Each attribute's AE, categorical ones first, shape (A + B,).
+
+        The cluster-size-weighted mean over clusters of the Euclidean distance
+        between the cluster's and the dataset's mix (for a numeric attribute,
+        of the gap between the means of its standardised values), as
+        :func:`fairkm.metrics.average_euclidean` measures it.
+        """
+        live = self.counts > 0
+        counts = self.counts[live]
+        n = counts.sum()
+        cat = np.zeros(terms.codes.shape[1])
+        if cat.size:
+            gap = self._excess(terms)[:, live] / counts
+            per_cluster = np.sqrt(np.add.reduceat(gap * gap, terms.offsets[:-1], axis=0))
+            cat = per_cluster @ counts / n
+        num = np.abs(self.num_sums[:, live]).sum(axis=1) / n
+        return np.concatenate([cat, num])
 
     def objective(self, terms, lam, total_sq_norm):
         """Compute the objective from the statistics alone, in O(k (d + V)).
@@ -292,19 +338,45 @@ def apply(X, terms, batch, targets, labels, stats):
     return n_moved
 
 
-class _Run:
-    """State shared by the engines: the labels, exact statistics and the history."""
+class Session:
+    """One run of the engine from given labels: the labels, exact statistics and history.
 
-    def __init__(self, X, terms, active, lam, labels, n_clusters, verbose):
-        k = n_clusters
-        self.X, self.terms, self.active, self.lam = X, terms, active, lam
-        self.labels = labels
-        self.verbose = verbose
-        self.stats = Stats(k, X.shape[1], terms)
-        self.active_stats = Stats(k, X.shape[1], active) if active is not terms else self.stats
-        self.inertia, self.fairness, self.objective = self.evaluate()
-        self.history = [self.objective]
+    A session minimises the objective in phases (:meth:`exact`,
+    :meth:`minibatch`), possibly under different weights
+    (:meth:`set_weights`): the scale-free weight first reaches the S-blind
+    clustering, then continues from it with the fairness term.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    terms : Terms
+        The rows' terms, with the attribute weights of the objective.
+    lam : float
+        ``fairness_weight``; with 0 the moves ignore the sensitive attributes.
+    labels : ndarray of shape (n,)
+        Initial labels, modified in place.
+    """
+
+    def __init__(self, X, terms, lam, labels, *, n_clusters, verbose, algorithm="exact",
+                 batch_size=None, rng=None):
+        self.X, self.labels, self.verbose = X, labels, verbose
+        self.k = n_clusters
+        self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
         self.n_iter = 0
+        self._weigh(terms, lam)
+        self.history = [self.objective]
+
+    def _weigh(self, terms, lam):
+        self.terms, self.lam = terms, lam
+        self.active = terms if lam > 0 else terms.empty_like()
+        d = self.X.shape[1]
+        self.stats = Stats(self.k, d, terms)
+        self.active_stats = Stats(self.k, d, self.active) if lam <= 0 else self.stats
+        self.inertia, self.fairness, self.objective = self.evaluate()
+
+    def set_weights(self, lam, cat_w, num_w):
+        """Minimise ``inertia + lam * fairness`` with these attribute weights from now on."""
+        self._weigh(self.terms.reweighted(cat_w, num_w), lam)
 
     def evaluate(self):
         """Recompute the statistics exactly from the labels; return the objective's terms."""
@@ -315,7 +387,24 @@ class _Run:
         fairness = self.stats.fairness(self.terms)
         return inertia, fairness, inertia + self.lam * fairness
 
-    def step_done(self, kind, n_moved, tol):
+    def snapshot(self):
+        """Return what :meth:`restore` needs to come back to the current labels."""
+        return self.labels.copy()
+
+    def restore(self, snapshot):
+        """Come back to the labels of a :meth:`snapshot` (under the current weights)."""
+        self.labels[:] = snapshot
+        self.inertia, self.fairness, self.objective = self.evaluate()
+
+    def attribute_fairness(self):
+        """Each attribute's unweighted fairness term, categorical ones first."""
+        return self.stats.attribute_fairness(self.terms)
+
+    def attribute_deviation(self):
+        """Each attribute's AE, categorical ones first."""
+        return self.stats.attribute_deviation(self.terms)
+
+    def _step_done(self, kind, n_moved, tol):
         """Record one pass over the data; return True when it meets the stopping rule."""
         self.n_iter += 1
         previous = self.objective
@@ -324,6 +413,72 @@ class _Run:
         report(Progress(kind, self.n_iter, self.objective, n_moved, self.inertia,
                         self.fairness), self.verbose)
         return stopping_rule_met(previous, self.objective, n_moved, tol)
+
+    def exact(self, max_iter, tol, *, passes_done=0):
+        """Exact sweeps in data order until the stopping rule; return whether it was met.
+
+        At most ``max_iter`` passes in this phase, ``passes_done`` of which
+        were already spent (by mini-batch epochs).
+        """
+        order = np.arange(self.X.shape[0], dtype=np.int64)
+        start = self.n_iter - passes_done
+        while self.n_iter - start < max_iter:
+            n_moved = sweep(self.X, self.active, self.lam, order, self.labels,
+                            self.active_stats)
+            if self._step_done("sweep", n_moved, tol):
+                return True
+        return False
+
+    def minibatch(self, max_iter, tol, *, batch_size, rng):
+        """Run mini-batch epochs, then exact sweeps, until the stopping rule.
+
+        See :func:`run_minibatch`. Returns whether the stopping rule was met
+        within ``max_iter`` passes.
+        """
+        X, labels, stats, active, lam = (
+            self.X, self.labels, self.active_stats, self.active, self.lam
+        )
+        total_sq_norm = float(np.einsum("ij,ij->", X, X))
+        n = X.shape[0]
+        targets = np.empty(min(batch_size, n), dtype=np.int64)
+        size = batch_size
+        start_iter = self.n_iter
+        while self.n_iter - start_iter < max_iter:
+            order = _block_order(n, rng)
+            current = stats.objective(active, lam, total_sq_norm)
+            start = n_moved = 0
+            while start < n:
+                batch = order[start:start + size]
+                chosen = targets[: batch.shape[0]]
+                propose(X, active, lam, batch, labels, stats, chosen)
+                before, before_labels = stats.copy(), labels[batch]
+                moved = apply(X, active, batch, chosen, labels, stats)
+                if moved:
+                    value = stats.objective(active, lam, total_sq_norm)
+                    if value >= current:
+                        stats.assign(before)
+                        labels[batch] = before_labels
+                        if size > 1:
+                            size //= 2
+                            continue
+                        moved = 0
+                    else:
+                        current = value
+                        size = min(2 * size, batch_size)
+                n_moved += moved
+                start += batch.shape[0]
+            if self._step_done("epoch", n_moved, tol):
+                return self.exact(max_iter, tol, passes_done=self.n_iter - start_iter)
+        return False
+
+    def minimise(self, max_iter, tol):
+        """Lower the objective with the session's engine until the stopping rule.
+
+        Returns whether the rule was met within ``max_iter`` passes.
+        """
+        if self.algorithm == "minibatch":
+            return self.minibatch(max_iter, tol, batch_size=self.batch_size, rng=self.rng)
+        return self.exact(max_iter, tol)
 
     def result(self, converged):
         return dict(
@@ -339,25 +494,16 @@ class _Run:
         )
 
 
-def _exact_sweeps(run, max_iter, tol):
-    order = np.arange(run.X.shape[0], dtype=np.int64)
-    while run.n_iter < max_iter:
-        n_moved = sweep(run.X, run.active, run.lam, order, run.labels, run.active_stats)
-        if run.step_done("sweep", n_moved, tol):
-            return True
-    return False
-
-
-def run_exact(X, terms, active, lam, labels, *, n_clusters, max_iter, tol, verbose):
+def run_exact(X, terms, lam, labels, *, n_clusters, max_iter, tol, verbose):
     """Exact sweeps from ``labels`` (modified in place) until the stopping rule.
 
-    ``terms`` price the reported objective, ``active`` the moves (the same
-    object, or sensitive-free terms when ``lam`` is 0). Returns a dict with the
-    labels, centres, objective terms, history, number of sweeps, whether the
-    stopping rule was met, and the final :class:`Stats`.
+    ``terms`` price the objective; with ``lam`` 0 the moves ignore the
+    sensitive attributes. Returns a dict with the labels, centres, objective
+    terms, history, number of sweeps, whether the stopping rule was met, and
+    the final :class:`Stats`.
     """
-    run = _Run(X, terms, active, lam, labels, n_clusters, verbose)
-    return run.result(_exact_sweeps(run, max_iter, tol))
+    session = Session(X, terms, lam, labels, n_clusters=n_clusters, verbose=verbose)
+    return session.result(session.exact(max_iter, tol))
 
 
 # Rows per block of the mini-batch visiting order (see _block_order).
@@ -378,9 +524,8 @@ def _block_order(n, rng):
     return order[order < n]
 
 
-def run_minibatch(
-    X, terms, active, lam, labels, *, n_clusters, max_iter, tol, verbose, batch_size, rng
-):
+def run_minibatch(X, terms, lam, labels, *, n_clusters, max_iter, tol, verbose, batch_size,
+                  rng):
     """Mini-batch epochs, then exact sweeps, from ``labels`` (modified in place).
 
     Each epoch visits the points in a random order of blocks of consecutive
@@ -395,37 +540,5 @@ def run_minibatch(
     sweeps (:func:`run_exact`'s) continue to it; epochs and sweeps both count
     towards ``max_iter``. Returns what :func:`run_exact` returns.
     """
-    run = _Run(X, terms, active, lam, labels, n_clusters, verbose)
-    stats = run.active_stats
-    total_sq_norm = float(np.einsum("ij,ij->", X, X))
-    n = X.shape[0]
-    targets = np.empty(min(batch_size, n), dtype=np.int64)
-    size = batch_size
-    while run.n_iter < max_iter:
-        order = _block_order(n, rng)
-        current = stats.objective(active, lam, total_sq_norm)
-        start = n_moved = 0
-        while start < n:
-            batch = order[start:start + size]
-            chosen = targets[: batch.shape[0]]
-            propose(X, active, lam, batch, labels, stats, chosen)
-            before, before_labels = stats.copy(), labels[batch]
-            moved = apply(X, active, batch, chosen, labels, stats)
-            if moved:
-                value = stats.objective(active, lam, total_sq_norm)
-                if value >= current:
-                    stats.assign(before)
-                    labels[batch] = before_labels
-                    if size > 1:
-                        size //= 2
-                        continue
-                    moved = 0
-                else:
-                    current = value
-                    size = min(2 * size, batch_size)
-            n_moved += moved
-            start += batch.shape[0]
-        if run.step_done("epoch", n_moved, tol):
-            return run.result(_exact_sweeps(run, max_iter, tol))
-    return run.result(False)
-
+    session = Session(X, terms, lam, labels, n_clusters=n_clusters, verbose=verbose)
+    return session.result(session.minibatch(max_iter, tol, batch_size=batch_size, rng=rng))

@@ -15,10 +15,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _kernels
 from ._base import BaseFairKM
 from ._encoding import SensitiveEncoding, check_sensitive_features
-from ._engine import Stats, fill_empty_clusters, run_exact, run_minibatch
+from ._engine import Session, Stats, fill_empty_clusters
 from ._validation import check_int
+from ._weights import fit_weighted
 
 __all__ = ["FairKM"]
+
+# With the scale-free weight, n_init="auto" starts k-means++ 10 times on up to
+# this many rows (where a start costs well under a second) and keeps the best
+# S-blind clustering, the reference the weight and the cost are measured against.
+_MANY_STARTS_UP_TO = 100_000
 
 
 class FairKM(BaseFairKM):
@@ -171,6 +177,9 @@ class FairKM(BaseFairKM):
         n_clusters=8,
         *,
         fairness_weight="auto",
+        relative_weight=1.0,
+        max_cost=None,
+        max_unfairness=None,
         attribute_weights=None,
         numeric_sensitive="auto",
         init="k-means++",
@@ -184,6 +193,9 @@ class FairKM(BaseFairKM):
     ):
         self.n_clusters = n_clusters
         self.fairness_weight = fairness_weight
+        self.relative_weight = relative_weight
+        self.max_cost = max_cost
+        self.max_unfairness = max_unfairness
         self.attribute_weights = attribute_weights
         self.numeric_sensitive = numeric_sensitive
         self.init = init
@@ -198,8 +210,8 @@ class FairKM(BaseFairKM):
     # ------------------------------------------------------------------ validation
 
     def _check_fit_params(self, n_samples):
-        """Check every parameter; return the number of runs and the fairness weight."""
-        lam = self._check_params(n_samples)
+        """Check every parameter; return the number of starts and the weighting plan."""
+        plan = self._check_params(n_samples)
         if not (isinstance(self.algorithm, str) and self.algorithm in ("exact", "minibatch")):
             raise ValueError(
                 f"algorithm must be 'exact' or 'minibatch', got {self.algorithm!r}."
@@ -208,7 +220,12 @@ class FairKM(BaseFairKM):
         if isinstance(self.n_init, str):
             if self.n_init != "auto":
                 raise ValueError(f"n_init must be 'auto' or an int >= 1, got {self.n_init!r}.")
-            n_init = 10 if isinstance(self.init, str) and self.init == "random" else 1
+            n_init = 1
+            if isinstance(self.init, str) and (
+                self.init == "random"
+                or (plan.kind != "absolute" and n_samples <= _MANY_STARTS_UP_TO)
+            ):
+                n_init = 10
         else:
             check_int("n_init", self.n_init, 1)
             n_init = self.n_init
@@ -216,7 +233,7 @@ class FairKM(BaseFairKM):
             raise ValueError(
                 f"n_init must be 1 (or 'auto') when init is an array of centres, got {n_init}."
             )
-        return n_init, lam
+        return n_init, plan
 
     # ------------------------------------------------------------------ fitting
 
@@ -255,7 +272,7 @@ class FairKM(BaseFairKM):
         """
         X = validate_data(self, X, dtype=np.float64, order="C")
         n_samples = X.shape[0]
-        n_init, lam = self._check_fit_params(n_samples)
+        n_init, plan = self._check_fit_params(n_samples)
         init_centers = self._check_init_centers(X.shape[1])
         features = None
         if sensitive_features is not None:
@@ -265,29 +282,30 @@ class FairKM(BaseFairKM):
         weights = self._check_attribute_weights([] if features is None else features.names)
         encoding = SensitiveEncoding.from_features(features, n_samples)
         terms = encoding.terms(features, weights, n_rows=n_samples)
-        active = terms if lam > 0 else terms.empty_like()
 
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
-        best = None
-        for seed in seeds:
-            labels = self._initial_labels(X, seed, init_centers)
-            common = dict(n_clusters=self.n_clusters, max_iter=self.max_iter, tol=self.tol,
-                          verbose=self.verbose)
-            if self.algorithm == "exact":
-                run = run_exact(X, terms, active, lam, labels, **common)
-            else:
-                run = run_minibatch(
-                    X, terms, active, lam, labels, **common,
-                    batch_size=self.batch_size, rng=np.random.RandomState(seed),
-                )
-            if best is None or run["objective"] < best["objective"]:
-                best = run
+
+        def starts():
+            for seed in seeds:
+                def start(lam, seed=seed):
+                    return Session(
+                        X, terms, lam, self._initial_labels(X, seed, init_centers),
+                        n_clusters=self.n_clusters, verbose=self.verbose,
+                        algorithm=self.algorithm, batch_size=self.batch_size,
+                        rng=np.random.RandomState(seed),
+                    )
+                yield start
+
+        session, weighting, converged = fit_weighted(
+            starts(), plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
+        )
         self._set_fitted(
-            labels=best["labels"], centers=best["centers"], inertia=best["inertia"],
-            fairness=best["fairness"], history=best["history"], n_iter=best["n_iter"],
-            converged=best["converged"], unit="sweeps", fairness_weight=lam,
-            attribute_weights=weights, encoding=encoding, stats=best["stats"],
+            labels=session.labels, centers=session.stats.cluster_centers(),
+            inertia=session.inertia, fairness=session.fairness,
+            history=np.array(session.history), n_iter=session.n_iter, converged=converged,
+            unit="sweeps", weighting=weighting, encoding=encoding, stats=session.stats,
+            attribute_fairness=encoding.in_column_order(session.attribute_fairness()),
         )
         return self
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import uuid
 
 import dask
@@ -20,9 +19,9 @@ from .._encoding import (
     read_columns,
     resolve_numeric,
 )
-from .._engine import Stats, fill_moves, stopping_rule_met
-from .._progress import Progress, report
+from .._engine import Stats, fill_moves
 from .._validation import check_int
+from .._weights import fit_weighted
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,
@@ -32,13 +31,10 @@ from ._collections import (
     s_blocks,
     x_blocks,
 )
+from ._session import RETRIES, DaskSession
 
 __all__ = ["FairKM"]
 
-# A task that raises (a MemoryError under memory pressure, say) is retried
-# this many times; the tasks are pure, so a retry computes the same result.
-# A task whose worker dies is rescheduled by Dask itself, without counting.
-_RETRIES = 2
 
 
 def _learn_encoding(client, prepared, names, kinds):
@@ -176,6 +172,9 @@ sensitive_means_, sensitive_scales_
         n_clusters=8,
         *,
         fairness_weight="auto",
+        relative_weight=1.0,
+        max_cost=None,
+        max_unfairness=None,
         attribute_weights=None,
         numeric_sensitive="auto",
         init="k-means++",
@@ -187,6 +186,9 @@ sensitive_means_, sensitive_scales_
     ):
         self.n_clusters = n_clusters
         self.fairness_weight = fairness_weight
+        self.relative_weight = relative_weight
+        self.max_cost = max_cost
+        self.max_unfairness = max_unfairness
         self.attribute_weights = attribute_weights
         self.numeric_sensitive = numeric_sensitive
         self.init = init
@@ -254,7 +256,7 @@ sensitive_means_, sensitive_scales_
         lengths = np.array([rows for rows, _, _ in shapes], dtype=np.int64)
         check_same_partitions(n_parts, n_parts, lengths, [rows for _, rows, _ in shapes])
         n_samples = int(lengths.sum())
-        lam = self._check_dask_params(n_samples)
+        plan = self._check_dask_params(n_samples)
         total_sq_norm = float(sum(norm for _, _, norm in shapes))
 
         encoding = (
@@ -267,35 +269,40 @@ sensitive_means_, sensitive_scales_
         ]
         del prepared
         terms = encoding.terms(None, weights)
-        active = terms if lam > 0 else terms.empty_like()
 
         rng = check_random_state(self.random_state)
         seed = rng.randint(np.iinfo(np.int32).max, size=1)[0]
-        on_cluster = client.submit(tasks.constant, active, key=f"fairkm-terms-{token}")
-        labels, table = self._initial_labels(
-            client, parts, lengths, seed, init_centers, on_cluster, n_features, token
-        )
-        run = self._rounds(client, parts, labels, table, active, on_cluster, lam,
-                           total_sq_norm, n_features, token)
 
+        def start(lam):
+            labels = self._initial_labels(client, parts, lengths, seed, init_centers, terms,
+                                          n_features, token)
+            return DaskSession(client, parts, labels, terms, lam, n_clusters=self.n_clusters,
+                               n_features=n_features, total_sq_norm=total_sq_norm,
+                               verbose=self.verbose, token=token)
+
+        session, weighting, converged = fit_weighted(
+            [start], plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
+        )
         # Fitted numbers from the final labels, not from the rounds' bookkeeping.
+        terms = session.terms
         flat = np.sum(gather(client, [
-            client.submit(tasks.partition_statistics, parts[p], run["labels"][p], terms,
-                          self.n_clusters, key=f"fairkm-final-p{p}-{token}", retries=_RETRIES)
+            client.submit(tasks.partition_statistics, parts[p], session.labels[p], terms,
+                          self.n_clusters, key=f"fairkm-final-p{p}-{token}", retries=RETRIES)
             for p in range(n_parts)
         ], "the final statistics"), axis=0)
         stats = Stats.from_flat(flat, self.n_clusters, n_features, terms)
         centers = stats.cluster_centers()
         inertia = float(sum(gather(client, [
-            client.submit(tasks.inertia, parts[p], run["labels"][p], centers,
-                          key=f"fairkm-inertia-p{p}-{token}", retries=_RETRIES)
+            client.submit(tasks.inertia, parts[p], session.labels[p], centers,
+                          key=f"fairkm-inertia-p{p}-{token}", retries=RETRIES)
             for p in range(n_parts)
         ], "the final inertia")))
         self._set_fitted(
-            labels=label_array(run["labels"], [int(n) for n in lengths]), centers=centers,
-            inertia=inertia, fairness=stats.fairness(terms), history=run["history"],
-            n_iter=run["n_iter"], converged=run["converged"], unit="rounds",
-            fairness_weight=lam, attribute_weights=weights, encoding=encoding, stats=stats,
+            labels=label_array(session.labels, [int(n) for n in lengths]), centers=centers,
+            inertia=inertia, fairness=stats.fairness(terms), history=session.history,
+            n_iter=session.n_iter, converged=converged, unit="rounds", weighting=weighting,
+            encoding=encoding, stats=stats,
+            attribute_fairness=encoding.in_column_order(stats.attribute_fairness(terms)),
         )
         self.n_features_in_ = n_features
         if feature_names is not None:
@@ -305,14 +312,14 @@ sensitive_means_, sensitive_scales_
         return self
 
     def _check_dask_params(self, n_samples):
-        lam = self._check_params(n_samples)
+        plan = self._check_params(n_samples)
         if self.init_size is not None:
             check_int("init_size", self.init_size, 1)
-        return lam
+        return plan
 
     def _initial_labels(self, client, parts, lengths, seed, init_centers, terms, n_features,
                         token):
-        """Return the initial label futures, one per partition, and their statistics."""
+        """Return the initial label futures, one per partition (no cluster empty)."""
         k, n_parts = self.n_clusters, len(parts)
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         n_samples = int(offsets[-1])
@@ -344,20 +351,16 @@ sensitive_means_, sensitive_scales_
                 client.submit(tasks.nearest, parts[p], centers, key=f"fairkm-init-p{p}-{token}")
                 for p in range(n_parts)
             ]
-        table = self._statistics_table(client, parts, labels, terms, "initialisation")
-        counts = table.sum(axis=0)[Stats.counts_in_flat(k, n_features)]
+        blind = terms.empty_like()
+        counts = np.sum(gather(client, [
+            client.submit(tasks.partition_statistics, parts[p], labels[p], blind, k,
+                          retries=RETRIES)
+            for p in range(n_parts)
+        ], "initialisation"), axis=0)[Stats.counts_in_flat(k, n_features)]
         if np.any(counts == 0):
             labels = self._fill_empty_clusters(client, parts, labels, centers, counts, offsets)
-            table = self._statistics_table(client, parts, labels, terms, "initialisation")
-        return labels, table
+        return labels
 
-    def _statistics_table(self, client, parts, labels, terms, stage):
-        """Each partition's exact statistics under ``labels``: one flat row per partition."""
-        return np.array(gather(client, [
-            client.submit(tasks.partition_statistics, parts[p], labels[p], terms,
-                          self.n_clusters, retries=_RETRIES)
-            for p in range(len(parts))
-        ], stage))
 
     def _fill_empty_clusters(self, client, parts, labels, centers, counts, offsets):
         """Give each empty cluster the row farthest from its centre, as the single-machine fit.
@@ -392,64 +395,6 @@ sensitive_means_, sensitive_scales_
                 np.array([moves[int(r)] for r in rows_p], dtype=np.int64),
             )
         return new
-
-    def _rounds(self, client, parts, labels, table, terms, on_cluster, lam, total_sq_norm,
-                n_features, token):
-        """Run rounds until the stopping rule; return the label futures and the history."""
-        k, n_parts = self.n_clusters, len(parts)
-        counts = Stats.counts_in_flat(k, n_features)
-
-        def objective(flat):
-            if not np.all(flat[counts] > 0):
-                return np.inf
-            return Stats.from_flat(flat, k, n_features, terms).objective(
-                terms, lam, total_sq_norm
-            )
-
-        labels = list(labels)
-        total = table.sum(axis=0)
-        current = objective(total)
-        history = [current]
-        for r in range(self.max_iter):
-            stats = client.submit(tasks.constant, Stats.from_flat(total, k, n_features, terms),
-                                  key=f"fairkm-stats-r{r}-{token}")
-            results = [
-                client.submit(tasks.sweep_partition, parts[p], labels[p], stats, on_cluster,
-                              lam, key=f"fairkm-sweep-r{r}-p{p}-{token}", retries=_RETRIES)
-                for p in range(n_parts)
-            ]
-            summaries = gather(client, [
-                client.submit(tasks.sweep_summary, results[p],
-                              key=f"fairkm-moves-r{r}-p{p}-{token}")
-                for p in range(n_parts)
-            ], f"round {r + 1}")
-            previous = current
-            n_moved = n_rejected = 0
-            for p in [(r + i) % n_parts for i in range(n_parts)]:
-                flat, moved = summaries[p]
-                if not moved:
-                    continue
-                kept = table[p].copy()
-                table[p] = flat
-                # The candidate is summed exactly as the next round's statistics
-                # will be, so the objective recorded is the one compared.
-                candidate = table.sum(axis=0)
-                value = objective(candidate)
-                if value < current:
-                    total, current = candidate, value
-                    labels[p] = client.submit(operator.getitem, results[p], 0,
-                                              key=f"fairkm-labels-r{r}-p{p}-{token}")
-                    n_moved += moved
-                else:
-                    table[p] = kept
-                    n_rejected += 1
-            del results
-            history.append(current)
-            report(Progress("round", r + 1, current, n_moved, n_rejected=n_rejected,
-                            n_partitions=n_parts), self.verbose)
-            if stopping_rule_met(previous, current, n_moved, self.tol):
-                return dict(labels=labels, history=history, n_iter=r + 1, converged=True)
-        return dict(labels=labels, history=history, n_iter=self.max_iter, converged=False)
 
     # ------------------------------------------------------------------ prediction
 
