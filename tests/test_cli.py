@@ -1,9 +1,9 @@
 """The ``fairkm`` command: main([...]) in-process, the console script in a subprocess."""
 
 import base64
+import contextlib
 import io
 import os
-import shutil
 import subprocess
 import sys
 import warnings
@@ -13,13 +13,16 @@ import matplotlib.image
 import numpy as np
 import pandas as pd
 import pytest
+import tqdm
 
 import fairkm
 import fairkm.experiments
-from fairkm import cli
+from fairkm._progress import Progress, report
 from fairkm.cli import main
+from fairkm.cli._progress_bar import progress_bar
 
-SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
+# Where the command line's progress bar takes tqdm from.
+TQDM = "fairkm.cli._progress_bar.tqdm"
 SCRIPT = Path(sys.executable).parent / ("fairkm.exe" if os.name == "nt" else "fairkm")
 
 
@@ -413,7 +416,7 @@ class RecordingBar:
 @pytest.fixture
 def bars(monkeypatch):
     RecordingBar.instances = []
-    monkeypatch.setattr(cli, "tqdm", RecordingBar)
+    monkeypatch.setattr(TQDM, RecordingBar)
     return RecordingBar.instances
 
 
@@ -465,25 +468,30 @@ def test_progress_bar_on_a_terminal(capsys, people_csv, monkeypatch):
             return True
 
     # Without the delay, so that the bar shows even on this quick fit.
-    real = cli.tqdm
-    monkeypatch.setattr(cli, "tqdm", lambda **kwargs: real(**{**kwargs, "delay": 0}))
+    real = tqdm.tqdm
+    monkeypatch.setattr(TQDM, lambda **kwargs: real(**{**kwargs, "delay": 0}))
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["fit", str(people_csv), *FIT]) == 0
     assert "FairKM:" in terminal.getvalue() and "sweeps" in terminal.getvalue()
 
 
-def test_sweep_progress_passes_other_lines_through():
+def test_sweep_progress_passes_other_lines_through(bars):
+    # The bar listens to the fits' reports and leaves standard output alone.
     passthrough = io.StringIO()
-    bar = RecordingBar()
-    sink = cli._SweepProgress(bar, passthrough, per_run=True)
-    sink.write("FairKM sweep 1: objective 10 (inertia 9, fairness 1), 3 moved\nhello")
-    sink.write(" world\nFairKM sweep 2: objective 9 (x)\nFairKM sweep 1: objective 8 (y)\nbye")
-    assert passthrough.getvalue() == "hello world\n"
-    sink.finish()
-    assert passthrough.getvalue() == "hello world\nbye"
-    assert bar.n == 1
-    assert bar.postfix[-1] == "sweep 1, objective 8"
+    with contextlib.redirect_stdout(passthrough), progress_bar(False, desc="trade-off",
+                                                               total=2, unit=" weights"):
+        (bar,) = bars
+        report(Progress("sweep", 1, 10.0, 3, inertia=9.0, fairness=1.0), verbose=0)
+        print("hello", end="")
+        print(" world")
+        report(Progress("sweep", 2, 9.0, 1), verbose=0)
+        report(Progress("sweep", 1, 8.0, 0), verbose=0)
+        assert passthrough.getvalue() == "hello world\n"
+        print("bye", end="")
+        assert passthrough.getvalue() == "hello world\nbye"
+        assert bar.n == 1
+        assert bar.postfix[-1] == "sweep 1, objective 8"
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -667,34 +675,22 @@ def test_python_m_fairkm(tmp_path):
 # --------------------------------------------------------------------------- real data
 
 
-@pytest.fixture(scope="module")
-def data_home(tmp_path_factory):
-    """A writable copy of ../shared/data (the loaders cache derived files next to the data)."""
-    if not (SHARED_DATA / "adult" / "adult.data").exists():
-        pytest.skip(f"the real datasets are not in {SHARED_DATA}")
-    home = tmp_path_factory.mktemp("data_home")
-    for name in ("adult", "kinematics"):
-        shutil.copytree(SHARED_DATA / name, home / name)
-        for path in (home / name).iterdir():
-            path.chmod(0o644)
-        (home / name).chmod(0o755)
-    return home
-
-
-def test_demo_adult(capsys, data_home):
-    status, out, err = run(capsys, "demo", "--dataset", "adult", "--data-home", data_home)
+def test_demo_adult(capsys, writable_data_home):
+    status, out, err = run(capsys, "demo", "--dataset", "adult",
+                           "--data-home", writable_data_home)
     assert status == 0, err
     assert "15,682 rows" in out
     for name in ("marital-status", "relationship", "race", "sex", "native-country"):
         assert f"\n{name} " in out
 
 
-def test_demo_kinematics(capsys, data_home):
+def test_demo_kinematics(capsys, writable_data_home):
     pytest.importorskip("gensim", reason="Doc2Vec vectors need gensim (fairkm[text])")
-    status, out, err = run(capsys, "demo", "--dataset", "kinematics", "--data-home", data_home,
-                           "--quiet")
+    status, out, err = run(capsys, "demo", "--dataset", "kinematics",
+                           "--data-home", writable_data_home, "--quiet")
     assert (status, out, err) == (0, "", "")
-    status, out, err = run(capsys, "demo", "--dataset", "kinematics", "--data-home", data_home)
+    status, out, err = run(capsys, "demo", "--dataset", "kinematics",
+                           "--data-home", writable_data_home)
     assert status == 0, err
     assert "161 rows, 100 features" in out
     assert "type_5 (2 values)" in out
@@ -702,9 +698,9 @@ def test_demo_kinematics(capsys, data_home):
 
 @pytest.mark.slow
 @needs_script
-def test_fit_and_evaluate_adult_csv(data_home, tmp_path):
+def test_fit_and_evaluate_adult_csv(writable_data_home, tmp_path):
     """The console script on the raw Adult rows written as CSV: fit, then audit the result."""
-    adult = fairkm.datasets.fetch_adult(data_home=data_home, preprocess=None).data
+    adult = fairkm.datasets.fetch_adult(data_home=writable_data_home, preprocess=None).data
     adult.to_csv(tmp_path / "adult.csv", index=False)
     done = _subprocess(SCRIPT, "fit", "adult.csv", "--sensitive", "sex,race,age",
                        "--numeric-sensitive", "age", "--exclude", "fnlwgt,income",

@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairkm._report import _segments, audit_clusterings, format_number, render_html
 from fairkm.cli import main
+from fairkm.cli._audit import audit_clusterings
+from fairkm.cli._charts import segments
+from fairkm.cli._report import format_number, render_html
 from fairkm.datasets import make_sensitive_blobs
 
 IMAGE_URI = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
@@ -65,7 +67,7 @@ def test_report_is_self_contained(audit):
 
 def test_many_values_pooled_as_other():
     column = pd.Series([f"v{i:02d}" for i in range(15) for _ in range(i + 1)])
-    text, order = _segments(column)
+    text, order = segments(column)
     assert len(order) == 10 and order[-1] == "other"
     assert order[0] == "v14"
     assert (text == "other").sum() == sum(range(1, 7))

@@ -9,8 +9,8 @@ from numpy.testing import assert_allclose  # noqa: E402
 
 from fairkm import FairKM  # noqa: E402
 from fairkm.datasets import make_sensitive_blobs  # noqa: E402
-from fairkm.experiments import fairness_tradeoff, plot_tradeoff  # noqa: E402
 from fairkm.metrics import fairness_report  # noqa: E402
+from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff  # noqa: E402
 
 
 @pytest.fixture(scope="module")

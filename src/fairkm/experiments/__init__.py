@@ -1,6 +1,6 @@
-"""Experiments over the public API: the fairness trade-off and the paper's evaluation."""
+"""The FairKM paper's evaluation over the public API (and the weight trade-off, re-exported)."""
 
+from ..tradeoff import fairness_tradeoff, plot_tradeoff
 from ._reproduce import reproduce
-from ._tradeoff import fairness_tradeoff, plot_tradeoff
 
 __all__ = ["fairness_tradeoff", "plot_tradeoff", "reproduce"]

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._errors import DataError, one_line
+
 __all__ = [
-    "DataError",
     "check_output_path",
     "read_table",
     "table_format",
@@ -27,10 +28,6 @@ __all__ = [
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 PARQUET_HINT = 'Parquet files need pyarrow: pip install "fairkm[parquet]"'
-
-
-class DataError(Exception):
-    """A problem with an input or output file, reported in one line (exit status 1)."""
 
 
 def table_format(path):
@@ -59,11 +56,6 @@ def _require_pyarrow():
         import pyarrow  # noqa: F401
     except ImportError:
         raise DataError(PARQUET_HINT + ".") from None
-
-
-def _one_line(exc):
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
 
 
 def read_table(path):
@@ -108,7 +100,7 @@ def read_table(path):
             f"cannot read {str(path)!r}: it is not UTF-8 text ({exc.reason})."
         ) from None
     except Exception as exc:  # any parser or I/O failure means the file cannot be used
-        raise DataError(f"cannot read {str(path)!r}: {_one_line(exc)}.") from None
+        raise DataError(f"cannot read {str(path)!r}: {one_line(exc)}.") from None
     if frame.shape[1] == 0:
         raise DataError(f"{str(path)!r} has no columns.")
     if frame.shape[0] == 0:
@@ -181,7 +173,7 @@ def write_atomic(path, write):
         temporary.unlink(missing_ok=True)
         if isinstance(exc, Exception) and not isinstance(exc, DataError):
             # A full disk, a permission problem, an encoder failure.
-            raise DataError(f"cannot write {str(path)!r}: {_one_line(exc)}.") from None
+            raise DataError(f"cannot write {str(path)!r}: {one_line(exc)}.") from None
         raise
 
 

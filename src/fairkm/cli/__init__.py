@@ -1,0 +1,20 @@
+"""Command line: ``fairkm`` (or ``python -m fairkm``).
+
+The CLI parses arguments, reads and writes files, calls the library and
+prints; it holds no clustering or measuring code of its own. Exit status: 0 on
+success, 1 on a data or file problem (one line on stderr naming the file,
+column or value at fault), 2 on a usage error.
+
+Its modules: ``_main`` (:func:`main`, errors to exit statuses), ``_parser``
+(option types, subcommands, help texts), ``_commands`` (one function per
+subcommand), ``_tables`` (reading the input table: column checks, sensitive
+columns, feature encoding), ``_io`` (file formats, atomic writes),
+``_progress_bar`` (the bar, a listener to the fits' passes), ``_audit`` (the
+measures of one or more clusterings), ``_printing`` (the printed summaries),
+``_report`` and ``_charts`` (the HTML report and its charts), ``_errors``.
+"""
+
+from ._main import main
+from ._parser import build_parser
+
+__all__ = ["build_parser", "main"]

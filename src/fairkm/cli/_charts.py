@@ -1,0 +1,114 @@
+"""The report's charts: each cluster's mix of one sensitive attribute against the dataset's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+
+__all__ = ["composition_chart", "segments"]
+
+# Stacked bars stay readable with about ten segments; smaller groups are pooled.
+_MAX_SEGMENTS = 10
+
+
+def segments(column):
+    """Values in decreasing dataset share, the tail pooled as "other" beyond the limit."""
+    text = column.astype(str)
+    order = text.value_counts().index.tolist()
+    if len(order) > _MAX_SEGMENTS:
+        kept = set(order[: _MAX_SEGMENTS - 1])
+        text = text.where(text.isin(kept), "other")
+        order = [*order[: _MAX_SEGMENTS - 1], "other"]
+    return text, order
+
+
+def _row_names(labels):
+    clusters, sizes = np.unique(labels, return_counts=True)
+    return clusters, [f"cluster {c} (n={s:,})" for c, s in zip(clusters, sizes, strict=True)]
+
+
+def _draw_categorical(ax, text, order, labels, colors):
+    clusters, names = _row_names(labels)
+    shares = pd.crosstab(labels, text.to_numpy(), normalize="index").reindex(
+        index=clusters, columns=order, fill_value=0.0
+    )
+    overall = text.value_counts(normalize=True).reindex(order, fill_value=0.0)
+    rows = np.vstack([overall.to_numpy(), shares.to_numpy()])
+    y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
+    left = np.zeros(len(y))
+    for j, value in enumerate(order):
+        ax.barh(y, rows[:, j], left=left, color=colors[j], edgecolor="white", linewidth=0.5,
+                label=value)
+        for yi, start, width in zip(y, left, rows[:, j], strict=True):
+            if width >= 0.08:
+                ax.text(start + width / 2, yi, f"{width:.0%}", ha="center", va="center",
+                        fontsize=7, color="white" if j % 2 == 0 else "black")
+        left += rows[:, j]
+    ax.set_yticks(y, ["all rows", *names])
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("share of the rows")
+
+
+def _draw_numeric(ax, values, labels, name):
+    clusters, names = _row_names(labels)
+    values = np.asarray(values, dtype=np.float64)
+    groups = [values] + [values[labels == c] for c in clusters]
+    y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
+    for yi, group in zip(y, groups, strict=True):
+        p5, p25, p75, p95 = np.percentile(group, [5, 25, 75, 95])
+        ax.hlines(yi, p5, p95, color="0.4", linewidth=1)
+        ax.hlines(yi, p25, p75, color="C0", linewidth=6)
+        ax.plot(group.mean(), yi, marker="o", color="C3", markersize=5)
+    ax.axvline(values.mean(), color="C3", linestyle="--", linewidth=1)
+    ax.set_yticks(y, ["all rows", *names])
+    ax.set_xlabel(name)
+
+
+def composition_chart(audit, attribute):
+    """Draw each clustering's per-cluster mix of one sensitive attribute.
+
+    Parameters
+    ----------
+    audit : Audit
+    attribute : str
+        A sensitive attribute's name.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per clustering: the dataset's mix on top, then one bar per
+        cluster (stacked shares of each value for a categorical attribute,
+        the distribution's spread and mean for a numeric one).
+    """
+    n_rows = max(len(np.unique(labels)) for labels in audit.labels.values()) + 1
+    numeric = attribute in audit.numeric_sensitive
+    column = audit.sensitive[attribute].reset_index(drop=True)
+    legend_rows = 0
+    if not numeric:
+        text, order = segments(column)
+        legend_rows = -(-len(order) // 5)
+    fig = Figure(
+        figsize=(5.2 * len(audit.labels), 1.5 + 0.32 * n_rows + 0.3 * legend_rows),
+        layout="constrained",
+    )
+    axes = fig.subplots(1, len(audit.labels), squeeze=False)[0]
+    for ax, (name, labels) in zip(axes, audit.labels.items(), strict=True):
+        if numeric:
+            _draw_numeric(ax, column, labels, attribute)
+        else:
+            colors = [f"C{j}" for j in range(len(order))]
+            if order[-1] == "other":
+                colors[-1] = "0.75"
+            _draw_categorical(ax, text, order, labels, colors)
+        ax.invert_yaxis()
+        ax.set_title(name)
+        ax.tick_params(axis="y", labelsize=8)
+    if not numeric:
+        handles, names = axes[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside lower center", ncols=min(len(order), 5),
+                   title=attribute, fontsize=8, title_fontsize=9, frameon=False)
+    fig.suptitle(f"{attribute}: each cluster's mix against the dataset's", fontsize=11)
+    return fig

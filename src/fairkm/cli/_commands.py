@@ -1,0 +1,256 @@
+"""The commands: fit, evaluate, tradeoff, demo and reproduce.
+
+Each takes the parsed arguments, reads the data (:mod:`._tables`), calls the
+library, prints (:mod:`._printing`) and writes its files (:mod:`._io`,
+:mod:`._report`), and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .. import BlindKMeans, FairKM, __version__, experiments
+from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
+from ..tradeoff import fairness_tradeoff, plot_tradeoff
+from ._audit import audit_clusterings
+from ._errors import DataError, UsageError
+from ._io import check_output_path, write_atomic, write_table
+from ._printing import print_audit, print_facts, print_tradeoff
+from ._progress_bar import progress_bar
+from ._report import render_html
+from ._tables import check_complete, check_roles, prepare_data
+
+__all__ = ["run_demo", "run_evaluate", "run_fit", "run_reproduce", "run_tradeoff"]
+
+BLIND = "K-Means (S-blind)"
+
+
+def _write_report(args, audit, *, title, facts):
+    """Write the HTML report when --report asks for one."""
+    if args.report:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        facts = [*facts, ("made by", f"fairkm {__version__}, {stamp}")]
+        page = render_html(audit, title=title, facts=facts)
+        write_atomic(args.report, lambda path: path.write_text(page, encoding="utf-8"))
+        if not args.quiet:
+            print(f"wrote the report to {args.report}")
+
+
+def _sensitive_fact(sensitive, numeric):
+    return ", ".join(
+        f"{name} ({'numeric' if name in numeric else f'{sensitive[name].nunique()} values'})"
+        for name in sensitive.columns
+    )
+
+
+def _fit_both(X, sensitive, args, numeric):
+    """Fit FairKM (with a progress bar) and S-blind K-Means; return both and FairKM's time."""
+    start = time.perf_counter()
+    with progress_bar(args.quiet, desc="FairKM"):
+        fair = FairKM(
+            args.n_clusters, fairness_weight=args.fairness_weight,
+            attribute_weights=args.attribute_weights, algorithm=args.algorithm,
+            batch_size=args.batch_size, numeric_sensitive=numeric,
+            random_state=args.random_state, verbose=0,
+        ).fit(X, sensitive_features=sensitive)
+    seconds = time.perf_counter() - start
+    blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
+    return fair, blind, seconds
+
+
+def _fit_facts(fair, seconds, weight_arg):
+    how = " (auto: (n/k)^2)" if weight_arg == "auto" else ""
+    return [
+        ("FairKM", f"k={fair.n_clusters}, fairness_weight={fair.fairness_weight_:.4g}{how}, "
+         f"{fair.n_iter_} sweeps in {seconds:.1f} s, objective {fair.objective_:.6g}"),
+    ]
+
+
+def _check_outputs(args, first, second):
+    """Check the output files of options ``first`` and ``second``, and that they differ."""
+    outputs = [path for path in (getattr(args, first), getattr(args, second)) if path is not None]
+    for path in outputs:
+        check_output_path(path, inputs=[args.data], overwrite=args.overwrite)
+    if len({Path(p).resolve() for p in outputs}) < len(outputs):
+        raise UsageError(f"--{first} and --{second} name the same file")
+
+
+def run_fit(args):
+    """``fairkm fit``: cluster a table with FairKM, compare with S-blind K-Means."""
+    check_roles(args)
+    _check_outputs(args, "output", "report")
+    frame, sensitive, X, names, encoding = prepare_data(args)
+    if args.output is not None and args.cluster_column in frame.columns:
+        raise DataError(
+            f"{str(args.data)!r} already has a column {args.cluster_column!r}; name the new "
+            "column with --cluster-column."
+        )
+    numeric = list(args.numeric_sensitive or [])
+    fair, blind, seconds = _fit_both(X, sensitive, args, numeric)
+    facts = [
+        ("data", f"{args.data}: {len(frame):,} rows"),
+        ("features", encoding),
+        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+        *_fit_facts(fair, seconds, args.fairness_weight),
+    ]
+    if not args.quiet:
+        print_facts(facts)
+    audit = audit_clusterings(
+        {"FairKM": fair.labels_, BLIND: blind.labels_}, sensitive=sensitive,
+        numeric_sensitive=numeric, X=X, profile=frame[names],
+        random_state=args.random_state,
+    )
+    if not args.quiet:
+        print_audit(audit)
+    if args.output is not None:
+        result = frame.assign(**{args.cluster_column: fair.labels_})
+        write_table(result, args.output)
+        if not args.quiet:
+            print(f"wrote {len(result):,} rows with column {args.cluster_column!r} to "
+                  f"{args.output}")
+    title = f"Fairness audit of FairKM on {Path(args.data).name}"
+    _write_report(args, audit, title=title, facts=facts)
+    return 0
+
+
+def run_evaluate(args):
+    """``fairkm evaluate``: audit the clustering in a column of the table."""
+    check_roles(args, labels=args.labels)
+    if args.report is not None:
+        check_output_path(args.report, inputs=[args.data], overwrite=args.overwrite)
+    frame, sensitive, X, names, encoding = prepare_data(
+        args, labels=args.labels, need_features=False
+    )
+    check_complete(frame[args.labels], "labels")
+    labels = frame[args.labels].to_numpy()
+    clusterings = {args.labels: labels}
+    numeric = list(args.numeric_sensitive or [])
+    n_clusters = len(np.unique(labels))
+    facts = [
+        ("data", f"{args.data}: {len(frame):,} rows"),
+        ("clustering", f"column {args.labels!r}: {n_clusters} clusters"),
+        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+    ]
+    if X is not None:
+        facts.append(("features", encoding))
+        if 2 <= n_clusters <= len(frame):
+            blind = BlindKMeans(n_clusters, random_state=args.random_state).fit(X)
+            clusterings[BLIND] = blind.labels_
+            facts.append((BLIND, f"k={n_clusters}, for comparison"))
+    if not args.quiet:
+        print_facts(facts)
+    audit = audit_clusterings(
+        clusterings, sensitive=sensitive, numeric_sensitive=numeric, X=X,
+        profile=None if X is None else frame[names], random_state=args.random_state,
+    )
+    if not args.quiet:
+        print_audit(audit)
+    title = f"Fairness audit of {args.labels!r} in {Path(args.data).name}"
+    _write_report(args, audit, title=title, facts=facts)
+    return 0
+
+
+def run_tradeoff(args):
+    """``fairkm tradeoff``: FairKM at several fairness weights, one table row each."""
+    check_roles(args)
+    _check_outputs(args, "output", "plot")
+    frame, sensitive, X, _, encoding = prepare_data(args)
+    numeric = list(args.numeric_sensitive or [])
+    blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
+    weights = args.fairness_weights
+    if not args.quiet:
+        print_facts([
+            ("data", f"{args.data}: {len(frame):,} rows"),
+            ("features", encoding),
+            ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+        ])
+    with progress_bar(args.quiet, desc="trade-off", total=len(weights), unit=" weights"):
+        estimator = FairKM(
+            args.n_clusters, attribute_weights=args.attribute_weights,
+            algorithm=args.algorithm, batch_size=args.batch_size,
+            numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
+        )
+        table = fairness_tradeoff(
+            estimator, X, sensitive, weights, reference_labels=blind.labels_,
+            sample_size=5000 if len(frame) > 5000 else None, random_state=args.random_state,
+        )
+    if not args.quiet:
+        print_tradeoff(table)
+    if args.output is not None:
+        write_table(table, args.output)
+        if not args.quiet:
+            print(f"wrote the table to {args.output}")
+    if args.plot is not None:
+        fig = Figure(figsize=(7.0, 4.4))
+        plot_tradeoff(table, axes=fig.subplots())
+        fmt = Path(args.plot).suffix.lower().lstrip(".")
+        write_atomic(args.plot, lambda path: fig.savefig(path, format=fmt, dpi=120))
+        if not args.quiet:
+            print(f"wrote the plot to {args.plot}")
+    return 0
+
+
+def _demo_data(args):
+    """Return (title, X, sensitive, numeric names, profile) for the chosen dataset."""
+    if args.dataset == "synthetic":
+        n_samples = args.n_samples or 5000
+        X, sensitive, _ = make_sensitive_blobs(
+            n_samples, n_features=4, centers=args.n_clusters, n_values=(2, 5), numeric=1,
+            cluster_std=2.5, random_state=args.random_state,
+        )
+        sensitive.columns = ["sex", "region", "age"]
+        profile = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        return "synthetic blobs", X, sensitive, ["age"], profile
+    if args.n_samples is not None:
+        raise UsageError("--n-samples applies to --dataset synthetic only")
+    if args.dataset == "adult":
+        bunch = fetch_adult(data_home=args.data_home)
+        profile = bunch.data.drop(columns=bunch.sensitive_names)
+        title = "UCI Adult, the FairKM paper's income-balanced undersample"
+    else:
+        bunch = fetch_kinematics(data_home=args.data_home)
+        profile = None
+        title = "kinematics word problems (Doc2Vec vectors)"
+    X = bunch.features.to_numpy(dtype=np.float64)
+    return title, X, bunch.sensitive, [], profile
+
+
+def run_demo(args):
+    """``fairkm demo``: S-blind K-Means against FairKM on built-in data."""
+    if args.report is not None:
+        check_output_path(args.report, overwrite=args.overwrite)
+    title, X, sensitive, numeric, profile = _demo_data(args)
+    fair, blind, seconds = _fit_both(X, sensitive, args, numeric)
+    facts = [
+        ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
+        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+        *_fit_facts(fair, seconds, args.fairness_weight),
+    ]
+    if not args.quiet:
+        print(f"fairkm {__version__} demo: S-blind K-Means against FairKM")
+        print_facts(facts)
+    audit = audit_clusterings(
+        {"FairKM": fair.labels_, BLIND: blind.labels_}, sensitive=sensitive,
+        numeric_sensitive=numeric, X=X, profile=profile, random_state=args.random_state,
+    )
+    if not args.quiet:
+        print_audit(audit)
+    _write_report(args, audit, title=f"fairkm demo: {title}", facts=facts)
+    return 0
+
+
+def run_reproduce(args):
+    """``fairkm reproduce``: the paper's evaluation (:func:`fairkm.experiments.reproduce`)."""
+    tables = experiments.reproduce(
+        Path(args.output_dir), n_seeds=args.seeds, quick=args.quick, data_home=args.data_home,
+        n_jobs=args.n_jobs, progress=not args.quiet, datasets=tuple(args.datasets),
+    )
+    if not args.quiet:
+        print(f"wrote {len(tables)} table(s) to {args.output_dir}: {', '.join(tables)}")
+    return 0

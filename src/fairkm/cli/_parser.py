@@ -1,0 +1,373 @@
+"""The ``fairkm`` argument parser: option types, subcommands and their help texts."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ._commands import run_demo, run_evaluate, run_fit, run_reproduce, run_tradeoff
+from ._io import table_format
+
+__all__ = ["build_parser"]
+
+
+MAIN_DESCRIPTION = """\
+Fair clustering with many sensitive attributes at once (FairKM, EDBT 2020).
+
+Cluster the rows of a CSV or Parquet file so that every cluster mirrors the
+dataset's mix of the sensitive attributes (gender, race, age...), audit an
+existing clustering for fairness, or explore the quality/fairness trade-off.
+Every command compares with fairness-blind ("S-blind") K-Means.
+"""
+
+MAIN_EPILOG = """\
+examples:
+  fairkm demo                                  # synthetic data, a few seconds
+  fairkm fit people.csv --sensitive sex,race --n-clusters 5 \\
+      --output clusters.csv --report audit.html
+  fairkm evaluate segments.parquet --labels segment --sensitive sex,race \\
+      --features age,income --report audit.html
+  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e3,1e5,1e7 \\
+      --plot tradeoff.png
+  fairkm <command> --help                      # the options of one command
+"""
+
+DATA_HELP = """\
+data files:
+  DATA is CSV (.csv, or compressed .csv.gz/.csv.bz2/.csv.xz) or Parquet
+  (.parquet, .pq; needs pyarrow: pip install "fairkm[parquet]"), by extension.
+  Sensitive columns are categorical unless named in --numeric-sensitive; they
+  must have no missing values (encode "unknown" as its own value).
+  Features: numeric columns are standardised (--scale standard, the default:
+  zero mean, unit variance, so that units do not matter) or used as they are
+  (--scale none); other columns (text, booleans) are one-hot encoded, one 0/1
+  column per value, with scikit-learn's ColumnTransformer, StandardScaler and
+  OneHotEncoder. Features must have no missing values. A non-numeric feature
+  with more than --max-categories values, or whose values are mostly numbers
+  but not all, is an error that names the column (and the odd value).
+"""
+
+FIT_EPILOG = DATA_HELP + """
+output:
+  Prints the cluster sizes, the quality measures (CO, SH, and DevC, DevO
+  against K-Means) and the fairness measures per attribute (AE, AW, ME, MW,
+  balance, KL, MPV), for FairKM and for S-blind K-Means on the same features.
+  --output writes every input row plus the cluster column (CSV or Parquet, by
+  extension); files are written to a temporary file and then renamed, never
+  over the input, and an existing file is replaced only with --overwrite.
+
+examples:
+  fairkm fit people.csv --sensitive sex,race --n-clusters 5 --output clusters.csv
+  fairkm fit people.parquet --sensitive sex,race,age --numeric-sensitive age \\
+      --exclude id,name --fairness-weight 1e6 --attribute-weights race=2 \\
+      --output clusters.parquet --report audit.html
+"""
+
+EVALUATE_EPILOG = DATA_HELP + """
+Audits a clustering made by any tool: the fairness measures per attribute and,
+with --features, the quality measures and the same for S-blind K-Means with
+as many clusters.
+
+examples:
+  fairkm evaluate clusters.csv --labels cluster --sensitive sex,race
+  fairkm evaluate segments.parquet --labels segment --sensitive sex,race,age \\
+      --numeric-sensitive age --features income,tenure,region --report audit.html
+"""
+
+TRADEOFF_EPILOG = DATA_HELP + """
+Fits FairKM at each fairness weight in turn (each fit starting from the
+previous one's centres) and prints one row per weight: the objective and its
+two terms, quality (CO, SH, DevC, DevO against S-blind K-Means) and mean
+fairness (AE, AW, ME, MW, balance, KL, MPV).
+
+examples:
+  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e3,1e5,1e7
+  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e4,1e6,auto \\
+      --output tradeoff.csv --plot tradeoff.png
+"""
+
+DEMO_EPILOG = """\
+Clusters built-in data with S-blind K-Means and with FairKM and prints the
+same summary as "fairkm fit". synthetic: blobs whose groups of three sensitive
+attributes (sex, region: categorical; age: numeric) follow the blobs, so
+fairness-blind clusters are unfair. adult: the UCI Adult undersample of the
+FairKM paper (5 sensitive attributes). kinematics: the paper's 161 word
+problems, as Doc2Vec vectors (needs gensim: pip install "fairkm[text]").
+The real datasets are downloaded on first use into --data-home (default: the
+FAIRKM_DATA environment variable, else the per-user cache).
+
+examples:
+  fairkm demo
+  fairkm demo --n-samples 20000 --n-clusters 6 --random-state 1 --report demo.html
+  fairkm demo --dataset adult --data-home ./data
+"""
+
+REPRODUCE_EPILOG = """\
+Runs the FairKM paper's evaluation (fairkm.experiments.reproduce) on the
+real datasets and writes its tables to --output-dir.
+
+examples:
+  fairkm reproduce --quick --output-dir results
+  fairkm reproduce --seeds 100 --n-jobs 4 --data-home ./data
+"""
+
+
+# --------------------------------------------------------------------------- option types
+
+
+def _column_list(text):
+    names = [name.strip() for name in text.split(",")]
+    if not text.strip() or any(not name for name in names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a column is named twice in {text!r}")
+    return names
+
+
+def _fairness_weight(text):
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from None
+    if not (np.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number >= 0, got {text!r}")
+    return value
+
+
+def _fairness_weights(text):
+    return [_fairness_weight(item.strip()) for item in text.split(",")]
+
+
+def _attribute_weights(text):
+    weights = {}
+    for item in text.split(","):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = np.nan
+        if not (sep and name and np.isfinite(weight) and weight >= 0):
+            raise argparse.ArgumentTypeError(
+                f"expected name=weight pairs (weights >= 0) separated by commas, got {item!r}"
+            )
+        weights[name] = weight
+    return weights
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def _cluster_count(text):
+    value = _positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected at least 2 clusters, got {text!r}")
+    return value
+
+
+def _table_path(path):
+    if table_format(path) is None:
+        raise argparse.ArgumentTypeError(
+            f"the extension must be .csv (or .csv.gz, .csv.bz2, .csv.xz) or .parquet/.pq: "
+            f"{path!r}"
+        )
+    return path
+
+
+def _plot_path(text):
+    if Path(text).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise argparse.ArgumentTypeError(f"the extension must be .png, .svg or .pdf: {text!r}")
+    return text
+
+
+_REPRODUCIBLE = ("adult", "kinematics", "kinematics-l2")
+
+
+def _dataset_list(text):
+    names = _column_list(text)
+    unknown = [name for name in names if name not in _REPRODUCIBLE]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown dataset {unknown[0]!r}; use {','.join(_REPRODUCIBLE)}"
+        )
+    return names
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _add_data_options(parser, *, features_default):
+    parser.add_argument("data", metavar="DATA", help="input table (.csv or .parquet)")
+    parser.add_argument("--sensitive", required=True, type=_column_list, metavar="COLS",
+                        help="comma-separated sensitive columns (categorical unless named in "
+                        "--numeric-sensitive)")
+    parser.add_argument("--numeric-sensitive", type=_column_list, metavar="COLS",
+                        help="those of the sensitive columns that are numbers (such as an age); "
+                        "a cluster is then fair when its mean matches the dataset's")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--features", type=_column_list, metavar="COLS",
+                       help=f"comma-separated feature columns (default: {features_default})")
+    if features_default.startswith("all"):
+        group.add_argument("--exclude", type=_column_list, metavar="COLS",
+                           help="columns that are neither features nor sensitive (identifiers, "
+                           "free text, the target)")
+    parser.add_argument("--scale", choices=("standard", "none"), default="standard",
+                        help="numeric features: 'standard' (default) scales each to zero mean "
+                        "and unit variance, 'none' uses them as they are")
+    parser.add_argument("--max-categories", type=_positive_int, default=100, metavar="N",
+                        help="most distinct values allowed in a categorical column (default "
+                        "100)")
+
+
+def _add_clustering_options(parser, *, weight=True):
+    parser.add_argument("--n-clusters", type=_cluster_count, default=5, metavar="K",
+                        help="number of clusters (default 5)")
+    if weight:
+        parser.add_argument("--fairness-weight", type=_fairness_weight, default="auto",
+                            metavar="auto|FLOAT",
+                            help="weight of the fairness term: 'auto' (the paper's (n/k)^2, the "
+                            "default) or a number >= 0; 0 is plain K-Means")
+    parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
+                        help="relative weight of some sensitive attributes (others get 1), e.g. "
+                        "race=2,sex=0.5")
+    parser.add_argument("--algorithm", choices=("exact", "minibatch"), default="exact",
+                        help="engine: 'exact' sweeps (the paper's, default) or 'minibatch' "
+                        "(parallel batches, then exact sweeps; faster on many cores)")
+    parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
+                        help="largest batch of the minibatch engine (default 16384)")
+    parser.add_argument("--random-state", type=int, default=0, metavar="N",
+                        help="seed; the same seed gives the same clusters (default 0)")
+
+
+def _add_output_options(parser, *, report=True):
+    if report:
+        parser.add_argument("--report", metavar="REPORT.html",
+                            help="write a self-contained HTML audit report (tables and charts, "
+                            "viewable offline)")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print nothing but errors (no summary, no progress bar)")
+
+
+def _subparser(commands, name, *, help, description, epilog):
+    parser = commands.add_parser(
+        name, help=help, description=textwrap.fill(description, 79), epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(parser=parser)
+    return parser
+
+
+def build_parser():
+    """Return the argument parser of the ``fairkm`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser, with one subcommand each for ``fit``, ``evaluate``,
+        ``tradeoff``, ``demo`` and ``reproduce``.
+    """
+    parser = argparse.ArgumentParser(
+        prog="fairkm", description=MAIN_DESCRIPTION, epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"fairkm {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    fit = _subparser(
+        commands, "fit", help="cluster a table fairly and compare with K-Means",
+        description="Cluster the rows of DATA with FairKM so that every cluster mirrors the "
+        "dataset's mix of the sensitive columns; compare with S-blind K-Means.",
+        epilog=FIT_EPILOG,
+    )
+    _add_data_options(fit, features_default="all columns but the sensitive ones")
+    _add_clustering_options(fit)
+    fit.add_argument("--output", type=_table_path, metavar="OUT",
+                     help="write the input rows plus the cluster column (.csv or .parquet)")
+    fit.add_argument("--cluster-column", default="cluster", metavar="NAME",
+                     help="name of the cluster column in --output (default 'cluster')")
+    _add_output_options(fit)
+    fit.set_defaults(func=run_fit)
+
+    evaluate = _subparser(
+        commands, "evaluate", help="audit an existing clustering for fairness",
+        description="Measure how fair the clustering in column --labels of DATA is, attribute "
+        "by attribute, and (with --features) its quality against S-blind K-Means.",
+        epilog=EVALUATE_EPILOG,
+    )
+    _add_data_options(evaluate, features_default="none; fairness measures only")
+    evaluate.add_argument("--labels", required=True, metavar="COL",
+                          help="the column holding each row's cluster (any values)")
+    evaluate.add_argument("--random-state", type=int, default=0, metavar="N",
+                          help="seed of the K-Means comparison and silhouette sample (default 0)")
+    _add_output_options(evaluate)
+    evaluate.set_defaults(func=run_evaluate)
+
+    tradeoff = _subparser(
+        commands, "tradeoff", help="quality and fairness as the fairness weight grows",
+        description="Fit FairKM on DATA at several fairness weights and tabulate quality "
+        "against fairness.", epilog=TRADEOFF_EPILOG,
+    )
+    _add_data_options(tradeoff, features_default="all columns but the sensitive ones")
+    tradeoff.add_argument("--fairness-weights", required=True, type=_fairness_weights,
+                          metavar="W1,W2,...",
+                          help="comma-separated weights ('auto' or numbers >= 0), fitted in "
+                          "this order")
+    _add_clustering_options(tradeoff, weight=False)
+    tradeoff.add_argument("--output", type=_table_path,
+                          metavar="TABLE", help="write the table (.csv or .parquet)")
+    tradeoff.add_argument("--plot", type=_plot_path, metavar="PLOT.png",
+                          help="write the trade-off plot (.png, .svg or .pdf)")
+    _add_output_options(tradeoff, report=False)
+    tradeoff.set_defaults(func=run_tradeoff)
+
+    demo = _subparser(
+        commands, "demo", help="compare K-Means and FairKM on built-in data",
+        description="Show what FairKM does, on built-in data, in seconds.", epilog=DEMO_EPILOG,
+    )
+    demo.add_argument("--dataset", choices=("synthetic", "adult", "kinematics"),
+                      default="synthetic", help="built-in data (default synthetic)")
+    demo.add_argument("--data-home", metavar="DIR",
+                      help="where the real datasets are (or are downloaded to)")
+    demo.add_argument("--n-samples", type=_positive_int, metavar="N",
+                      help="synthetic points (default 5000)")
+    _add_clustering_options(demo)
+    _add_output_options(demo)
+    demo.set_defaults(func=run_demo)
+
+    reproduce = _subparser(
+        commands, "reproduce", help="reproduce the FairKM paper's evaluation",
+        description="Reproduce the FairKM paper's tables on Adult and Kinematics.",
+        epilog=REPRODUCE_EPILOG,
+    )
+    reproduce.add_argument("--output-dir", default="fairkm-reproduction", metavar="DIR",
+                           help="where the tables go (default ./fairkm-reproduction)")
+    reproduce.add_argument("--seeds", type=_positive_int, default=100, metavar="N",
+                           help="seeds per method and setting (default 100, the paper's)")
+    reproduce.add_argument("--quick", action="store_true",
+                           help="a fast, smaller run (to check the set-up)")
+    reproduce.add_argument("--data-home", metavar="DIR",
+                           help="where the datasets are (or are downloaded to)")
+    reproduce.add_argument("--n-jobs", type=int, metavar="N",
+                           help="processes for the seeds (default 1; -1: all cores); the "
+                           "results do not depend on it")
+    reproduce.add_argument("--datasets", type=_dataset_list, default=["adult", "kinematics"],
+                           metavar="NAMES", help="comma-separated, from adult,kinematics,"
+                           "kinematics-l2 (Kinematics with unit-norm rows; default adult,"
+                           "kinematics)")
+    reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
+    reproduce.set_defaults(func=run_reproduce)
+    return parser

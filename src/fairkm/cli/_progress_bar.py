@@ -1,0 +1,76 @@
+"""The command line's progress bar, moved by the passes that fits report.
+
+The engines tell listeners about every pass over the data
+(:func:`fairkm._progress.listening`); :class:`BarListener` is such a listener,
+so the bar follows the fit without reading anything it prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+from tqdm import tqdm
+
+from .._progress import listening
+
+__all__ = ["BarListener", "progress_bar"]
+
+
+class BarListener:
+    """Move a progress bar by one step per pass, or per fit.
+
+    Parameters
+    ----------
+    bar : tqdm
+        The bar to update.
+    per_fit : bool
+        False: one step per pass (sweep or epoch), the objective shown next
+        to the bar. True: one step per finished fit; a pass numbered 1 starts
+        a new fit, so the previous one is then done.
+    """
+
+    def __init__(self, bar, *, per_fit):
+        self._bar = bar
+        self._per_fit = per_fit
+        self._fits = 0
+
+    def __call__(self, progress):
+        """Take one :class:`fairkm._progress.Progress` report."""
+        # The objective as FairKM's verbose line prints it.
+        objective = f"{progress.objective:.10g}"
+        if self._per_fit:
+            if progress.iteration == 1:
+                if self._fits:
+                    self._bar.update(1)
+                self._fits += 1
+            self._bar.set_postfix_str(
+                f"sweep {progress.iteration}, objective {objective}", refresh=False
+            )
+        else:
+            self._bar.update(1)
+            self._bar.set_postfix_str(f"objective {objective}", refresh=False)
+
+
+@contextlib.contextmanager
+def progress_bar(quiet, *, desc, total=None, unit=" sweeps"):
+    """Show a bar that the fits run inside the block move.
+
+    Without ``total``, the bar counts passes; with it, fits (``total`` of
+    them; the bar is full when the block ends). The bar appears only when
+    the work lasts more than a second, only when standard error is a
+    terminal, and never with ``quiet``.
+    """
+    if quiet:
+        yield
+        return
+    # disable=None: no bar when standard error is not a terminal (logs, CI).
+    with tqdm(desc=desc, total=total, unit=unit, delay=1.0, leave=False, file=sys.stderr,
+              disable=None) as bar:
+        if bar.disable:
+            yield
+            return
+        with listening(BarListener(bar, per_fit=total is not None)):
+            yield
+        if total is not None:
+            bar.update(total - bar.n)

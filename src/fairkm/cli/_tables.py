@@ -1,0 +1,194 @@
+"""Reading the input table: column checks, the sensitive frame and the feature encoding.
+
+Every problem is a :class:`~._errors.DataError` naming the file, column, value
+and data row at fault, or a :class:`~._errors.UsageError` when options give a
+column two roles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from ._errors import DataError, UsageError
+from ._io import read_table
+
+__all__ = ["check_complete", "check_roles", "prepare_data"]
+
+_MAX_LISTED_COLUMNS = 20
+# A non-numeric feature column in which at least this share of the values are
+# numbers is a numeric column with typos, not categories.
+_MOSTLY_NUMERIC = 0.9
+
+
+def _check_columns(frame, names, option, path):
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        columns = [str(c) for c in frame.columns]
+        listed = ", ".join(columns[:_MAX_LISTED_COLUMNS])
+        if len(columns) > _MAX_LISTED_COLUMNS:
+            listed += f", ... ({len(columns)} in all)"
+        raise DataError(
+            f"column {missing[0]!r} (from {option}) is not in {str(path)!r}; its columns are: "
+            f"{listed}."
+        )
+
+
+def _first_row(mask):
+    """1-based data row (header excluded) of the first True entry."""
+    return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def check_complete(column, kind):
+    missing = column.isna()
+    if missing.any():
+        how = "as a value of their own such as 'unknown'" if kind == "sensitive" else "in"
+        raise DataError(
+            f"{kind} column {column.name!r} has {int(missing.sum()):,} missing value(s), the "
+            f"first on data row {_first_row(missing)}; fill them {how} or drop those rows."
+        )
+
+
+def _sensitive_frame(frame, args):
+    """Check and return the sensitive columns (numeric ones as float64)."""
+    numeric = list(args.numeric_sensitive or [])
+    columns = {}
+    for name in args.sensitive:
+        column = frame[name]
+        check_complete(column, "sensitive")
+        if name in numeric:
+            values = pd.to_numeric(column, errors="coerce")
+            bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))
+            if bad.any():
+                row = _first_row(bad)
+                raise DataError(
+                    f"numeric sensitive column {name!r} holds {column.iloc[row - 1]!r} on data "
+                    f"row {row}, which is not a finite number."
+                )
+            columns[name] = values.astype(np.float64)
+        else:
+            n_values = column.nunique()
+            if n_values > args.max_categories:
+                raise DataError(
+                    f"sensitive column {name!r} has {n_values:,} distinct values (more than "
+                    f"--max-categories={args.max_categories}); if it is a number such as an "
+                    "age, name it in --numeric-sensitive."
+                )
+            columns[name] = column
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def _is_numeric(column):
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def _check_feature(column, max_categories):
+    check_complete(column, "feature")
+    name = column.name
+    if _is_numeric(column):
+        finite = np.isfinite(column.to_numpy(dtype=np.float64))
+        if not finite.all():
+            row = _first_row(~finite)
+            raise DataError(
+                f"feature column {name!r} holds {column.iloc[row - 1]!r} on data row {row}; "
+                "features must be finite numbers."
+            )
+        return
+    as_numbers = pd.to_numeric(column.astype(str), errors="coerce")
+    if _MOSTLY_NUMERIC <= as_numbers.notna().mean() < 1:
+        row = _first_row(as_numbers.isna())
+        raise DataError(
+            f"feature column {name!r} is numbers except {column.iloc[row - 1]!r} on data row "
+            f"{row}; fix that value, or leave the column out with --exclude."
+        )
+    n_values = column.nunique()
+    if n_values > max_categories:
+        raise DataError(
+            f"feature column {name!r} is not numeric and has {n_values:,} distinct values "
+            f"(more than --max-categories={max_categories}), too many to one-hot encode; leave "
+            "it out with --exclude (identifiers, free text) or raise --max-categories."
+        )
+
+
+def _encode_features(frame, names, scale, max_categories):
+    """Encode the feature columns with scikit-learn's transformers.
+
+    Returns the float64 matrix and a one-line description of the encoding.
+    """
+    for name in names:
+        _check_feature(frame[name], max_categories)
+    numeric = [name for name in names if _is_numeric(frame[name])]
+    categorical = [name for name in names if name not in numeric]
+    transformer = ColumnTransformer(
+        [
+            ("one-hot", OneHotEncoder(sparse_output=False, dtype=np.float64), categorical),
+            ("numeric", StandardScaler() if scale == "standard" else "passthrough", numeric),
+        ],
+        sparse_threshold=0.0,
+    )
+    # Text, booleans and categoricals are one-hot encoded by their printed value,
+    # so a column mixing types (possible in Parquet) encodes like its CSV export.
+    data = frame[names].astype({name: str for name in categorical})
+    X = np.asarray(transformer.fit_transform(data), dtype=np.float64)
+    how = "standardised" if scale == "standard" else "as they are"
+    description = (
+        f"{len(names)} column(s) -> {X.shape[1]} after encoding ({len(categorical)} one-hot "
+        f"encoded, {len(numeric)} numeric {how})"
+    )
+    return X, description
+
+
+def _feature_names(frame, args, taken):
+    if args.features is not None:
+        return args.features
+    excluded = set(args.exclude or []) | set(taken)
+    return [name for name in frame.columns if name not in excluded]
+
+
+def check_roles(args, *, labels=None):
+    """Usage errors: a column may play only one role."""
+    sensitive = set(args.sensitive)
+    for name in args.numeric_sensitive or []:
+        if name not in sensitive:
+            raise UsageError(f"--numeric-sensitive names {name!r}, which is not in --sensitive")
+    for name in args.features or []:
+        if name in sensitive:
+            raise UsageError(f"column {name!r} is both in --features and in --sensitive")
+        if name == labels:
+            raise UsageError(f"column {name!r} is both in --features and --labels")
+    if labels is not None and labels in sensitive:
+        raise UsageError(f"column {labels!r} is both in --labels and in --sensitive")
+    weights = getattr(args, "attribute_weights", None) or {}
+    for name in weights:
+        if name not in sensitive:
+            raise UsageError(f"--attribute-weights names {name!r}, which is not in --sensitive")
+
+
+def prepare_data(args, *, labels=None, need_features=True):
+    """Read the data; return (frame, sensitive, X, feature names, description).
+
+    Without ``need_features`` and ``--features``, X, the names and the
+    description are None.
+    """
+    frame = read_table(args.data)
+    roles = [*args.sensitive, *([labels] if labels else [])]
+    _check_columns(frame, args.sensitive, "--sensitive", args.data)
+    if labels:
+        _check_columns(frame, [labels], "--labels", args.data)
+    if args.features is not None:
+        _check_columns(frame, args.features, "--features", args.data)
+    if getattr(args, "exclude", None):
+        _check_columns(frame, args.exclude, "--exclude", args.data)
+    sensitive = _sensitive_frame(frame, args)
+    if not need_features and args.features is None:
+        return frame, sensitive, None, None, None
+    names = _feature_names(frame, args, roles)
+    if not names:
+        raise DataError(
+            f"{str(args.data)!r} has no feature columns left once the sensitive columns are "
+            "set aside."
+        )
+    X, description = _encode_features(frame, names, args.scale, args.max_categories)
+    return frame, sensitive, X, names, description
