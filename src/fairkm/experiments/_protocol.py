@@ -26,8 +26,8 @@ from ..metrics import (
     fairness_report,
     object_pair_deviation,
 )
+from ..tradeoff import fairness_tradeoff
 from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
-from ._tradeoff import fairness_tradeoff
 
 __all__ = [
     "CONVENTIONS",

@@ -15,6 +15,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
+from ..tradeoff import plot_tradeoff
 from ._protocol import (
     DATASETS,
     FAIRKM_ALL,
@@ -36,7 +37,6 @@ from ._tables import (
     quality_table,
     summary_table,
 )
-from ._tradeoff import plot_tradeoff
 
 __all__ = ["reproduce", "write_results"]
 
