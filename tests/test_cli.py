@@ -365,7 +365,7 @@ def test_parquet_without_pyarrow_names_the_extra(capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (["--fairness-weight", "strong"], "expected 'auto' or a number"),
+        (["--fairness-weight", "strong"], "expected 'auto', 'paper' or a number"),
         (["--fairness-weight", "-1"], "a number >= 0"),
         (["--n-clusters", "1"], "at least 2 clusters"),
         (["--attribute-weights", "sex"], "name=weight"),
@@ -435,7 +435,8 @@ def fitted(monkeypatch):
 
 
 def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, fitted):
-    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+    # One start and one phase, so the passes are those of the kept run.
+    status, out, _ = run(capsys, "fit", people_csv, *FIT, "--fairness-weight", "paper")
     assert status == 0
     (bar,) = bars
     assert bar.kwargs["desc"] == "FairKM"
@@ -447,7 +448,8 @@ def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, fitted):
 
 def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, fitted):
     status, out, _ = run(
-        capsys, "fit", people_csv, *FIT, "--algorithm", "minibatch", "--batch-size", "16"
+        capsys, "fit", people_csv, *FIT, "--algorithm", "minibatch", "--batch-size", "16",
+        "--fairness-weight", "paper",
     )
     assert status == 0
     (model,) = fitted
@@ -455,6 +457,14 @@ def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, fitted):
     # Epoch lines feed the bar like sweep lines.
     assert bars[0].n == model.n_iter_
     assert "FairKM epoch" not in out
+
+
+def test_default_fit_progress_counts_every_start(capsys, people_csv, bars, fitted):
+    """The scale-free weight's S-blind starts and the fair phase all move the bar."""
+    assert run(capsys, "fit", people_csv, *FIT)[0] == 0
+    (bar,) = bars
+    (model,) = fitted
+    assert model.n_init == "auto" and bar.n > model.n_iter_
 
 
 def test_quiet_shows_no_bar(capsys, people_csv, bars):
@@ -486,6 +496,7 @@ def test_sweep_progress_passes_other_lines_through(bars):
         print("hello", end="")
         print(" world")
         report(Progress("sweep", 2, 9.0, 1), verbose=0)
+        report(Progress("fit", 1, 9.0, 0), verbose=0)  # the trade-off's first fit ends
         report(Progress("sweep", 1, 8.0, 0), verbose=0)
         assert passthrough.getvalue() == "hello world\n"
         print("bye", end="")
@@ -557,7 +568,7 @@ def test_evaluate_errors(capsys, labelled_csv, tmp_path):
 def test_tradeoff_table_and_plot(capsys, people_csv, tmp_path, bars):
     table_path, plot_path = tmp_path / "tradeoff.csv", tmp_path / "tradeoff.png"
     status, out, err = run(capsys, "tradeoff", people_csv, *FIT,
-                           "--fairness-weights", "0,100,1e4,auto",
+                           "--fairness-weights", "0,100,1e4,paper",
                            "--output", table_path, "--plot", plot_path)
     assert status == 0, err
     table = pd.read_csv(table_path)
@@ -573,7 +584,7 @@ def test_tradeoff_table_and_plot(capsys, people_csv, tmp_path, bars):
 
 def test_tradeoff_usage_errors(capsys, people_csv):
     status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1,x")
-    assert status == 2 and "expected 'auto' or a number" in err
+    assert status == 2 and "expected 'paper' or a number" in err
     status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1",
                          "--plot", "plot.gif")
     assert status == 2 and ".png, .svg or .pdf" in err
@@ -718,3 +729,57 @@ def test_fit_and_evaluate_adult_csv(writable_data_home, tmp_path):
     for uri in uris:
         image = matplotlib.image.imread(io.BytesIO(base64.b64decode(uri.split('"')[0])))
         assert image.ndim == 3
+
+
+def test_fit_with_a_budget_says_what_it_bought(capsys, people_csv, tmp_path, fitted):
+    report = tmp_path / "budget.html"
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-cost", "5%",
+                           "--report", report)
+    assert status == 0, err
+    (model,) = fitted
+    assert model.max_cost == 0.05
+    assert "budget: K-Means cost at most 5.0% above the S-blind clustering's" in out
+    assert f"chose relative weight {model.relative_weight_:.3g}" in out
+    assert f"K-Means cost {model.cost_increase_:+.1%}" in out
+    page = report.read_text(encoding="utf-8")
+    assert "at most 5.0% above the S-blind clustering" in page
+    assert f"unfairness {model.unfairness_ratio_:.0%} of its" in page
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-cost", "0"], "expected a share above 0"),
+        (["--max-cost", "cheap"], "expected a fraction such as 0.05 or 5%"),
+        (["--max-cost", "5%", "--max-unfairness", "50%"], "not allowed with argument"),
+        (["--relative-weight", "-1"], "a number >= 0"),
+    ],
+)
+def test_weight_options_usage_errors(capsys, people_csv, args, message):
+    status, _, err = run(capsys, "fit", people_csv, *FIT, *args)
+    assert status == 2 and message in err
+
+
+def test_fit_default_and_paper_weights_are_described(capsys, people_csv):
+    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+    assert status == 0
+    assert "fairness weight: relative 1: at the margin, 1% less unfairness is worth 1% more" in out
+    status, out, _ = run(capsys, "fit", people_csv, *FIT, "--fairness-weight", "paper")
+    assert status == 0
+    assert "(the paper's (n/k)^2), absolute" in out and "price and gain" not in out
+
+
+def test_tradeoff_with_relative_weights_and_a_budget(capsys, people_csv, tmp_path, bars):
+    table_path = tmp_path / "relative.csv"
+    status, out, err = run(capsys, "tradeoff", people_csv, *FIT, "--relative-weights", "0,1,4",
+                           "--max-cost", "5%", "--output", table_path)
+    assert status == 0, err
+    table = pd.read_csv(table_path, keep_default_na=False)
+    assert len(table) == 4
+    assert sorted(table["mark"]) == ["", "", "default", "max_cost=0.05"]
+    assert {"AE[sex]", "AE[group]", "cost_increase", "unfairness_ratio"} <= set(table.columns)
+    (bar,) = bars
+    assert bar.kwargs["total"] == 4 and bar.n == 4
+    status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1,10",
+                         "--max-cost", "5%")
+    assert status == 2 and "--max-cost goes with --relative-weights" in err

@@ -77,10 +77,10 @@ def problem(data, fairness_weight):
 @pytest.fixture(scope="module")
 def fitted(client, data):
     """A fit from given centres, and the single-machine exact fit from the same centres."""
-    model = FairKM(K, init=data["centers"]).fit(
+    model = FairKM(K, fairness_weight="paper", init=data["centers"]).fit(
         data["Xd"], sensitive_features=data["Sd"], client=client
     )
-    exact = LocalFairKM(K, init=data["centers"], algorithm="exact").fit(
+    exact = LocalFairKM(K, fairness_weight="paper", init=data["centers"], algorithm="exact").fit(
         data["X"], sensitive_features=data["S"]
     )
     return model, compute(client, model.labels_), exact
@@ -152,7 +152,8 @@ def test_same_seed_and_partitioning_give_identical_labels(client, data):
     runs = []
     for _ in range(2):
         with pytest.warns(ConvergenceWarning):
-            runs.append(FairKM(K, init_size=300, random_state=5, max_iter=6).fit(
+            runs.append(FairKM(K, fairness_weight="paper", init_size=300, random_state=5,
+                               max_iter=6).fit(
                 data["Xd"], sensitive_features=data["Sd"], client=client
             ))
     assert_array_equal(compute(client, runs[0].labels_), compute(client, runs[1].labels_))
@@ -163,11 +164,11 @@ def test_same_seed_and_partitioning_give_identical_labels(client, data):
 def test_small_data_k_means_plus_plus_starts_as_fairkm(client, data):
     # Fewer rows than init_size: k-means++ sees every row, with FairKM's seed.
     with pytest.warns(ConvergenceWarning, match="max_iter=1 rounds"):
-        model = FairKM(K, random_state=3, max_iter=1).fit(
+        model = FairKM(K, fairness_weight="paper", random_state=3, max_iter=1).fit(
             data["Xd"], sensitive_features=data["Sd"], client=client
         )
     with pytest.warns(ConvergenceWarning):
-        exact = LocalFairKM(K, random_state=3, max_iter=1).fit(
+        exact = LocalFairKM(K, fairness_weight="paper", random_state=3, max_iter=1).fit(
             data["X"], sensitive_features=data["S"]
         )
     assert_allclose(model.objective_history_[0], exact.objective_history_[0], rtol=1e-9)
@@ -177,13 +178,11 @@ def test_one_partition_sweeps_exactly_as_the_exact_engine(client, data):
     one = dict(Xd=da.from_array(data["X"], chunks=(N, 3)),
                Sd=dd.from_pandas(data["S"], npartitions=1))
     with pytest.warns(ConvergenceWarning):
-        model = FairKM(K, init=data["centers"], max_iter=3, tol=0.0).fit(
-            one["Xd"], sensitive_features=one["Sd"], client=client
-        )
+        model = FairKM(K, fairness_weight="paper", init=data["centers"], max_iter=3,
+                       tol=0.0).fit(one["Xd"], sensitive_features=one["Sd"], client=client)
     with pytest.warns(ConvergenceWarning):
-        exact = LocalFairKM(K, init=data["centers"], max_iter=3, tol=0.0).fit(
-            data["X"], sensitive_features=data["S"]
-        )
+        exact = LocalFairKM(K, fairness_weight="paper", init=data["centers"], max_iter=3,
+                            tol=0.0).fit(data["X"], sensitive_features=data["S"])
     assert_array_equal(compute(client, model.labels_), exact.labels_)
     assert_allclose(model.objective_history_, exact.objective_history_, rtol=1e-9)
 
@@ -192,11 +191,11 @@ def test_empty_initial_cluster_gets_the_farthest_point_as_in_fairkm(client, data
     centers = data["centers"].copy()
     centers[2] = 1e3  # no row is nearest to it
     with pytest.warns(ConvergenceWarning):
-        model = FairKM(K, init=centers, max_iter=1).fit(
+        model = FairKM(K, fairness_weight="paper", init=centers, max_iter=1).fit(
             data["Xd"], sensitive_features=data["Sd"], client=client
         )
     with pytest.warns(ConvergenceWarning):
-        exact = LocalFairKM(K, init=centers, max_iter=1).fit(
+        exact = LocalFairKM(K, fairness_weight="paper", init=centers, max_iter=1).fit(
             data["X"], sensitive_features=data["S"]
         )
     assert_allclose(model.objective_history_[0], exact.objective_history_[0], rtol=1e-9)
@@ -208,7 +207,7 @@ def test_random_init_gives_equal_sizes_and_a_consistent_fit(client, data):
     start = np.concatenate([_random_labels(n, offset, 3, seed) for n, offset, seed in
                             [(5, 0, 1), (0, 5, 2), (7, 5, 3), (4, 12, 4)]])
     assert_array_equal(np.bincount(start), [6, 5, 5])
-    model = FairKM(K, init="random", random_state=0).fit(
+    model = FairKM(K, fairness_weight="paper", init="random", random_state=0).fit(
         data["Xd"], sensitive_features=data["Sd"], client=client
     )
     labels = compute(client, model.labels_)
@@ -222,7 +221,7 @@ def test_random_init_gives_equal_sizes_and_a_consistent_fit(client, data):
 def test_dataframe_input_matches_array_input(client, data, fitted):
     model, labels, _ = fitted
     frame = dd.from_pandas(pd.DataFrame(data["X"], columns=["a", "b", "c"]), chunksize=CHUNK)
-    from_frame = FairKM(K, init=data["centers"]).fit(
+    from_frame = FairKM(K, fairness_weight="paper", init=data["centers"]).fit(
         frame, sensitive_features=data["Sd"], client=client
     )
     assert_array_equal(compute(client, from_frame.labels_), labels)
@@ -234,7 +233,7 @@ def test_dataframe_input_matches_array_input(client, data, fitted):
     # A dask array as sensitive features, one column per attribute.
     codes = data["S"][["s0", "s1"]].apply(lambda col: col.str[1:].astype(np.int64))
     with pytest.warns(ConvergenceWarning):
-        as_array = FairKM(K, init=data["centers"], max_iter=1).fit(
+        as_array = FairKM(K, fairness_weight="paper", init=data["centers"], max_iter=1).fit(
             data["Xd"], sensitive_features=da.from_array(codes.to_numpy(), chunks=(CHUNK, 2)),
             client=client,
         )
@@ -417,7 +416,7 @@ def test_worker_killed_mid_fit_recovers_or_fails_clearly(cluster, client, data):
     # Runs last: the killed worker is restarted by its nanny before the module ends.
     def fit():
         with pytest.warns(ConvergenceWarning):
-            return FairKM(K, init=data["centers"], max_iter=5).fit(
+            return FairKM(K, fairness_weight="paper", init=data["centers"], max_iter=5).fit(
                 data["Xd"], sensitive_features=data["Sd"], client=client
             )
 
@@ -443,3 +442,33 @@ def test_worker_killed_mid_fit_recovers_or_fails_clearly(cluster, client, data):
         assert_allclose(model.objective_, _reference.objective(problem(data, lam), got),
                         rtol=1e-9)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_the_scale_free_weight_and_budgets_on_dask(client, data):
+    """The default measures against the S-blind clustering, as fairkm.FairKM does."""
+    model = FairKM(K, init=data["centers"]).fit(
+        data["Xd"], sensitive_features=data["Sd"], client=client
+    )
+    exact = LocalFairKM(K, init=data["centers"]).fit(data["X"], sensitive_features=data["S"])
+    assert model.relative_weight_ == 1.0
+    assert_allclose(model.blind_inertia_, exact.blind_inertia_, rtol=0.01)
+    assert_allclose(model.blind_attribute_fairness_, exact.blind_attribute_fairness_,
+                    rtol=0.05)
+    assert model.unfairness_ratio_ < 0.8 and exact.unfairness_ratio_ < 0.8
+    assert_allclose(model.unfairness_ratio_, exact.unfairness_ratio_, atol=0.05)
+    assert abs(model.objective_ - exact.objective_) <= 0.01 * exact.objective_
+    labels = compute(client, model.labels_)
+    assert_allclose(model.attribute_fairness_,
+                    [_reference.fairness(problem(data, 1.0), labels) for problem in
+                     (lambda d, w: _reference.Problem(d["X"], [d["S"]["s0"].to_numpy()], [],
+                                                      np.ones(1), np.zeros(0), w, K),
+                      lambda d, w: _reference.Problem(d["X"], [d["S"]["s1"].to_numpy()], [],
+                                                      np.ones(1), np.zeros(0), w, K),
+                      lambda d, w: _reference.Problem(d["X"], [], [d["S"]["z0"].to_numpy()],
+                                                      np.zeros(0), np.ones(1), w, K))],
+                    rtol=1e-9)
+    budget = FairKM(K, init=data["centers"], max_cost=0.02).fit(
+        data["Xd"], sensitive_features=data["Sd"], client=client
+    )
+    assert 0 < budget.cost_increase_ <= 0.02
+    assert budget.unfairness_ratio_ > model.unfairness_ratio_

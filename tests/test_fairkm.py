@@ -72,8 +72,9 @@ def test_zero_weight_from_kmeans_centres_is_never_worse_than_kmeans():
 def test_fitted_attributes(planted):
     X, sensitive, _ = planted
     frame = sensitive.assign(age=np.linspace(20, 70, len(sensitive)))
-    model = FairKM(4, random_state=0).fit(pd.DataFrame(X, columns=["a", "b"]),
-                                          sensitive_features=frame)
+    model = FairKM(4, fairness_weight="paper", random_state=0).fit(
+        pd.DataFrame(X, columns=["a", "b"]), sensitive_features=frame
+    )
     assert model.fairness_weight_ == (600 / 4) ** 2
     assert_array_equal(model.feature_names_in_, ["a", "b"])
     assert model.n_features_in_ == 2
@@ -109,11 +110,12 @@ def test_fit_objective_matches_reference(planted):
 
 def test_same_seed_same_labels_and_restarts_keep_the_best(planted):
     X, sensitive, _ = planted
-    runs = [FairKM(4, init="random", n_init=3, random_state=7).fit(X, sensitive_features=sensitive)
-            for _ in range(2)]
+    runs = [FairKM(4, fairness_weight="paper", init="random", n_init=3, random_state=7)
+            .fit(X, sensitive_features=sensitive) for _ in range(2)]
     assert_array_equal(runs[0].labels_, runs[1].labels_)
     singles = [
-        FairKM(4, init="random", n_init=1, random_state=seed).fit(X, sensitive_features=sensitive)
+        FairKM(4, fairness_weight="paper", init="random", n_init=1, random_state=seed)
+        .fit(X, sensitive_features=sensitive)
         for seed in np.random.RandomState(7).randint(np.iinfo(np.int32).max, size=3)
     ]
     assert_allclose(runs[0].objective_, min(m.objective_ for m in singles))
@@ -129,9 +131,9 @@ def test_auto_n_init_depends_on_init(planted, monkeypatch):
         return original(self, *args)
 
     monkeypatch.setattr(FairKM, "_initial_labels", counting)
-    FairKM(4, init="random", random_state=0).fit(X)
-    FairKM(4, init="k-means++", random_state=0).fit(X)
-    FairKM(4, init=X[:4]).fit(X)
+    FairKM(4, fairness_weight="paper", init="random", random_state=0).fit(X)
+    FairKM(4, fairness_weight="paper", init="k-means++", random_state=0).fit(X)
+    FairKM(4, fairness_weight="paper", init=X[:4]).fit(X)
     assert calls.count("random") == 10
     assert calls.count("k-means++") == 1
     assert calls.count("array") == 1
@@ -238,7 +240,7 @@ def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight):
 
 def test_fit_predict_and_score(planted):
     X, sensitive, _ = planted
-    model = FairKM(4, random_state=0)
+    model = FairKM(4, fairness_weight="paper", random_state=0)
     labels = model.fit_predict(X, sensitive_features=sensitive)
     assert_array_equal(labels, model.labels_)
     nearest = model.predict(X)
@@ -275,7 +277,9 @@ def test_fit_predict_and_score(planted):
 
 def test_verbose_prints_each_sweep(planted, capsys):
     X, sensitive, _ = planted
-    model = FairKM(4, random_state=0, verbose=1).fit(X, sensitive_features=sensitive)
+    model = FairKM(4, fairness_weight="paper", random_state=0, verbose=1).fit(
+        X, sensitive_features=sensitive
+    )
     lines = [line for line in capsys.readouterr().out.splitlines() if "sweep" in line]
     assert len(lines) == model.n_iter_
 

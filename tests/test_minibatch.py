@@ -157,9 +157,8 @@ def test_minibatch_is_deterministic_whatever_the_threads(blobs):
 
 def test_verbose_names_epochs_then_sweeps(blobs, capsys):
     X, sensitive = blobs
-    FairKM(6, algorithm="minibatch", batch_size=256, verbose=1, random_state=0).fit(
-        X, sensitive_features=sensitive
-    )
+    FairKM(6, fairness_weight="paper", algorithm="minibatch", batch_size=256, verbose=1,
+           random_state=0).fit(X, sensitive_features=sensitive)
     lines = capsys.readouterr().out.splitlines()
     kinds = [line.split()[1] for line in lines]
     assert kinds[0] == "epoch"

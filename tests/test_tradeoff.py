@@ -70,7 +70,7 @@ def test_tradeoff_errors(blobs):
         fairness_tradeoff(object(), X, sensitive, [1.0])
     with pytest.raises(ValueError, match="fairness_weights is empty"):
         fairness_tradeoff(FairKM(4), X, sensitive, [])
-    with pytest.raises(TypeError, match="fairness_weights must hold numbers or 'auto', got 'x'"):
+    with pytest.raises(TypeError, match="fairness_weights must hold numbers or 'paper', got 'x'"):
         fairness_tradeoff(FairKM(4), X, sensitive, ["x"])
 
 
@@ -85,3 +85,49 @@ def test_plot_tradeoff(blobs, tmp_path):
     assert fig.axes[0].get_xscale() == "symlog"
     with pytest.raises(ValueError, match="no column"):
         plot_tradeoff(table, quality=("nope",))
+
+
+def test_relative_tradeoff_shares_one_s_blind_reference(blobs):
+    X, sensitive = blobs
+    table = fairness_tradeoff(FairKM(4, random_state=0), X, sensitive,
+                              relative_weights=[0.0, 0.5, 1.0, 2.0], max_cost=0.05)
+    grid = table[table["mark"] != "max_cost=0.05"]
+    assert grid["relative_weight"].tolist() == [0.0, 0.5, 1.0, 2.0]
+    # Every row's cost is measured against the same S-blind clustering.
+    blind = table["inertia"] / (1 + table["cost_increase"])
+    assert_allclose(blind, blind.iloc[0], rtol=1e-12)
+    assert table["cost_increase"].iloc[0] == 0.0
+    assert table["unfairness_ratio"].iloc[0] == pytest.approx(1.0)
+    assert np.all(np.diff(grid["unfairness_ratio"]) < 0)
+    assert table["mark"].tolist().count("default") == 1
+    (budget,) = table.index[table["mark"] == "max_cost=0.05"]
+    assert table.loc[budget, "cost_increase"] <= 0.05
+    assert np.all(np.diff(table["relative_weight"]) >= 0)
+    # Each attribute's AE, as fairness_report gives it for that fit.
+    direct = FairKM(4, relative_weight=2.0, random_state=0).fit(X, sensitive_features=sensitive)
+    report = fairness_report(direct.labels_, sensitive_features=sensitive)
+    for name in sensitive.columns:
+        assert_allclose(table[f"AE[{name}]"].iloc[-1], report.loc[name, "AE"])
+
+
+def test_relative_tradeoff_errors(blobs):
+    X, sensitive = blobs
+    with pytest.raises(ValueError, match="either fairness_weights or relative_weights"):
+        fairness_tradeoff(FairKM(4), X, sensitive, [1.0], relative_weights=[1.0])
+    with pytest.raises(ValueError, match="either fairness_weights or relative_weights"):
+        fairness_tradeoff(FairKM(4), X, sensitive)
+    with pytest.raises(TypeError, match="relative_weights must hold numbers, got 'paper'"):
+        fairness_tradeoff(FairKM(4), X, sensitive, relative_weights=["paper"])
+    with pytest.raises(ValueError, match="max_cost goes with relative_weights"):
+        fairness_tradeoff(FairKM(4), X, sensitive, [1.0], max_cost=0.05)
+
+
+def test_plot_marks_the_default_and_the_budget(blobs):
+    X, sensitive = blobs
+    table = fairness_tradeoff(FairKM(4, n_init=1, random_state=0), X, sensitive,
+                              relative_weights=[0.0, 1.0, 4.0], max_cost=0.05)
+    fig = plot_tradeoff(table)
+    texts = [text.get_text() for text in fig.axes[0].texts]
+    matplotlib.pyplot.close(fig)
+    assert sorted(texts) == ["default", "max_cost=0.05"]
+    assert fig.axes[0].get_xlabel().startswith("relative fairness weight")

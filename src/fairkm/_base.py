@@ -7,6 +7,7 @@ bring the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -20,9 +21,6 @@ from . import _kernels
 from ._engine import Stats
 from ._validation import check_int, check_real
 from ._weights import Plan
-
-# Until the scale-free default lands, "auto" keeps the paper's heuristic.
-_AUTO_IS_RELATIVE = False
 
 __all__ = ["BaseFairKM", "Predictor"]
 
@@ -89,6 +87,13 @@ class Predictor:
         return labels
 
 
+def _ratio(value, reference):
+    """``value / reference``, 1 for 0 / 0 (a clustering with no spread at all)."""
+    if reference == 0:
+        return 1.0 if value == 0 else math.inf
+    return value / reference
+
+
 class BaseFairKM(ClusterMixin, BaseEstimator):
     """Parameters, checks, fitted attributes and prediction shared by the FairKM estimators.
 
@@ -139,7 +144,7 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
                     "fairness_weight must be 'auto', 'paper' or a non-negative float, "
                     f"got {weight!r}."
                 )
-            if weight == "auto" and _AUTO_IS_RELATIVE:
+            if weight == "auto":
                 if not given:
                     return Plan("relative", float(self.relative_weight))
                 if self.relative_weight != 1.0:
@@ -242,7 +247,7 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
         self.blind_inertia_ = weighting.blind_inertia
         self.blind_attribute_fairness_ = weighting.blind_fairness
         self.attribute_fairness_ = attribute_fairness
-        self.cost_increase_ = self.inertia_ / self.blind_inertia_ - 1.0
+        self.cost_increase_ = _ratio(self.inertia_, self.blind_inertia_) - 1.0
         self.unfairness_ratio_ = weighting.unfairness(attribute_fairness)
         self.sensitive_names_ = np.array(encoding.names, dtype=object)
         self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)

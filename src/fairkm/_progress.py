@@ -26,10 +26,12 @@ class Progress:
 
     Attributes
     ----------
-    kind : {"sweep", "epoch", "round"}
-        An exact sweep, a mini-batch epoch, or a round of the Dask engine.
+    kind : {"sweep", "epoch", "round", "fit"}
+        An exact sweep, a mini-batch epoch, a round of the Dask engine, or a
+        whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`).
     iteration : int
-        Passes of this run so far, this one included (1 for the first).
+        Passes of this run so far, this one included (1 for the first); for
+        ``"fit"``, the fits of the series so far.
     objective : float
         The objective after the pass.
     n_moved : int
@@ -51,6 +53,8 @@ class Progress:
 
     def describe(self):
         """Return the line ``verbose`` prints for this pass."""
+        if self.kind == "fit":
+            return f"FairKM fit {self.iteration}: objective {self.objective:.10g}"
         if self.kind == "round":
             return (
                 f"FairKM (dask) round {self.iteration}: objective {self.objective:.10g}, "

@@ -90,10 +90,24 @@ class Weighting:
 
     def unfairness(self, fairness):
         """Relative unfairness of per-attribute fairness terms (1 at S-blind; NaN if absolute)."""
-        total = self.user_weights.sum()
+        if not np.isfinite(self.blind_inertia):
+            return math.nan
+        total = _counted(self.user_weights, self.reference)
         if not total:
-            return 0.0 if np.isfinite(self.blind_inertia) else math.nan
-        return float(np.dot(self.user_weights, fairness / self.reference) / total)
+            return 0.0
+        return float(np.dot(_share(self.user_weights, self.reference), fairness) / total)
+
+
+def _share(weights, reference):
+    """``weights / reference``, 0 where the reference is 0 (a single-valued attribute)."""
+    out = np.zeros(len(weights))
+    np.divide(weights, reference, out=out, where=reference > 0)
+    return out
+
+
+def _counted(weights, reference):
+    """Total weight of the attributes that can be unfair at all (reference above 0)."""
+    return float(weights[reference > 0].sum())
 
 
 def random_split_fairness(encoding):
@@ -179,8 +193,8 @@ class _Driver:
 
     def weights(self, alpha):
         """Return ``(lambda, attribute weights)`` for ``alpha`` (column order)."""
-        ratio = self.user / self.reference
-        total = self.user.sum()
+        ratio = _share(self.user, self.reference)
+        total = _counted(self.user, self.reference)
         if alpha == 0 or ratio.sum() == 0:
             return 0.0, self.user.copy()
         return alpha * self.blind_inertia * ratio.sum() / total**2, ratio * total / ratio.sum()

@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from ._fairkm import FairKM
+from ._progress import Progress, report
 from .metrics import MEASURES, clustering_report, fairness_report
 
 __all__ = ["fairness_tradeoff", "plot_tradeoff"]
@@ -24,30 +25,46 @@ def fairness_tradeoff(
     estimator,
     X,
     sensitive_features,
-    fairness_weights,
+    fairness_weights=None,
     *,
+    relative_weights=None,
+    max_cost=None,
     warm_start=True,
     reference_labels=None,
     sample_size=None,
     random_state=None,
 ):
-    """Fit a FairKM estimator at each fairness weight and measure quality and fairness.
+    """Fit a FairKM estimator at several fairness weights and measure quality and fairness.
+
+    Give either ``relative_weights`` (the scale-free weight of
+    :class:`~fairkm.FairKM`, ``fairness_weight="auto"``; the default is 1) or
+    ``fairness_weights`` (the paper's absolute lambdas).
 
     Parameters
     ----------
     estimator : FairKM
-        Template; it is cloned, and only ``fairness_weight`` (and, when warm
-        starting, ``init`` and ``n_init``) are changed.
+        Template; it is cloned, and only the weight parameters (and, when
+        warm starting absolute weights, ``init`` and ``n_init``) are changed.
     X : array-like of shape (n_samples, n_features)
         Non-sensitive features.
     sensitive_features : array-like, Series or DataFrame
         Sensitive attributes, as for :meth:`FairKM.fit`.
-    fairness_weights : sequence of float or "auto"
-        The weights, fitted in the order given.
+    fairness_weights : sequence of float or "paper", default=None
+        Absolute weights, fitted in the order given.
+    relative_weights : sequence of float, default=None
+        Relative weights. Every fit starts as the estimator's own fit does,
+        so all are measured against the same S-blind clustering (the blind
+        phase is repeated for each: pass ``n_init=1`` on large data).
+    max_cost : float, default=None
+        With ``relative_weights``: also fit the fairest clustering whose
+        K-Means cost is at most ``max_cost`` above the S-blind clustering's
+        (:class:`~fairkm.FairKM`'s ``max_cost``); its row is marked in the
+        ``mark`` column.
     warm_start : bool, default=True
-        Start each fit from the previous weight's centres (nearest-centre
-        assignment, then sweeps), so the path is continuous and cheaper. The
-        first fit uses the estimator's own ``init``.
+        With ``fairness_weights``: start each fit from the previous weight's
+        centres (nearest-centre assignment, then sweeps), so the path is
+        continuous and cheaper. The first fit uses the estimator's own
+        ``init``.
     reference_labels : array-like of shape (n_samples,), default=None
         A clustering to measure DevC/DevO against (for instance S-blind
         K-Means). ``None``: no deviation columns.
@@ -60,51 +77,99 @@ def fairness_tradeoff(
     Returns
     -------
     pandas.DataFrame
-        One row per weight: ``fairness_weight`` (resolved), ``objective``,
-        ``inertia``, ``fairness``, ``n_iter``, the clustering measures (CO,
-        SH, and DevC, DevO with ``reference_labels``) and every fairness
-        measure of :data:`fairkm.metrics.MEASURES`, averaged over attributes
-        (AE, AW, ME, MW, balance, KL, MPV).
+        One row per fit, in the order given (the budget's row placed by its
+        relative weight): ``relative_weight`` (NaN for an absolute weight),
+        ``fairness_weight`` (the absolute lambda used), ``cost_increase``
+        and ``unfairness_ratio`` (against the S-blind clustering; NaN for an
+        absolute weight), ``objective``, ``inertia``, ``fairness``,
+        ``n_iter``, the clustering measures (CO, SH, and DevC, DevO with
+        ``reference_labels``), every fairness measure of
+        :data:`fairkm.metrics.MEASURES` averaged over the attributes, each
+        attribute's AE (columns ``AE[<attribute>]``), and ``mark``
+        (``"default"`` for relative weight 1, ``"max_cost=..."`` for the
+        budget's choice, else empty).
     """
     if not isinstance(estimator, FairKM):
         raise TypeError(f"estimator must be a FairKM instance, got {type(estimator).__name__}.")
-    weights = list(fairness_weights)
+    if (fairness_weights is None) == (relative_weights is None):
+        raise ValueError("give either fairness_weights or relative_weights (exactly one).")
+    relative = relative_weights is not None
+    name = "relative_weights" if relative else "fairness_weights"
+    weights = list(relative_weights if relative else fairness_weights)
     if not weights:
-        raise ValueError("fairness_weights is empty; give at least one weight.")
+        raise ValueError(f"{name} is empty; give at least one weight.")
     for w in weights:
-        if not (w == "auto" or (isinstance(w, numbers.Real) and not isinstance(w, bool))):
-            raise TypeError(f"fairness_weights must hold numbers or 'auto', got {w!r}.")
-    fairness_names = [m.name for m in MEASURES.values() if m.kind == "fairness"]
+        allowed = isinstance(w, numbers.Real) and not isinstance(w, bool)
+        if not (allowed or (not relative and w == "paper")):
+            raise TypeError(
+                f"{name} must hold numbers{'' if relative else ' or ' + repr('paper')}, "
+                f"got {w!r}."
+            )
+    if max_cost is not None and not relative:
+        raise ValueError("max_cost goes with relative_weights, not fairness_weights.")
     rows = []
     previous = None
-    for weight in weights:
-        model = clone(estimator).set_params(fairness_weight=weight)
-        if warm_start and previous is not None:
+    fits = [({"relative_weight": w} if relative else {"fairness_weight": w}) for w in weights]
+    if max_cost is not None:
+        fits.append({"max_cost": max_cost})
+    for params in fits:
+        model = clone(estimator).set_params(**params)
+        if relative:
+            model.set_params(fairness_weight="auto")
+        elif warm_start and previous is not None:
             model.set_params(init=previous.cluster_centers_, n_init=1)
         model.fit(X, sensitive_features=sensitive_features)
-        quality = clustering_report(
-            np.asarray(X, dtype=np.float64), model.labels_, reference_labels=reference_labels,
-            sample_size=sample_size, random_state=random_state,
+        rows.append(_measure(model, X, sensitive_features, estimator.numeric_sensitive,
+                             reference_labels, sample_size, random_state))
+        report(Progress("fit", len(rows), model.objective_, 0), verbose=0)
+        rows[-1]["mark"] = (
+            f"max_cost={max_cost:g}" if "max_cost" in params
+            else "default" if params.get("relative_weight") == 1.0 else ""
         )
-        fairness = fairness_report(
-            model.labels_, sensitive_features=sensitive_features,
-            numeric_sensitive=estimator.numeric_sensitive,
-        ).loc["mean", fairness_names]
-        rows.append({
-            "fairness_weight": model.fairness_weight_,
-            "objective": model.objective_,
-            "inertia": model.inertia_,
-            "fairness": model.fairness_,
-            "n_iter": model.n_iter_,
-            **quality.to_dict(),
-            **fairness.to_dict(),
-        })
         previous = model
+    if max_cost is not None:
+        # The budget's row among the others, by its relative weight.
+        budget = rows.pop()
+        at = len(rows)
+        if all(a <= b for a, b in zip(weights[:-1], weights[1:], strict=True)):
+            at = sum(w <= budget["relative_weight"] for w in weights)
+        rows.insert(at, budget)
     return pd.DataFrame(rows)
+
+
+def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, sample_size,
+             random_state):
+    """One row of the trade-off table: the fitted model's numbers and measures."""
+    quality = clustering_report(
+        np.asarray(X, dtype=np.float64), model.labels_, reference_labels=reference_labels,
+        sample_size=sample_size, random_state=random_state,
+    )
+    report = fairness_report(
+        model.labels_, sensitive_features=sensitive_features, numeric_sensitive=numeric_sensitive,
+    )
+    fairness_names = [m.name for m in MEASURES.values() if m.kind == "fairness"]
+    return {
+        "relative_weight": model.relative_weight_,
+        "fairness_weight": model.fairness_weight_,
+        "cost_increase": model.cost_increase_,
+        "unfairness_ratio": model.unfairness_ratio_,
+        "objective": model.objective_,
+        "inertia": model.inertia_,
+        "fairness": model.fairness_,
+        "n_iter": model.n_iter_,
+        **quality.to_dict(),
+        **report.loc["mean", fairness_names].to_dict(),
+        **{f"AE[{attribute}]": report.loc[attribute, "AE"]
+           for attribute in report.index if attribute != "mean"},
+    }
 
 
 def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
     """Plot quality and fairness measures against the fairness weight.
+
+    The horizontal axis is the relative weight when the table has one (its
+    rows from ``relative_weights``), else the absolute weight. Marked rows
+    (the default weight, a budget's choice) are labelled on the plot.
 
     Parameters
     ----------
@@ -124,18 +189,23 @@ def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
     """
     import matplotlib.pyplot as plt
 
-    missing = [c for c in (*quality, *fairness, "fairness_weight") if c not in table.columns]
+    relative = "relative_weight" in table.columns and table["relative_weight"].notna().all()
+    x_name = "relative_weight" if relative else "fairness_weight"
+    missing = [c for c in (*quality, *fairness, x_name) if c not in table.columns]
     if missing:
         raise ValueError(f"table has no column(s) {missing}; columns are {list(table.columns)}.")
     if axes is None:
         fig, axes = plt.subplots(figsize=(6.4, 4.0))
     else:
         fig = axes.figure
-    weights = table["fairness_weight"].to_numpy(dtype=float)
+    weights = table[x_name].to_numpy(dtype=float)
     positive = weights[weights > 0]
     for name in quality:
         axes.plot(weights, table[name], marker="o", label=name)
-    axes.set_xlabel("fairness weight")
+    axes.set_xlabel(
+        "relative fairness weight (1: 1% less unfairness is worth 1% more cost)" if relative
+        else "fairness weight"
+    )
     axes.set_ylabel("quality: " + ", ".join(quality))
     right = axes.twinx()
     for k, name in enumerate(fairness):
@@ -148,6 +218,14 @@ def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
             axes.set_xscale("symlog", linthresh=positive.min())
         else:
             axes.set_xscale("log")
+    marks = table["mark"] if "mark" in table.columns else pd.Series([""] * len(table))
+    for weight, mark in zip(weights, marks, strict=True):
+        if mark:
+            axes.axvline(weight, color="0.5", linestyle=":", linewidth=1)
+            # Plain text: a user's value shows as typed, never as mathtext.
+            axes.annotate(mark, (weight, 1.0), xycoords=("data", "axes fraction"),
+                          xytext=(2, -10), textcoords="offset points", fontsize=8,
+                          color="0.3", rotation=90, va="top", parse_math=False)
     handles = axes.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     axes.legend(handles, [h.get_label() for h in handles], loc="best")
     axes.set_title("Quality and fairness as the fairness weight grows")

@@ -55,8 +55,9 @@ def _fit_both(X, sensitive, args, numeric):
     with progress_bar(args.quiet, desc="FairKM"):
         fair = FairKM(
             args.n_clusters, fairness_weight=args.fairness_weight,
-            attribute_weights=args.attribute_weights, algorithm=args.algorithm,
-            batch_size=args.batch_size, numeric_sensitive=numeric,
+            relative_weight=args.relative_weight, max_cost=args.max_cost,
+            max_unfairness=args.max_unfairness, attribute_weights=args.attribute_weights,
+            algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
             random_state=args.random_state, verbose=0,
         ).fit(X, sensitive_features=sensitive)
     seconds = time.perf_counter() - start
@@ -64,12 +65,35 @@ def _fit_both(X, sensitive, args, numeric):
     return fair, blind, seconds
 
 
-def _fit_facts(fair, seconds, weight_arg):
-    how = " (auto: (n/k)^2)" if weight_arg == "auto" else ""
-    return [
-        ("FairKM", f"k={fair.n_clusters}, fairness_weight={fair.fairness_weight_:.4g}{how}, "
-         f"{fair.n_iter_} sweeps in {seconds:.1f} s, objective {fair.objective_:.6g}"),
-    ]
+def _fit_facts(fair, seconds):
+    """Say what FairKM was asked for and what it did, in plain words."""
+    facts = [("FairKM", f"k={fair.n_clusters}, {fair.n_iter_} sweeps in {seconds:.1f} s, "
+                        f"objective {fair.objective_:.6g}")]
+    if fair.max_cost is not None or fair.max_unfairness is not None:
+        asked = (
+            f"K-Means cost at most {fair.max_cost:.1%} above the S-blind clustering's"
+            if fair.max_cost is not None
+            else f"unfairness at most {fair.max_unfairness:.0%} of the S-blind clustering's"
+        )
+        facts.append(("budget", f"{asked}: chose relative weight {fair.relative_weight_:.3g}"))
+    if np.isnan(fair.relative_weight_):
+        how = " (the paper's (n/k)^2)" if fair.fairness_weight == "paper" else ""
+        facts.append(("fairness weight", f"lambda = {fair.fairness_weight_:.4g}{how}, absolute"))
+        return facts
+    if fair.max_cost is None and fair.max_unfairness is None:
+        facts.append((
+            "fairness weight",
+            f"relative {fair.relative_weight_:.3g}: at the margin, 1% less unfairness is worth "
+            f"{fair.relative_weight_:.3g}% more K-Means cost (lambda = "
+            f"{fair.fairness_weight_:.4g})",
+        ))
+    facts.append((
+        "price and gain",
+        f"K-Means cost {fair.cost_increase_:+.1%} against the S-blind clustering the fit "
+        f"started from; unfairness {fair.unfairness_ratio_:.0%} of its (the fairness term, "
+        "each attribute against its S-blind value, averaged)",
+    ))
+    return facts
 
 
 def _check_outputs(args, first, second):
@@ -97,7 +121,7 @@ def run_fit(args):
         ("data", f"{args.data}: {len(frame):,} rows"),
         ("features", encoding),
         ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
-        *_fit_facts(fair, seconds, args.fairness_weight),
+        *_fit_facts(fair, seconds),
     ]
     if not args.quiet:
         print_facts(facts)
@@ -163,21 +187,27 @@ def run_tradeoff(args):
     frame, sensitive, X, _, encoding = prepare_data(args)
     numeric = list(args.numeric_sensitive or [])
     blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
-    weights = args.fairness_weights
+    relative = args.fairness_weights is None
+    weights = args.relative_weights if relative else args.fairness_weights
+    n_fits = len(weights) + (args.max_cost is not None)
+    if args.max_cost is not None and not relative:
+        raise UsageError("--max-cost goes with --relative-weights, not --fairness-weights")
     if not args.quiet:
         print_facts([
             ("data", f"{args.data}: {len(frame):,} rows"),
             ("features", encoding),
             ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
         ])
-    with progress_bar(args.quiet, desc="trade-off", total=len(weights), unit=" weights"):
+    with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
         estimator = FairKM(
             args.n_clusters, attribute_weights=args.attribute_weights,
             algorithm=args.algorithm, batch_size=args.batch_size,
             numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
         )
         table = fairness_tradeoff(
-            estimator, X, sensitive, weights, reference_labels=blind.labels_,
+            estimator, X, sensitive, None if relative else weights,
+            relative_weights=weights if relative else None, max_cost=args.max_cost,
+            reference_labels=blind.labels_,
             sample_size=5000 if len(frame) > 5000 else None, random_state=args.random_state,
         )
     if not args.quiet:
@@ -230,7 +260,7 @@ def run_demo(args):
     facts = [
         ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
         ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
-        *_fit_facts(fair, seconds, args.fairness_weight),
+        *_fit_facts(fair, seconds),
     ]
     if not args.quiet:
         print(f"fairkm {__version__} demo: S-blind K-Means against FairKM")

@@ -31,8 +31,7 @@ examples:
       --output clusters.csv --report audit.html
   fairkm evaluate segments.parquet --labels segment --sensitive sex,race \\
       --features age,income --report audit.html
-  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e3,1e5,1e7 \\
-      --plot tradeoff.png
+  fairkm tradeoff people.csv --sensitive sex,race --max-cost 5% --plot tradeoff.png
   fairkm <command> --help                      # the options of one command
 """
 
@@ -63,8 +62,19 @@ output:
 examples:
   fairkm fit people.csv --sensitive sex,race --n-clusters 5 --output clusters.csv
   fairkm fit people.parquet --sensitive sex,race,age --numeric-sensitive age \\
-      --exclude id,name --fairness-weight 1e6 --attribute-weights race=2 \\
+      --exclude id,name --max-cost 5% --attribute-weights race=2 \\
       --output clusters.parquet --report audit.html
+  fairkm fit people.csv --sensitive sex,race --fairness-weight 1e6   # the paper's lambda
+
+fairness weight:
+  By default (--fairness-weight auto) FairKM first finds the S-blind K-Means
+  clustering, then trades K-Means cost for fairness from there: at the margin
+  1% less unfairness (each attribute's, measured against its S-blind value,
+  then averaged) is worth --relative-weight % more cost. Whatever the units
+  of the data or its size, the same setting means the same trade. A budget
+  states the price instead: --max-cost 5% gives the fairest clustering at most
+  5% costlier than the S-blind one; --max-unfairness 50% the cheapest that
+  halves the unfairness.
 """
 
 EVALUATE_EPILOG = DATA_HELP + """
@@ -79,15 +89,18 @@ examples:
 """
 
 TRADEOFF_EPILOG = DATA_HELP + """
-Fits FairKM at each fairness weight in turn (each fit starting from the
-previous one's centres) and prints one row per weight: the objective and its
-two terms, quality (CO, SH, DevC, DevO against S-blind K-Means) and mean
-fairness (AE, AW, ME, MW, balance, KL, MPV).
+Fits FairKM at each relative weight (every fit measured against the same
+S-blind clustering; 1 is fit's default) or at each absolute weight, and prints
+one row per weight: the weight, the K-Means cost and the unfairness relative
+to the S-blind clustering, the objective and its two terms, quality (CO, SH,
+DevC, DevO against S-blind K-Means), mean fairness (AE, AW, ME, MW, balance,
+KL, MPV) and each attribute's AE. --max-cost adds the budget's choice.
 
 examples:
+  fairkm tradeoff people.csv --sensitive sex,race
+  fairkm tradeoff people.csv --sensitive sex,race --relative-weights 0,0.5,1,2 \\
+      --max-cost 5% --output tradeoff.csv --plot tradeoff.png
   fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e3,1e5,1e7
-  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e4,1e6,auto \\
-      --output tradeoff.csv --plot tradeoff.png
 """
 
 DEMO_EPILOG = """\
@@ -128,20 +141,45 @@ def _column_list(text):
     return names
 
 
-def _fairness_weight(text):
-    if text == "auto":
-        return text
+def _number(text, what):
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     if not (np.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a number >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {what} >= 0, got {text!r}")
     return value
 
 
+def _fairness_weight(text):
+    if text in ("auto", "paper"):
+        return text
+    return _number(text, "'auto', 'paper' or a number")
+
+
 def _fairness_weights(text):
-    return [_fairness_weight(item.strip()) for item in text.split(",")]
+    return [
+        "paper" if item.strip() == "paper" else _number(item.strip(), "'paper' or a number")
+        for item in text.split(",")
+    ]
+
+
+def _relative_weight(text):
+    return _number(text, "a number")
+
+
+def _relative_weights(text):
+    return [_number(item.strip(), "numbers") for item in text.split(",")]
+
+
+def _fraction(text):
+    """Read a share such as 5% or 0.05 (above 0)."""
+    value = _number(text[:-1], "a percentage") / 100 if text.endswith("%") else _number(
+        text, "a fraction such as 0.05 or 5%"
+    )
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a share above 0, got {text!r}")
+    return value
 
 
 def _attribute_weights(text):
@@ -237,9 +275,23 @@ def _add_clustering_options(parser, *, weight=True):
                         help="number of clusters (default 5)")
     if weight:
         parser.add_argument("--fairness-weight", type=_fairness_weight, default="auto",
-                            metavar="auto|FLOAT",
-                            help="weight of the fairness term: 'auto' (the paper's (n/k)^2, the "
-                            "default) or a number >= 0; 0 is plain K-Means")
+                            metavar="auto|paper|FLOAT",
+                            help="weight of the fairness term: 'auto' (the default) measures "
+                            "it against the S-blind clustering, scaled by --relative-weight; "
+                            "'paper' is the FairKM paper's (n/k)^2; a number is the paper's "
+                            "absolute lambda (0: plain K-Means)")
+        parser.add_argument("--relative-weight", type=_relative_weight, default=1.0,
+                            metavar="W",
+                            help="with 'auto': at the margin, 1%% less unfairness is worth W%% "
+                            "more K-Means cost (default 1)")
+        budget = parser.add_mutually_exclusive_group()
+        budget.add_argument("--max-cost", type=_fraction, metavar="SHARE",
+                            help="a budget instead of --relative-weight: the fairest clustering "
+                            "whose K-Means cost is at most SHARE above the S-blind clustering's "
+                            "(e.g. 5%%)")
+        budget.add_argument("--max-unfairness", type=_fraction, metavar="SHARE",
+                            help="a fairness target instead: the cheapest clustering whose "
+                            "unfairness is at most SHARE of the S-blind clustering's (e.g. 50%%)")
     parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
@@ -322,10 +374,18 @@ def build_parser():
         "against fairness.", epilog=TRADEOFF_EPILOG,
     )
     _add_data_options(tradeoff, features_default="all columns but the sensitive ones")
-    tradeoff.add_argument("--fairness-weights", required=True, type=_fairness_weights,
-                          metavar="W1,W2,...",
-                          help="comma-separated weights ('auto' or numbers >= 0), fitted in "
-                          "this order")
+    weights = tradeoff.add_mutually_exclusive_group()
+    weights.add_argument("--relative-weights", type=_relative_weights, metavar="W1,W2,...",
+                         default=[0.0, 0.25, 0.5, 1.0, 2.0, 4.0],
+                         help="comma-separated relative weights (see fit's --relative-weight; "
+                         "default 0,0.25,0.5,1,2,4), each fitted from the same S-blind "
+                         "clustering")
+    weights.add_argument("--fairness-weights", type=_fairness_weights, metavar="L1,L2,...",
+                         help="the paper's absolute lambdas instead, fitted in this order, each "
+                         "from the previous one's centres")
+    tradeoff.add_argument("--max-cost", type=_fraction, metavar="SHARE",
+                          help="also fit the budget's choice (see fit's --max-cost) and mark "
+                          "it in the table and the plot")
     _add_clustering_options(tradeoff, weight=False)
     tradeoff.add_argument("--output", type=_table_path,
                           metavar="TABLE", help="write the table (.csv or .parquet)")

@@ -26,28 +26,28 @@ class BarListener:
         The bar to update.
     per_fit : bool
         False: one step per pass (sweep or epoch), the objective shown next
-        to the bar. True: one step per finished fit; a pass numbered 1 starts
-        a new fit, so the previous one is then done.
+        to the bar. True: one step per finished fit (a ``"fit"`` report of
+        :func:`fairkm.tradeoff.fairness_tradeoff`), the passes shown next to
+        the bar.
     """
 
     def __init__(self, bar, *, per_fit):
         self._bar = bar
         self._per_fit = per_fit
-        self._fits = 0
 
     def __call__(self, progress):
         """Take one :class:`fairkm._progress.Progress` report."""
         # The objective as FairKM's verbose line prints it.
         objective = f"{progress.objective:.10g}"
         if self._per_fit:
-            if progress.iteration == 1:
-                if self._fits:
-                    self._bar.update(1)
-                self._fits += 1
-            self._bar.set_postfix_str(
-                f"sweep {progress.iteration}, objective {objective}", refresh=False
-            )
-        else:
+            if progress.kind == "fit":
+                self._bar.update(1)
+            else:
+                self._bar.set_postfix_str(
+                    f"{progress.kind} {progress.iteration}, objective {objective}",
+                    refresh=False,
+                )
+        elif progress.kind != "fit":
             self._bar.update(1)
             self._bar.set_postfix_str(f"objective {objective}", refresh=False)
 

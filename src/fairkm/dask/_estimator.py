@@ -60,8 +60,17 @@ class FairKM(BaseFairKM):
     ----------
     n_clusters : int, default=8
         Number of clusters; every one of them is non-empty after fitting.
-    fairness_weight : "auto" or float, default="auto"
-        Weight of the fairness term; ``"auto"`` is ``(n_samples / n_clusters) ** 2``.
+    fairness_weight : "auto", "paper" or float, default="auto"
+        Weight of the fairness term, as in :class:`fairkm.FairKM`: ``"auto"``
+        measures it against the S-blind clustering the rounds reach first,
+        ``"paper"`` is ``(n_samples / n_clusters) ** 2``, a number the
+        absolute ``lambda``.
+    relative_weight : float, default=1.0
+        With ``fairness_weight="auto"``: at the margin, 1% less unfairness is
+        worth ``relative_weight`` % more K-Means cost (as in :class:`fairkm.FairKM`).
+    max_cost, max_unfairness : float or None, default=None
+        A budget or a fairness target instead of ``relative_weight``, as in
+        :class:`fairkm.FairKM`; every trial of the search runs rounds.
     attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
         Per-attribute weights, as in :class:`fairkm.FairKM`.
     numeric_sensitive : "auto", bool or list of str or int, default="auto"
@@ -82,9 +91,10 @@ class FairKM(BaseFairKM):
         n_clusters)``. With at least as many rows as this, the seeds are those
         :class:`fairkm.FairKM` would draw with the same ``random_state``.
     max_iter : int, default=1000
-        Maximum number of rounds (one sweep of every partition each).
-    tol : float, default=1e-6
-        Stop when a round lowers the objective by no more than ``tol`` times its value.
+        Maximum number of rounds (one sweep of every partition each) per phase.
+    tol : float, default=1e-4
+        Stop a phase when a round lowers the objective by no more than ``tol``
+        times its value.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation. The same value and the same partitioning
         give identical labels.
@@ -110,12 +120,14 @@ class FairKM(BaseFairKM):
         Objective after initialisation and after each round, computed from the
         statistics (it can differ from ``objective_`` in the last digits).
     n_iter_ : int
-        Number of rounds.
-    fairness_weight_, attribute_weights_, n_features_in_, feature_names_in_, \
-sensitive_names_, sensitive_kinds_, sensitive_categories_, sensitive_proportions_, \
-sensitive_means_, sensitive_scales_
+        Number of rounds, every phase included.
+    fairness_weight_, attribute_weights_, relative_weight_, blind_inertia_, \
+blind_attribute_fairness_, attribute_fairness_, cost_increase_, unfairness_ratio_, \
+n_features_in_, feature_names_in_, sensitive_names_, sensitive_kinds_, \
+sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scales_
         As in :class:`fairkm.FairKM` (``feature_names_in_`` when ``X`` is a
-        dask DataFrame with string column names).
+        dask DataFrame with string column names). ``blind_inertia_`` comes
+        from the statistics, not a pass over the rows.
 
     See Also
     --------
@@ -180,7 +192,7 @@ sensitive_means_, sensitive_scales_
         init="k-means++",
         init_size=None,
         max_iter=1000,
-        tol=1e-6,
+        tol=1e-4,
         random_state=None,
         verbose=0,
     ):

@@ -1,0 +1,155 @@
+"""The fairness weight on a panel of datasets: what the default and two budgets buy, at what cost.
+
+For each dataset of the panel, FairKM at its defaults (the scale-free weight,
+``relative_weight=1``), with ``max_cost=0.02`` and with ``max_cost=0.10``,
+against S-blind K-Means (scikit-learn's ``KMeans``, best of 10 k-means++
+starts, the clustering a user would pick instead), in one process:
+
+* cost: FairKM's K-Means term over KMeans(n_init=10)'s, in %;
+* mean AE: the change of AE averaged over the sensitive attributes, in %;
+* worst attribute: the largest (least negative) per-attribute AE change, and
+  which attribute; Adult's race (85% one value) is reported on its own;
+* sweeps (``n_iter_``, the kept start's passes) and warnings;
+* time: FairKM's fit over KMeans(n_init=1)'s and over KMeans(n_init=10)'s.
+
+The panel: Adult (``preprocess="standard"`` and ``"paper"``, k = 5 and 15),
+Kinematics (k=5, Doc2Vec vectors; needs gensim), scikit-learn's diabetes data
+(``load_diabetes(scaled=False)``: sex categorical, age numeric, the other
+columns standardised as features; k=5), ``make_sensitive_blobs`` (well
+separated, 100,000 rows, two attributes; k=5) and ``bench_scale.py``'s
+overlapping blobs (five attributes; k=10) at 20,000 and 1,000,000 rows.
+
+Run: ``python benchmarks/bench_weights.py [--data-home ../shared/data]
+[--markdown docs/fairness-weight-panel.md] [--quick]``.
+"""
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import bench_scale
+import numpy as np
+import pandas as pd
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_diabetes
+from sklearn.preprocessing import StandardScaler
+
+from fairkm import FairKM
+from fairkm.datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
+from fairkm.metrics import fairness_report
+
+SETTINGS = (("default", {}), ("max_cost=2%", {"max_cost": 0.02}),
+            ("max_cost=10%", {"max_cost": 0.10}))
+
+
+def panel(data_home, quick):
+    """Yield (name, X, sensitive, numeric attribute names, k)."""
+    for preprocess in ("standard", "paper"):
+        adult = fetch_adult(data_home=data_home, preprocess=preprocess, download_if_missing=False)
+        X = np.ascontiguousarray(adult.features, dtype=np.float64)
+        for k in (5, 15):
+            yield f"Adult ({preprocess}), k={k}", X, adult.sensitive, [], k
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            # The Doc2Vec vectors are cached next to the data: a writable copy.
+            shutil.copytree(Path(data_home) / "kinematics", Path(home) / "kinematics")
+            kinematics = fetch_kinematics(data_home=home, download_if_missing=False)
+        X = np.ascontiguousarray(kinematics.features, dtype=np.float64)
+        yield "Kinematics, k=5", X, kinematics.sensitive, [], 5
+    except ImportError as exc:
+        print(f"Kinematics left out: {exc}", file=sys.stderr)
+    frame = load_diabetes(scaled=False, as_frame=True).frame
+    sensitive = pd.DataFrame({"sex": frame["sex"].astype(int), "age": frame["age"]})
+    X = StandardScaler().fit_transform(frame.drop(columns=["sex", "age", "target"]))
+    yield "diabetes, k=5", X, sensitive, ["age"], 5
+    X, sensitive, _ = make_sensitive_blobs(20_000 if quick else 100_000, n_values=(2, 5),
+                                           random_state=0)
+    yield f"separated blobs {len(X):,}, k=5", X, sensitive, [], 5
+    for n in (20_000,) if quick else (20_000, 1_000_000):
+        X, sensitive = bench_scale.data(n, 10, 10)
+        yield f"overlapping blobs {n:,}, k=10", X, sensitive, [], 10
+
+
+def timed(func):
+    start = time.perf_counter()
+    result = func()
+    return result, time.perf_counter() - start
+
+
+def measure(name, X, sensitive, numeric, k):
+    """Return one table row per setting."""
+    _, t_km1 = timed(lambda: KMeans(k, n_init=1, random_state=0).fit(X))
+    km, t_km10 = timed(lambda: KMeans(k, n_init=10, random_state=0).fit(X))
+    blind = fairness_report(km.labels_, sensitive_features=sensitive,
+                            numeric_sensitive=numeric)["AE"].drop("mean")
+    rows = []
+    for label, params in SETTINGS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model, seconds = timed(lambda params=params: FairKM(
+                k, numeric_sensitive=numeric, random_state=0, **params
+            ).fit(X, sensitive_features=sensitive))
+        ae = fairness_report(model.labels_, sensitive_features=sensitive,
+                             numeric_sensitive=numeric)["AE"].drop("mean")
+        change = 100 * (ae / blind - 1)
+        rows.append({
+            "dataset": name,
+            "setting": label,
+            "relative weight": model.relative_weight_,
+            "cost %": 100 * (model.inertia_ / km.inertia_ - 1),
+            "mean AE %": 100 * (ae.mean() / blind.mean() - 1),
+            "worst attribute AE %": change.max(),
+            "worst attribute": change.idxmax(),
+            "race AE %": change["race"] if "race" in change else np.nan,
+            "sweeps": model.n_iter_,
+            "time / KMeans(1)": seconds / t_km1,
+            "time / KMeans(10)": seconds / t_km10,
+            "warnings": "; ".join(type(w.message).__name__ for w in caught) or "-",
+        })
+        print(" | ".join(f"{v:.3g}" if isinstance(v, float) else str(v)
+                         for v in rows[-1].values()), flush=True)
+    return rows
+
+
+def markdown(table):
+    formats = {"relative weight": "{:.3g}", "cost %": "{:+.1f}", "mean AE %": "{:+.0f}",
+               "worst attribute AE %": "{:+.0f}", "race AE %": "{:+.0f}",
+               "time / KMeans(1)": "{:.1f}", "time / KMeans(10)": "{:.2f}"}
+    lines = ["| " + " | ".join(table.columns) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    for _, row in table.iterrows():
+        cells = [
+            "" if isinstance(value, float) and np.isnan(value)
+            else formats[column].format(value) if column in formats else str(value)
+            for column, value in row.items()
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-home", default=str(Path(__file__).parents[2] / "shared" / "data"))
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
+    parser.add_argument("--quick", action="store_true", help="small blobs only")
+    args = parser.parse_args()
+    # Compile the kernels outside the timings.
+    X, sensitive, _ = make_sensitive_blobs(300, random_state=0)
+    FairKM(3, random_state=0).fit(X, sensitive_features=sensitive)
+    rows = []
+    for case in panel(args.data_home, args.quick):
+        rows.extend(measure(*case))
+    table = pd.DataFrame(rows)
+    text = markdown(table)
+    print()
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
