@@ -9,6 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
+import fairkm._fairkm
 from fairkm import FairKM
 from fairkm.datasets import make_sensitive_blobs
 
@@ -314,8 +315,10 @@ S_SMALL = np.array(["a", "b"] * 5)
         ({"n_clusters": 2.5}, TypeError, "n_clusters must be an int, got 2.5"),
         ({"max_iter": 0}, ValueError, "max_iter must be >= 1, got 0"),
         ({"tol": -1e-3}, ValueError, "tol must be a finite number >= 0, got -0.001"),
-        ({"algorithm": "lloyd"}, ValueError, "algorithm must be 'exact' or 'minibatch', got 'l"),
-        ({"algorithm": None}, ValueError, "algorithm must be 'exact' or 'minibatch', got None"),
+        ({"algorithm": "lloyd"}, ValueError,
+         "algorithm must be 'auto', 'exact' or 'minibatch', got 'l"),
+        ({"algorithm": None}, ValueError,
+         "algorithm must be 'auto', 'exact' or 'minibatch', got None"),
         ({"batch_size": 0}, ValueError, "batch_size must be >= 1, got 0"),
         ({"batch_size": 1.5}, TypeError, "batch_size must be an int, got 1.5"),
         ({"init": "kmeans"}, ValueError, "init must be 'k-means\\+\\+', 'random' or an array"),
@@ -374,3 +377,14 @@ def test_predict_input_errors():
     blind = FairKM(2, random_state=0).fit(X_SMALL)
     with pytest.raises(ValueError, match="fitted without them"):
         blind.predict(X_SMALL, sensitive_features=S_SMALL)
+
+
+def test_auto_algorithm_is_exact_on_small_data_and_minibatch_on_large(planted, monkeypatch):
+    X, sensitive, _ = planted
+    fits = {algorithm: FairKM(4, algorithm=algorithm, random_state=0).fit(
+        X, sensitive_features=sensitive) for algorithm in ("auto", "exact", "minibatch")}
+    assert_array_equal(fits["auto"].labels_, fits["exact"].labels_)
+    # Above the threshold (lowered here to the planted data's size) the mini-batch engine runs.
+    monkeypatch.setattr(fairkm._fairkm, "_EXACT_UP_TO", len(X) - 1)
+    large = FairKM(4, algorithm="auto", random_state=0).fit(X, sensitive_features=sensitive)
+    assert_array_equal(large.labels_, fits["minibatch"].labels_)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_array
 
 from . import _kernels
@@ -22,7 +23,11 @@ from ._engine import Stats
 from ._validation import check_int, check_real
 from ._weights import Plan
 
-__all__ = ["BaseFairKM", "Predictor"]
+__all__ = ["INIT_SIZE", "BaseFairKM", "Predictor"]
+
+# k-means++ seeds on a sample of this many rows when there are more: its cost
+# grows as n * k, and the sweeps that follow make up for seeds drawn from a sample.
+INIT_SIZE = 100_000
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,18 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
             )
+        if self.init_size is not None:
+            check_int("init_size", self.init_size, 1)
         return self._plan(n_samples)
+
+    def _seeding_rows(self, n_samples, seed):
+        """Rows k-means++ seeds on: None for all of them, else a sorted seeded sample."""
+        size = (max(INIT_SIZE, 100 * self.n_clusters) if self.init_size is None
+                else self.init_size)
+        size = min(n_samples, max(size, self.n_clusters))
+        if size == n_samples:
+            return None
+        return np.sort(sample_without_replacement(n_samples, size, random_state=seed))
 
     def _plan(self, n_samples):
         """Resolve ``fairness_weight``, ``relative_weight`` and the budgets into a plan."""

@@ -382,7 +382,10 @@ class Session:
         """Recompute the statistics exactly from the labels; return the objective's terms."""
         self.stats.recompute(self.X, self.terms, self.labels)
         if self.active_stats is not self.stats:
-            self.active_stats.recompute(self.X, self.active, self.labels)
+            # Without attributes, the moves' statistics are the sums and counts alone.
+            self.active_stats.sums[:] = self.stats.sums
+            self.active_stats.counts[:] = self.stats.counts
+            self.active_stats.refresh(self.active)
         inertia = _kernels.inertia(self.X, self.stats.cluster_centers(), self.labels)
         fairness = self.stats.fairness(self.terms)
         return inertia, fairness, inertia + self.lam * fairness

@@ -46,9 +46,31 @@ def _sqdist(X, i, centers, c):
 
 
 @numba.njit(cache=True, inline="always")
+def _size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
+    """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
+
+    They change only when a point moves, so a sweep keeps them instead of
+    dividing for every point and cluster.
+    """
+    n = counts[c]
+    grow[c] = n / (n + 1.0)
+    shrink[c] = n / (n - 1.0) if n > 1.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _size_factors(counts):
+    k = counts.shape[0]
+    grow = np.empty(k)
+    shrink = np.empty(k)
+    for c in range(k):
+        _size_factor(counts, c, grow, shrink)
+    return grow, shrink
+
+
+@numba.njit(cache=True, inline="always")
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
-    i, a, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,  # IN
     dist, lin, costs,  # scratch, scratch, OUT
 ):
     """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
@@ -88,10 +110,9 @@ def _point_costs(
         for c in range(k):
             lin[c] += w * num_sums[t, c]
     for c in range(k):
-        costs[c] = counts[c] / (counts[c] + 1.0) * dist[c] + base + 2.0 * lin[c]
+        costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
     if a >= 0:
-        na = counts[a]
-        costs[a] = na / (na - 1.0) * dist[a] - (base - 2.0 * lin[a])
+        costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
 
 
 @numba.njit(cache=True, inline="always")
@@ -171,6 +192,7 @@ def sweep(
     dist = np.empty(k)
     lin = np.empty(k)
     costs = np.empty(k)
+    grow, shrink = _size_factors(counts)
     n_moved = 0
     for i in order:
         a = labels[i]
@@ -178,12 +200,15 @@ def sweep(
             continue
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
+            i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+            dist, lin, costs,
         )
         b = _best_move(costs, a)
         if b == a:
             continue
         _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums)
+        _size_factor(counts, a, grow, shrink)
+        _size_factor(counts, b, grow, shrink)
         for j in range(X.shape[1]):
             centers[j, a] = sums[j, a] / counts[a]
             centers[j, b] = sums[j, b] / counts[b]
@@ -214,29 +239,26 @@ def move_deltas(
         out[a] = 0.0
         return
     k = counts.shape[0]
+    grow, shrink = _size_factors(counts)
     _point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-        i, a, centers, counts, value_counts, cat_dev, num_sums, np.empty(k), np.empty(k), out,
+        i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+        np.empty(k), np.empty(k), out,
     )
     gain = out[a]
     out -= gain
     out[a] = 0.0
 
 
-@numba.njit(cache=True)
-def cluster_statistics(
-    X, codes, Z, labels,  # IN
-    sums, counts, value_counts, num_sums,  # OUT
-):
-    """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
+# Rows per task of the parallel statistics and inertia passes. The partial
+# results of the chunks are added in chunk order, so the result does not
+# depend on the number of threads; data of one chunk are summed row by row.
+_STATISTICS_CHUNK = 65536
 
-    The output arrays are overwritten; shapes as in :func:`sweep` (cluster axis last).
-    """
-    sums[:] = 0.0
-    counts[:] = 0.0
-    value_counts[:] = 0.0
-    num_sums[:] = 0.0
-    for i in range(X.shape[0]):
+
+@numba.njit(cache=True, inline="always")
+def _accumulate(X, codes, Z, labels, start, stop, sums, counts, value_counts, num_sums):
+    for i in range(start, stop):
         c = labels[i]
         counts[c] += 1.0
         for j in range(X.shape[1]):
@@ -247,15 +269,71 @@ def cluster_statistics(
             num_sums[t, c] += Z[i, t]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
+def cluster_statistics(
+    X, codes, Z, labels,  # IN
+    sums, counts, value_counts, num_sums,  # OUT
+):
+    """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
+
+    The output arrays are overwritten; shapes as in :func:`sweep` (cluster
+    axis last). Chunks of rows run in parallel; the result is the same for
+    any number of threads.
+    """
+    sums[:] = 0.0
+    counts[:] = 0.0
+    value_counts[:] = 0.0
+    num_sums[:] = 0.0
+    n = X.shape[0]
+    n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
+    if n_chunks <= 1:
+        _accumulate(X, codes, Z, labels, 0, n, sums, counts, value_counts, num_sums)
+        return
+    part_sums = np.zeros((n_chunks,) + sums.shape)
+    part_counts = np.zeros((n_chunks,) + counts.shape)
+    part_values = np.zeros((n_chunks,) + value_counts.shape)
+    part_num = np.zeros((n_chunks,) + num_sums.shape)
+    for chunk in numba.prange(n_chunks):
+        _accumulate(
+            X, codes, Z, labels, chunk * _STATISTICS_CHUNK,
+            min(n, (chunk + 1) * _STATISTICS_CHUNK),
+            part_sums[chunk], part_counts[chunk], part_values[chunk], part_num[chunk],
+        )
+    for chunk in range(n_chunks):
+        sums += part_sums[chunk]
+        counts += part_counts[chunk]
+        value_counts += part_values[chunk]
+        num_sums += part_num[chunk]
+
+
+@numba.njit(cache=True, inline="always")
+def _inertia_of(X, centers, labels, start, stop):
+    total = 0.0
+    for i in range(start, stop):
+        total += _sqdist(X, i, centers, labels[i])
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
 def inertia(X, centers, labels):
     """Sum of squared distances of the points to their cluster's centre.
 
-    Serial, so the summation order (and the result) is reproducible.
+    Chunks of rows run in parallel and their sums are added in chunk order,
+    so the result is reproducible and independent of the number of threads.
     """
+    n = X.shape[0]
+    n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
+    if n_chunks <= 1:
+        return _inertia_of(X, centers, labels, 0, n)
+    parts = np.zeros(n_chunks)
+    for chunk in numba.prange(n_chunks):
+        parts[chunk] = _inertia_of(
+            X, centers, labels, chunk * _STATISTICS_CHUNK,
+            min(n, (chunk + 1) * _STATISTICS_CHUNK),
+        )
     total = 0.0
-    for i in range(X.shape[0]):
-        total += _sqdist(X, i, centers, labels[i])
+    for chunk in range(n_chunks):
+        total += parts[chunk]
     return total
 
 
@@ -286,13 +364,15 @@ def cheapest_insertion(
     :func:`sweep`), independently of the other rows; ties to the lowest index.
     """
     k = counts.shape[0]
+    grow, shrink = _size_factors(counts)
     for i in numba.prange(X.shape[0]):
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, -1, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
+            i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+            dist, lin, costs,
         )
         best = 0
         for c in range(1, k):
@@ -322,6 +402,7 @@ def propose_moves(
     Shapes as in :func:`sweep`.
     """
     k = counts.shape[0]
+    grow, shrink = _size_factors(counts)
     n_batch = batch.shape[0]
     n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
     for chunk in numba.prange(n_chunks):
@@ -336,7 +417,8 @@ def propose_moves(
                 continue
             _point_costs(
                 X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, a, centers, counts, value_counts, cat_dev, num_sums, dist, lin, costs,
+                i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+                dist, lin, costs,
             )
             targets[t] = _best_move(costs, a)
 

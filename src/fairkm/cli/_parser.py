@@ -295,9 +295,10 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
-    parser.add_argument("--algorithm", choices=("exact", "minibatch"), default="exact",
-                        help="engine: 'exact' sweeps (the paper's, default) or 'minibatch' "
-                        "(parallel batches, then exact sweeps; faster on many cores)")
+    parser.add_argument("--algorithm", choices=("auto", "exact", "minibatch"), default="auto",
+                        help="engine: 'exact' sweeps (the paper's), 'minibatch' (parallel "
+                        "batches, then exact sweeps; faster on large data), or 'auto' (the "
+                        "default: exact up to 100,000 rows, minibatch above)")
     parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
                         help="largest batch of the minibatch engine (default 16384)")
     parser.add_argument("--random-state", type=int, default=0, metavar="N",

@@ -8,7 +8,6 @@ import dask
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
-from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseFairKM
@@ -20,7 +19,6 @@ from .._encoding import (
     resolve_numeric,
 )
 from .._engine import Stats, fill_moves
-from .._validation import check_int
 from .._weights import fit_weighted
 from . import _tasks as tasks
 from ._collections import (
@@ -87,9 +85,10 @@ class FairKM(BaseFairKM):
         only. An array gives initial centres. Empty initial clusters receive
         the rows farthest from their centre, as in :class:`fairkm.FairKM`.
     init_size : int or None, default=None
-        Number of rows k-means++ runs on. ``None``: ``max(10_000, 100 *
-        n_clusters)``. With at least as many rows as this, the seeds are those
-        :class:`fairkm.FairKM` would draw with the same ``random_state``.
+        Number of rows k-means++ runs on, as in :class:`fairkm.FairKM`
+        (``None``: ``max(100_000, 100 * n_clusters)``); the sample is drawn as
+        :class:`fairkm.FairKM` draws it, so the seeds are those it would draw
+        with the same ``random_state``.
     max_iter : int, default=1000
         Maximum number of rounds (one sweep of every partition each) per phase.
     tol : float, default=1e-4
@@ -245,7 +244,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         n_parts = len(blocks)
         # Check the parameters before touching the data; the number of rows,
         # which the checks of n_clusters and the "auto" weight need, comes later.
-        self._check_dask_params(np.inf)
+        self._check_params(np.inf)
         init_centers = self._check_init_centers(n_features)
         sensitive, names, kinds = [None] * n_parts, [], []
         if sensitive_features is not None:
@@ -268,7 +267,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         lengths = np.array([rows for rows, _, _ in shapes], dtype=np.int64)
         check_same_partitions(n_parts, n_parts, lengths, [rows for _, rows, _ in shapes])
         n_samples = int(lengths.sum())
-        plan = self._check_dask_params(n_samples)
+        plan = self._check_params(n_samples)
         total_sq_norm = float(sum(norm for _, _, norm in shapes))
 
         encoding = (
@@ -323,12 +322,6 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             del self.feature_names_in_
         return self
 
-    def _check_dask_params(self, n_samples):
-        plan = self._check_params(n_samples)
-        if self.init_size is not None:
-            check_int("init_size", self.init_size, 1)
-        return plan
-
     def _initial_labels(self, client, parts, lengths, seed, init_centers, terms, n_features,
                         token):
         """Return the initial label futures, one per partition (no cluster empty)."""
@@ -345,12 +338,9 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         else:
             centers = init_centers
             if centers is None:
-                size = max(10_000, 100 * k) if self.init_size is None else self.init_size
-                size = min(n_samples, max(size, k))
-                rows = (
-                    np.arange(n_samples) if size == n_samples
-                    else np.sort(sample_without_replacement(n_samples, size, random_state=seed))
-                )
+                rows = self._seeding_rows(n_samples, seed)
+                if rows is None:
+                    rows = np.arange(n_samples)
                 where = np.searchsorted(offsets, rows, side="right") - 1
                 picked = [
                     client.submit(tasks.take_rows, parts[p], rows[where == p] - offsets[p])
