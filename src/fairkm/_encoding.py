@@ -26,6 +26,7 @@ __all__ = [
     "read_columns",
     "resolve_numeric",
     "standardize_numeric",
+    "with_intersections",
 ]
 
 CATEGORICAL = "categorical"
@@ -242,6 +243,71 @@ def check_sensitive_features(
     return SensitiveFeatures(names=names, kinds=kinds, columns=columns, categories=categories)
 
 
+
+
+def with_intersections(sensitive_features, intersections, *, numeric="auto"):
+    """Return the sensitive features with one more categorical attribute per intersection.
+
+    Parameters
+    ----------
+    sensitive_features : array-like, Series or DataFrame
+        One column per sensitive attribute (names as :func:`read_columns` gives them).
+    intersections : sequence of sequence of str, or None
+        Each entry names two or more categorical attributes; their combined
+        values become one attribute named ``"a & b"``, whose values are the
+        observed combinations (``"Female & White"``). Only combinations that
+        occur are values, so no combined group is empty in the dataset.
+    numeric : "auto", bool or list of str or int, default="auto"
+        Which attributes are numeric (as in :func:`check_sensitive_features`);
+        numeric attributes cannot be intersected.
+
+    Returns
+    -------
+    pandas.DataFrame or the input
+        The input itself when ``intersections`` is None or empty.
+    """
+    if intersections is None or len(intersections) == 0:
+        return sensitive_features
+    if isinstance(intersections, str) or not isinstance(intersections, Sequence):
+        raise TypeError(
+            "intersections must be a list of tuples of attribute names, got "
+            f"{intersections!r}."
+        )
+    names, cols, auto = read_columns(sensitive_features)
+    flags = resolve_numeric(numeric, names, auto)
+    # Each column keeps its dtype, so the numeric rule reads it as before.
+    frame = pd.DataFrame({
+        name: col.reset_index(drop=True) if isinstance(col, pd.Series) else pd.Series(col)
+        for name, col in zip(names, cols, strict=True)
+    })
+    if isinstance(sensitive_features, pd.DataFrame):
+        frame.index = sensitive_features.index
+    for group in intersections:
+        if isinstance(group, str) or not isinstance(group, Sequence) or len(group) < 2:
+            raise ValueError(
+                f"each intersection must name two or more attributes, got {group!r}."
+            )
+        unknown = [name for name in group if name not in names]
+        if unknown:
+            raise ValueError(
+                f"intersection {tuple(group)!r} names {unknown}, which are not sensitive "
+                f"attributes; the attributes are {names}."
+            )
+        if len(set(group)) != len(group):
+            raise ValueError(f"intersection {tuple(group)!r} names an attribute twice.")
+        numeric_names = [name for name in group if flags[names.index(name)]]
+        if numeric_names:
+            raise ValueError(
+                f"intersection {tuple(group)!r} includes numeric attributes {numeric_names}; "
+                "only categorical attributes can be intersected (bin numeric ones first)."
+            )
+        name = " & ".join(group)
+        if name in frame.columns:
+            raise ValueError(f"intersection {tuple(group)!r} is given twice.")
+        for member in group:
+            check_no_missing(member, frame[member])
+        frame[name] = frame[list(group)].astype(str).agg(" & ".join, axis=1)
+    return frame
 
 
 # --------------------------------------------------------------------- one partition's summaries
