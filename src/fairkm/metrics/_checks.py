@@ -1,8 +1,13 @@
-"""Input checks shared by the measures: labels, ``X``, reference labels, features, options.
+"""Input checks shared by the measures: labels, ``X``, weights, features, options.
 
 Clusters are the distinct values that occur in ``labels``: the checks encode
 them as codes 0..n_clusters-1 (sorted by value), and the measures only ever
 see those codes.
+
+Sample weights count a row of weight w as w rows. A row of weight zero is
+dropped before anything else (so are the clusters and values only such rows
+have), and unit weights are returned as ``None``, so every measure takes its
+unweighted code path and gives bit-identical results.
 """
 
 from __future__ import annotations
@@ -13,14 +18,21 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_array, check_scalar
 
-from fairkm._encoding import check_sensitive_features
+from fairkm._encoding import (
+    CATEGORICAL,
+    SensitiveFeatures,
+    check_sensitive_features,
+    with_intersections,
+)
 
 __all__ = [
     "check_delta",
     "check_eps",
     "check_option",
     "check_reference",
+    "check_sample_weight",
     "check_X",
+    "drop_zero_weights",
     "encode_labels",
     "prepare_fairness",
 ]
@@ -100,8 +112,129 @@ def check_reference(reference_labels, n_samples):
     return codes, n_clusters
 
 
-def prepare_fairness(labels, sensitive_features, numeric_sensitive):
-    """Encode the labels and the sensitive features of a fairness measure.
+def check_sample_weight(sample_weight, n_samples):
+    """Validate sample weights: one finite, non-negative number per row, not all zero.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        The weights passed.
+    n_samples : int
+        Length of ``labels``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64, or None
+        ``None`` when ``sample_weight`` is None or every weight is 1, so that
+        unit weights take the unweighted code paths.
+
+    Raises
+    ------
+    TypeError
+        If the weights are not numbers (booleans, strings, objects).
+    ValueError
+        On a shape or length mismatch, a negative or non-finite weight, or
+        weights that are all zero.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, (str, bytes)) or np.isscalar(sample_weight):
+        raise TypeError(
+            "sample_weight must be an array-like of shape (n_samples,), got "
+            f"{type(sample_weight).__name__} {sample_weight!r}."
+        )
+    try:
+        arr = np.asarray(sample_weight)
+    except Exception as exc:  # ragged lists and other unconvertible input
+        raise TypeError(
+            f"sample_weight could not be converted to an array: {exc}."
+        ) from exc
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"sample_weight must hold real numbers, got an array of dtype {arr.dtype}."
+        )
+    if arr.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got an array of shape {arr.shape}.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {arr.shape[0]} entries but labels has {n_samples}; "
+            "they must have the same length."
+        )
+    weights = arr.astype(np.float64)
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must be finite and >= 0, got {arr[i]!r} at position {i}."
+        )
+    if not (weights > 0).any():
+        raise ValueError("sample_weight is 0 for every row; at least one must be positive.")
+    if (weights == 1.0).all():
+        return None
+    return weights
+
+
+def drop_zero_weights(weights, codes, *others):
+    """Drop the rows of weight zero; re-encode the cluster codes.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples,) or None
+        From :func:`check_sample_weight`.
+    codes : ndarray of shape (n_samples,), int64
+        Cluster codes.
+    *others : ndarray of shape (n_samples, ...) or SensitiveFeatures
+        Further per-row data (``X``, reference codes, encoded features),
+        subset alike. Reference codes must be passed through
+        :func:`drop_zero_weights` on their own to be re-encoded.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_kept,) or None
+        The positive weights, ``None`` if they are all 1.
+    codes : ndarray of shape (n_kept,), int64
+        Codes 0..n_clusters-1 of the clusters that keep a row.
+    n_clusters : int
+    *others
+        Subset to the kept rows.
+    """
+    n_clusters = int(codes.max()) + 1
+    if weights is None or (weights > 0).all():
+        return (weights, codes, n_clusters, *others)
+    keep = weights > 0
+    kept_codes, n_clusters = _reencode(codes[keep])
+    weights = weights[keep]
+    if (weights == 1.0).all():
+        weights = None
+    subset = [_subset_features(o, keep) if isinstance(o, SensitiveFeatures) else o[keep]
+              for o in others]
+    return (weights, kept_codes, n_clusters, *subset)
+
+
+def _reencode(codes):
+    used, inverse = np.unique(codes, return_inverse=True)
+    return inverse.astype(np.int64, copy=False), len(used)
+
+
+def _subset_features(sf, keep):
+    # A value only zero-weight rows have is no longer observed: it is dropped
+    # from the categories, as if those rows had never been there.
+    columns, categories = [], []
+    for kind, column, values in zip(sf.kinds, sf.columns, sf.categories, strict=True):
+        if kind == CATEGORICAL:
+            used, inverse = np.unique(column[keep], return_inverse=True)
+            columns.append(inverse.astype(np.int64, copy=False))
+            categories.append(values[used])
+        else:
+            columns.append(column[keep])
+            categories.append(None)
+    return SensitiveFeatures(names=list(sf.names), kinds=list(sf.kinds), columns=columns,
+                             categories=categories)
+
+
+def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weight=None,
+                     intersections=None):
+    """Encode the labels, sensitive features and weights of a fairness measure.
 
     Parameters
     ----------
@@ -111,14 +244,27 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive):
         One column per sensitive attribute.
     numeric_sensitive : "auto", bool or list of str or int
         Which attributes are numeric.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; see :func:`check_sample_weight`.
+    intersections : sequence of sequence of str, default=None
+        Combined attributes appended as further attributes
+        (:func:`fairkm._encoding.with_intersections`).
 
     Returns
     -------
-    codes : ndarray of shape (n_samples,), int64
+    codes : ndarray of shape (n_kept,), int64
+        Cluster codes of the rows of positive weight.
     n_clusters : int
+        Number of clusters with a row of positive weight.
     sf : fairkm._encoding.SensitiveFeatures
+        The encoded attributes of those rows.
+    weights : ndarray of shape (n_kept,) or None
+        Their weights; ``None`` for unit weights.
     """
-    codes, n_clusters = encode_labels(labels)
+    codes, _ = encode_labels(labels)
+    sensitive_features = with_intersections(
+        sensitive_features, intersections, numeric=numeric_sensitive
+    )
     # The length is checked here rather than through n_samples= so that the
     # message names labels, not X.
     sf = check_sensitive_features(sensitive_features, numeric=numeric_sensitive)
@@ -127,7 +273,9 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive):
             f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
             "entries; they must have the same length."
         )
-    return codes, n_clusters, sf
+    weights = check_sample_weight(sample_weight, codes.shape[0])
+    weights, codes, n_clusters, sf = drop_zero_weights(weights, codes, sf)
+    return codes, n_clusters, sf, weights
 
 
 def check_option(value, name, allowed):

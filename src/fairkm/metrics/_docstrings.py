@@ -35,6 +35,18 @@ numeric_sensitive : "auto", bool or list of str or int, default="auto"
     numeric and all others as categorical, ``True``/``False`` makes every
     attribute numeric/categorical, and a list names (or gives the
     positions of) the numeric attributes.""",
+    "sample_weight": """\
+sample_weight : array-like of shape (n_samples,), default=None
+    Row weights: finite, non-negative, not all zero. A row of weight w
+    counts as w rows (integer weights give the result of repeating each row
+    w times, zero weights that of dropping the rows). ``None`` (or all ones)
+    weighs every row 1.""",
+    "intersections": """\
+intersections : sequence of sequence of str, default=None
+    Combinations of categorical attributes to measure as further
+    attributes, such as ``[("sex", "race")]``: each adds an attribute named
+    ``"sex & race"`` whose values are the observed combinations (see
+    :func:`fairness_report` for how small combined groups behave).""",
     "multioutput": """\
 multioutput : {"uniform_average", "raw_values"}, default="uniform_average"
     ``"uniform_average"``: the mean over attributes (the paper's "mean
@@ -77,13 +89,16 @@ already are samples.""".strip("\n"),
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", flags=re.MULTILINE)
 
 
-def fill_docstring(func):
+def fill_docstring(func, entries=None):
     """Replace the whole-line ``%(name)s`` placeholders of ``func.__doc__``.
 
     Parameters
     ----------
     func : callable
         Function whose docstring names entries of :data:`DOCSTRING_ENTRIES`.
+    entries : dict of str to str, default=None
+        Further entries, for text only one module can write (say, a list
+        read from the table of measures).
 
     Returns
     -------
@@ -95,8 +110,9 @@ def fill_docstring(func):
     KeyError
         If a placeholder names no entry, so that a typo fails at import time.
     """
+    known = DOCSTRING_ENTRIES if entries is None else {**DOCSTRING_ENTRIES, **entries}
     if func.__doc__ is not None:  # None under python -OO
         func.__doc__ = _PLACEHOLDER.sub(
-            lambda match: textwrap.indent(DOCSTRING_ENTRIES[match[2]], match[1]), func.__doc__
+            lambda match: textwrap.indent(known[match[2]], match[1]), func.__doc__
         )
     return func

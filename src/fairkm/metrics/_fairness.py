@@ -4,6 +4,13 @@ Each measure compares every cluster's distribution of the attribute with the
 dataset's. A categorical attribute costs one ``np.bincount`` over the combined
 (cluster, value) codes, and every measure then reads the small n_clusters x
 n_values table; a numeric attribute is standardised first.
+
+With sample weights (a row of weight w counts as w rows) the table holds
+weighted counts, the standardisation uses the weighted mean and standard
+deviation, cluster sizes are total weights, and the numeric Wasserstein
+distance compares weighted empirical distributions. Rows of weight zero are
+dropped first and unit weights take the unweighted paths
+(:func:`~fairkm.metrics._checks.prepare_fairness`).
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ _MULTIOUTPUT = ("raw_values", "uniform_average")
 # --------------------------------------------------------------------------- per-cluster pieces
 
 
-def _contingency(codes, n_clusters, values, n_values):
-    """Count the points per (cluster, value): one bincount over combined codes."""
-    flat = np.bincount(codes * n_values + values, minlength=n_clusters * n_values)
+def _contingency(codes, n_clusters, values, n_values, weights=None):
+    """Count (or weigh) the points per (cluster, value): one bincount over combined codes."""
+    flat = np.bincount(codes * n_values + values, weights=weights,
+                       minlength=n_clusters * n_values)
     return flat.reshape(n_clusters, n_values)
 
 
@@ -57,16 +65,39 @@ def _categorical_wasserstein(counts, convention):
     return categorical_wasserstein(props, overall, convention)
 
 
-def _standardized(sf, j):
+def _standardized(sf, j, weights=None):
     values = sf.columns[j]
-    mean, scale = standardize_numeric(values, sf.names[j])
+    if weights is None:
+        mean, scale = standardize_numeric(values, sf.names[j])
+    else:
+        mean, scale = _weighted_standardization(values, weights, sf.names[j])
     return (values - mean) / scale
 
 
-def _numeric_euclidean(codes, n_clusters, z):
-    sizes = np.bincount(codes, minlength=n_clusters)
-    means = np.bincount(codes, weights=z, minlength=n_clusters) / sizes
-    return np.abs(means - z.mean())
+def _weighted_standardization(values, weights, name):
+    # standardize_numeric with weights: the weighted mean and population
+    # standard deviation (a row of weight w counts as w rows).
+    total = float(np.sum(weights))
+    mean = float(np.dot(weights, values)) / total
+    centred = values - mean
+    scale = float(np.sqrt(float(np.dot(weights, centred * centred)) / total))
+    if not scale > 0.0 or not np.isfinite(scale):
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} has zero variance (every value of "
+            f"positive weight is {mean!r}); it carries no fairness information. Drop it "
+            "or treat it as categorical."
+        )
+    return mean, scale
+
+
+def _numeric_euclidean(codes, n_clusters, z, weights=None):
+    if weights is None:
+        sizes = np.bincount(codes, minlength=n_clusters)
+        means = np.bincount(codes, weights=z, minlength=n_clusters) / sizes
+        return np.abs(means - z.mean())
+    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
+    means = np.bincount(codes, weights=weights * z, minlength=n_clusters) / sizes
+    return np.abs(means - float(np.dot(weights, z)) / float(np.sum(weights)))
 
 
 def _size_weighted_mean(sizes, per_cluster):
@@ -93,7 +124,7 @@ def _proportional_violation(counts, delta):
     return float(np.maximum(np.maximum(props - upper, lower - props), 0.0).max())
 
 
-def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, delta):
+def attribute_fairness(codes, n_clusters, sizes, sf, j, *, weights, wasserstein, eps, delta):
     """Every fairness measure of one attribute, sharing its counts (or its sort).
 
     Parameters
@@ -103,11 +134,13 @@ def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, del
     n_clusters : int
         Number of non-empty clusters.
     sizes : ndarray of shape (n_clusters,)
-        ``np.bincount(codes)``.
+        ``np.bincount(codes, weights=weights)``.
     sf : fairkm._encoding.SensitiveFeatures
         The encoded attributes.
     j : int
         Which attribute.
+    weights : ndarray of shape (n_samples,) or None
+        Positive row weights, ``None`` for unit weights.
     wasserstein, eps, delta
         As in :func:`~fairkm.metrics.fairness_report`, already checked.
 
@@ -118,7 +151,7 @@ def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, del
         only is absent for a numeric attribute.
     """
     if sf.kinds[j] == CATEGORICAL:
-        counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]))
+        counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]), weights)
         euclid = _categorical_euclidean(counts)
         wass = _categorical_wasserstein(counts, wasserstein)
         categorical_only = {
@@ -127,9 +160,9 @@ def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, del
             "MPV": _proportional_violation(counts, delta),
         }
     else:
-        z = _standardized(sf, j)
-        euclid = _numeric_euclidean(codes, n_clusters, z)
-        wass = numeric_wasserstein(codes, n_clusters, z)
+        z = _standardized(sf, j, weights)
+        euclid = _numeric_euclidean(codes, n_clusters, z, weights)
+        wass = numeric_wasserstein(codes, n_clusters, z, weights)
         categorical_only = {}
     return {
         "AE": _size_weighted_mean(sizes, euclid),
@@ -143,25 +176,29 @@ def attribute_fairness(codes, n_clusters, sizes, sf, j, *, wasserstein, eps, del
 # --------------------------------------------------------------------------- measures
 
 
-def _attribute_scores(
-    labels, sensitive_features, numeric_sensitive, multioutput, measure, *, categorical, numeric
-):
+def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multioutput, measure,
+                      sample_weight, intersections, categorical, numeric):
     """Apply a measure to each attribute and aggregate as ``multioutput`` says.
 
-    ``categorical(counts, sizes)`` and ``numeric(codes, n_clusters, z, sizes)``
-    return one float; ``numeric=None`` marks a measure defined for categorical
-    attributes only (NaN for numeric ones).
+    ``categorical(counts, sizes)`` and ``numeric(codes, n_clusters, z, sizes,
+    weights)`` return one float; ``numeric=None`` marks a measure defined for
+    categorical attributes only (NaN for numeric ones).
     """
     check_option(multioutput, "multioutput", _MULTIOUTPUT)
-    codes, n_clusters, sf = prepare_fairness(labels, sensitive_features, numeric_sensitive)
-    sizes = np.bincount(codes, minlength=n_clusters)
+    codes, n_clusters, sf, weights = prepare_fairness(
+        labels, sensitive_features, numeric_sensitive, sample_weight, intersections
+    )
+    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     scores = np.full(sf.n_attributes, np.nan)
     for j, kind in enumerate(sf.kinds):
         if kind == CATEGORICAL:
-            counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]))
+            counts = _contingency(
+                codes, n_clusters, sf.columns[j], len(sf.categories[j]), weights
+            )
             scores[j] = categorical(counts, sizes)
         elif numeric is not None:
-            scores[j] = numeric(codes, n_clusters, _standardized(sf, j), sizes)
+            z = _standardized(sf, j, weights)
+            scores[j] = numeric(codes, n_clusters, z, sizes, weights)
     if numeric is None and np.isnan(scores).all():
         raise ValueError(
             f"{measure} is defined for categorical sensitive attributes only, and every "
@@ -174,7 +211,13 @@ def _attribute_scores(
 
 @fill_docstring
 def average_euclidean(
-    labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"
+    labels,
+    *,
+    sensitive_features,
+    sample_weight=None,
+    numeric_sensitive="auto",
+    intersections=None,
+    multioutput="uniform_average",
 ):
     r"""Average Euclidean fairness deviation (AE).
 
@@ -195,7 +238,9 @@ def average_euclidean(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(multioutput)s
 
     Returns
@@ -206,21 +251,29 @@ def average_euclidean(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "average_euclidean",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="average_euclidean",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: _size_weighted_mean(
             sizes, _categorical_euclidean(counts)
         ),
-        numeric=lambda codes, k, z, sizes: _size_weighted_mean(
-            sizes, _numeric_euclidean(codes, k, z)
+        numeric=lambda codes, k, z, sizes, w: _size_weighted_mean(
+            sizes, _numeric_euclidean(codes, k, z, w)
         ),
     )
 
 
 @fill_docstring
 def max_euclidean(
-    labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"
+    labels,
+    *,
+    sensitive_features,
+    sample_weight=None,
+    numeric_sensitive="auto",
+    intersections=None,
+    multioutput="uniform_average",
 ):
     r"""Maximum Euclidean fairness deviation (ME).
 
@@ -236,7 +289,9 @@ def max_euclidean(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(multioutput)s
 
     Returns
@@ -247,11 +302,13 @@ def max_euclidean(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "max_euclidean",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="max_euclidean",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: float(_categorical_euclidean(counts).max()),
-        numeric=lambda codes, k, z, sizes: float(_numeric_euclidean(codes, k, z).max()),
+        numeric=lambda codes, k, z, sizes, w: float(_numeric_euclidean(codes, k, z, w).max()),
     )
 
 
@@ -260,7 +317,9 @@ def average_wasserstein(
     labels,
     *,
     sensitive_features,
+    sample_weight=None,
     numeric_sensitive="auto",
+    intersections=None,
     wasserstein="principled",
     multioutput="uniform_average",
 ):
@@ -274,7 +333,9 @@ def average_wasserstein(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(wasserstein)s
     %(multioutput)s
 
@@ -291,14 +352,16 @@ def average_wasserstein(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "average_wasserstein",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="average_wasserstein",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: _size_weighted_mean(
             sizes, _categorical_wasserstein(counts, wasserstein)
         ),
-        numeric=lambda codes, k, z, sizes: _size_weighted_mean(
-            sizes, numeric_wasserstein(codes, k, z)
+        numeric=lambda codes, k, z, sizes, w: _size_weighted_mean(
+            sizes, numeric_wasserstein(codes, k, z, w)
         ),
     )
 
@@ -308,7 +371,9 @@ def max_wasserstein(
     labels,
     *,
     sensitive_features,
+    sample_weight=None,
     numeric_sensitive="auto",
+    intersections=None,
     wasserstein="principled",
     multioutput="uniform_average",
 ):
@@ -324,7 +389,9 @@ def max_wasserstein(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(wasserstein)s
     %(multioutput)s
 
@@ -341,18 +408,28 @@ def max_wasserstein(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "max_wasserstein",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="max_wasserstein",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: float(
             _categorical_wasserstein(counts, wasserstein).max()
         ),
-        numeric=lambda codes, k, z, sizes: float(numeric_wasserstein(codes, k, z).max()),
+        numeric=lambda codes, k, z, sizes, w: float(numeric_wasserstein(codes, k, z, w).max()),
     )
 
 
 @fill_docstring
-def balance(labels, *, sensitive_features, numeric_sensitive="auto", multioutput="uniform_average"):
+def balance(
+    labels,
+    *,
+    sensitive_features,
+    sample_weight=None,
+    numeric_sensitive="auto",
+    intersections=None,
+    multioutput="uniform_average",
+):
     r"""Balance of Chierichetti et al. (2017), generalised to multi-valued attributes.
 
     For a binary attribute Chierichetti et al. define the balance of a cluster
@@ -378,7 +455,9 @@ def balance(labels, *, sensitive_features, numeric_sensitive="auto", multioutput
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(multioutput)s
 
     Returns
@@ -389,9 +468,11 @@ def balance(labels, *, sensitive_features, numeric_sensitive="auto", multioutput
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "balance",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="balance",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: _balance(counts),
         numeric=None,
     )
@@ -402,7 +483,9 @@ def kl_fairness_error(
     labels,
     *,
     sensitive_features,
+    sample_weight=None,
     numeric_sensitive="auto",
+    intersections=None,
     eps=1e-20,
     multioutput="uniform_average",
 ):
@@ -426,7 +509,9 @@ def kl_fairness_error(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(eps)s
     %(multioutput)s
 
@@ -439,9 +524,11 @@ def kl_fairness_error(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "kl_fairness_error",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="kl_fairness_error",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: _kl_error(counts, eps),
         numeric=None,
     )
@@ -452,7 +539,9 @@ def max_proportional_violation(
     labels,
     *,
     sensitive_features,
+    sample_weight=None,
     numeric_sensitive="auto",
+    intersections=None,
     delta=0.2,
     multioutput="uniform_average",
 ):
@@ -478,7 +567,9 @@ def max_proportional_violation(
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    %(intersections)s
     %(delta)s
     %(multioutput)s
 
@@ -491,9 +582,11 @@ def max_proportional_violation(
     return _attribute_scores(
         labels,
         sensitive_features,
-        numeric_sensitive,
-        multioutput,
-        "max_proportional_violation",
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="max_proportional_violation",
+        sample_weight=sample_weight,
+        intersections=intersections,
         categorical=lambda counts, sizes: _proportional_violation(counts, delta),
         numeric=None,
     )

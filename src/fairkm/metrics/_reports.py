@@ -31,18 +31,25 @@ def fairness_report(
     labels,
     *,
     sensitive_features,
+    sample_weight=None,
     numeric_sensitive="auto",
+    intersections=None,
     wasserstein="principled",
     eps=1e-20,
     delta=0.2,
 ):
-    """Every fairness measure for every sensitive attribute, plus their mean.
+    r"""Every fairness measure for every sensitive attribute, plus their mean.
 
     Parameters
     ----------
     %(labels)s
     %(sensitive_features)s
+    %(sample_weight)s
     %(numeric_sensitive)s
+    intersections : sequence of sequence of str, default=None
+        Combinations of categorical attributes to report as well, such as
+        ``[("sex", "race")]``: each adds a row named ``"sex & race"``,
+        computed on the combined attribute (see Notes).
     %(wasserstein)s
     %(eps)s
     %(delta)s
@@ -50,9 +57,10 @@ def fairness_report(
     Returns
     -------
     pandas.DataFrame
-        One row per attribute (indexed by name) and a last row ``"mean"``
-        with the mean over attributes (the paper's "mean across S
-        attributes"). Columns: ``AE`` (:func:`average_euclidean`), ``AW``
+        One row per attribute (indexed by name), then one per intersection,
+        and a last row ``"mean"`` with the mean over the rows above it (the
+        paper's "mean across S attributes" when there is no intersection).
+        Columns: ``AE`` (:func:`average_euclidean`), ``AW``
         (:func:`average_wasserstein`), ``ME`` (:func:`max_euclidean`), ``MW``
         (:func:`max_wasserstein`), ``balance`` (:func:`balance`), ``KL``
         (:func:`kl_fairness_error`) and ``MPV``
@@ -66,6 +74,31 @@ def fairness_report(
     (cluster, value) codes, and every measure then reads the small
     n_clusters x n_values table. Each numeric attribute costs one sort.
 
+    **Intersections.** An intersection is measured as one more categorical
+    attribute whose values are the combinations of its members' values that
+    occur in the data (among the rows of positive weight). A combination
+    that never occurs is no group at all, so no combined group is empty in
+    the dataset; but combined groups are small, and the measures weigh the
+    small ones differently:
+
+    - AE, AW, ME and MW compare whole distributions: a combination counts
+      with its share, so a rare one moves them little, whichever cluster
+      holds its rows.
+    - balance is driven by the rarest combination: it is at most that
+      combination's count in a cluster over the largest count there, and 0
+      as soon as one cluster lacks it.
+    - KL is driven by the combinations missing from a cluster: each adds
+      about :math:`X_S(s) (\ln X_S(s) + 46)` for the default ``eps``, large
+      against the divergences of the combinations present.
+    - MPV is in proportion units: a rare combination's band
+      :math:`[(1 - \delta) p, p / (1 - \delta)]` is narrow, so it is
+      violated easily, but only by about :math:`p`, unless a small cluster
+      concentrates the combination's rows.
+
+    With many attributes, most combinations are rare: read balance and KL of
+    an intersection as "is some small group left out of some cluster?", and
+    AE or AW as the typical deviation.
+
     Examples
     --------
     >>> from fairkm.metrics import fairness_report
@@ -76,17 +109,20 @@ def fairness_report(
     check_option(wasserstein, "wasserstein", CONVENTIONS)
     check_eps(eps)
     check_delta(delta)
-    codes, n_clusters, sf = prepare_fairness(labels, sensitive_features, numeric_sensitive)
+    codes, n_clusters, sf, weights = prepare_fairness(
+        labels, sensitive_features, numeric_sensitive, sample_weight, intersections
+    )
     if "mean" in sf.names:
         raise ValueError(
             "sensitive_features has an attribute named 'mean', which would clash with the "
             "report's 'mean' row; rename it."
         )
-    sizes = np.bincount(codes, minlength=n_clusters)
+    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     table = np.full((sf.n_attributes, len(_FAIRNESS)), np.nan)
     for j in range(sf.n_attributes):
         scores = attribute_fairness(
-            codes, n_clusters, sizes, sf, j, wasserstein=wasserstein, eps=eps, delta=delta
+            codes, n_clusters, sizes, sf, j, weights=weights, wasserstein=wasserstein, eps=eps,
+            delta=delta,
         )
         # A categorical-only measure stays NaN for a numeric attribute.
         table[j] = [scores.get(name, np.nan) for name in _FAIRNESS]
@@ -98,7 +134,14 @@ def fairness_report(
 
 @fill_docstring
 def clustering_report(
-    X, labels, *, reference_labels=None, squared=True, sample_size=None, random_state=None
+    X,
+    labels,
+    *,
+    reference_labels=None,
+    sample_weight=None,
+    squared=True,
+    sample_size=None,
+    random_state=None,
 ):
     """Clustering quality measures in one call.
 
@@ -109,6 +152,8 @@ def clustering_report(
     reference_labels : array-like of shape (n_samples,), default=None
         Labels of a reference clustering, e.g. S-blind K-Means; adds DevC and
         DevO.
+    %(sample_weight)s
+        Passed to every measure.
     squared : bool, default=True
         Passed to :func:`clustering_objective`; ``False`` gives the published
         (unsquared) CO convention.
@@ -132,11 +177,14 @@ def clustering_report(
     >>> report.round(4).to_dict()
     {'CO': 4.0, 'SH': 0.798, 'DevC': 0.0, 'DevO': 0.0}
     """
+    weights = {"sample_weight": sample_weight}
     compute = {
-        "CO": lambda: clustering_objective(X, labels, squared=squared),
-        "SH": lambda: silhouette(X, labels, sample_size=sample_size, random_state=random_state),
-        "DevC": lambda: centroid_deviation(X, labels, reference_labels),
-        "DevO": lambda: object_pair_deviation(labels, reference_labels),
+        "CO": lambda: clustering_objective(X, labels, squared=squared, **weights),
+        "SH": lambda: silhouette(
+            X, labels, sample_size=sample_size, random_state=random_state, **weights
+        ),
+        "DevC": lambda: centroid_deviation(X, labels, reference_labels, **weights),
+        "DevO": lambda: object_pair_deviation(labels, reference_labels, **weights),
     }
     names = [m.name for m in _QUALITY if reference_labels is not None or not m.needs_reference]
     return pd.Series({name: compute[name]() for name in names}, dtype=np.float64)
