@@ -96,7 +96,7 @@ def test_fit_writes_input_rows_plus_cluster_column(capsys, people_csv, tmp_path)
     pd.testing.assert_frame_equal(result[original.columns], original)
     assert sorted(result["cluster"].unique()) == [0, 1, 2]
     for text in ("Cluster sizes", "Quality", "Fairness per attribute", "FairKM",
-                 "K-Means (S-blind)", "balance", "DevO", "Mean AE",
+                 "S-blind K-Means (best of 10)", "balance", "DevO", "Mean AE",
                  "1 one-hot encoded, 3 numeric standardised", "sex (2 values)"):
         assert text in out
     # Only the output file: no temporary file is left behind.
@@ -525,12 +525,12 @@ def test_evaluate_fairness_only(capsys, labelled_csv, tmp_path):
     assert status == 0, err
     page = report.read_text(encoding="utf-8")
     assert page.count("<img ") == 3
-    assert 'id="quality"' not in page and "K-Means (S-blind)" not in page
+    assert 'id="quality"' not in page and "S-blind K-Means (best of 10)" not in page
     assert "<dt>AE</dt>" in page and "<dt>CO</dt>" not in page
     assert "column 'segment': 2 clusters" in out
     assert "high: " in out and "low: " in out
     assert "Fairness per attribute" in out
-    assert "Quality" not in out and "K-Means" not in out
+    assert "Quality" not in out and "S-blind" not in out
     for name in ("sex", "group", "age", "mean"):
         assert f"\n{name} " in out
 
@@ -541,7 +541,7 @@ def test_evaluate_with_features_compares_with_kmeans(capsys, labelled_csv, tmp_p
                            "--sensitive", "sex,group", "--features", "income,tenure,region",
                            "--report", report)
     assert status == 0, err
-    assert "Quality" in out and "K-Means (S-blind)" in out and "DevC" in out
+    assert "Quality" in out and "S-blind K-Means (best of 10)" in out and "DevC" in out
     page = report.read_text(encoding="utf-8")
     assert "Fairness audit of &#x27;segment&#x27;" in page
     assert page.count("<img ") == 2
@@ -658,7 +658,7 @@ def _subprocess(*argv, cwd):
 def test_console_script_demo_without_arguments(tmp_path):
     done = _subprocess(SCRIPT, "demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "FairKM" in done.stdout and "K-Means (S-blind)" in done.stdout
+    assert "FairKM" in done.stdout and "S-blind K-Means (best of 10)" in done.stdout
     assert "warning" not in done.stderr
 
 

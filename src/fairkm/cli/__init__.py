@@ -9,9 +9,9 @@ Its modules: ``_main`` (:func:`main`, errors to exit statuses), ``_parser``
 (option types, subcommands, help texts), ``_commands`` (one function per
 subcommand), ``_tables`` (reading the input table: column checks, sensitive
 columns, feature encoding), ``_io`` (file formats, atomic writes),
-``_progress_bar`` (the bar, a listener to the fits' passes), ``_audit`` (the
-measures of one or more clusterings), ``_printing`` (the printed summaries),
-``_report`` and ``_charts`` (the HTML report and its charts), ``_errors``.
+``_progress_bar`` (the bar, a listener to the fits' passes), ``_printing``
+(the printed facts and tables), ``_errors``. The audit and its HTML report are
+the public :mod:`fairkm.report`.
 """
 
 from ._main import main

@@ -1,12 +1,13 @@
 """The commands: fit, evaluate, tradeoff, demo and reproduce.
 
 Each takes the parsed arguments, reads the data (:mod:`._tables`), calls the
-library, prints (:mod:`._printing`) and writes its files (:mod:`._io`,
-:mod:`._report`), and returns the exit status.
+library (the audit is :func:`fairkm.report.audit`), prints (:mod:`._printing`)
+and writes its files (:mod:`._io`), and returns the exit status.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,26 +18,32 @@ from matplotlib.figure import Figure
 
 from .. import BlindKMeans, FairKM, __version__, experiments
 from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
+from ..report import audit
 from ..tradeoff import fairness_tradeoff, plot_tradeoff
-from ._audit import audit_clusterings
 from ._errors import DataError, UsageError
 from ._io import check_output_path, write_atomic, write_table
-from ._printing import print_audit, print_facts, print_tradeoff
+from ._printing import print_facts, print_tradeoff
 from ._progress_bar import progress_bar
-from ._report import render_html
-from ._tables import check_complete, check_roles, prepare_data
+from ._tables import check_roles, prepare_data
 
 __all__ = ["run_demo", "run_evaluate", "run_fit", "run_reproduce", "run_tradeoff"]
 
-BLIND = "K-Means (S-blind)"
+# Starts of the S-blind K-Means every command compares with; the best is kept,
+# so the price of fairness is not measured against an unlucky start.
+N_INIT = 10
 
 
-def _write_report(args, audit, *, title, facts):
-    """Write the HTML report when --report asks for one."""
+def _finish(args, report):
+    """Print the audit (its facts, then its text) and write the HTML report if asked."""
+    if not args.quiet:
+        print_facts(report.facts)
+        print(report.to_text())
     if args.report:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        facts = [*facts, ("made by", f"fairkm {__version__}, {stamp}")]
-        page = render_html(audit, title=title, facts=facts)
+        report = dataclasses.replace(
+            report, facts=[*report.facts, ("made by", f"fairkm {__version__}, {stamp}")]
+        )
+        page = report.to_html()
         write_atomic(args.report, lambda path: path.write_text(page, encoding="utf-8"))
         if not args.quiet:
             print(f"wrote the report to {args.report}")
@@ -49,8 +56,15 @@ def _sensitive_fact(sensitive, numeric):
     )
 
 
-def _fit_both(X, sensitive, args, numeric):
-    """Fit FairKM (with a progress bar) and S-blind K-Means; return both and FairKM's time."""
+def _data_facts(args, data):
+    facts = [("data", f"{args.data}: {len(data.frame):,} rows")]
+    if data.dropped is not None:
+        facts.append(("dropped (--dropna)", data.dropped))
+    return facts
+
+
+def _fit_fairkm(X, sensitive, args, numeric):
+    """Fit FairKM (with a progress bar); return it and its time."""
     start = time.perf_counter()
     with progress_bar(args.quiet, desc="FairKM"):
         fair = FairKM(
@@ -60,9 +74,7 @@ def _fit_both(X, sensitive, args, numeric):
             algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
             random_state=args.random_state, verbose=0,
         ).fit(X, sensitive_features=sensitive)
-    seconds = time.perf_counter() - start
-    blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
-    return fair, blind, seconds
+    return fair, time.perf_counter() - start
 
 
 def _fit_facts(fair, seconds):
@@ -106,41 +118,42 @@ def _check_outputs(args, first, second):
 
 
 def run_fit(args):
-    """``fairkm fit``: cluster a table with FairKM, compare with S-blind K-Means."""
+    """``fairkm fit``: cluster a table with FairKM, audit it against S-blind K-Means."""
     check_roles(args)
     _check_outputs(args, "output", "report")
-    frame, sensitive, X, names, encoding = prepare_data(args)
-    if args.output is not None and args.cluster_column in frame.columns:
+    data = prepare_data(args)
+    if args.output is not None and args.cluster_column in data.frame.columns:
         raise DataError(
             f"{str(args.data)!r} already has a column {args.cluster_column!r}; name the new "
             "column with --cluster-column."
         )
     numeric = list(args.numeric_sensitive or [])
-    fair, blind, seconds = _fit_both(X, sensitive, args, numeric)
+    fair, seconds = _fit_fairkm(data.X, data.sensitive, args, numeric)
     facts = [
-        ("data", f"{args.data}: {len(frame):,} rows"),
-        ("features", encoding),
-        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+        *_data_facts(args, data),
+        ("features", data.encoding),
+        ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
         *_fit_facts(fair, seconds),
     ]
-    if not args.quiet:
-        print_facts(facts)
-    audit = audit_clusterings(
-        {"FairKM": fair.labels_, BLIND: blind.labels_}, sensitive=sensitive,
-        numeric_sensitive=numeric, X=X, profile=frame[names],
+    report = audit(
+        fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        n_init=N_INIT, profile=data.frame[data.names], notes=data.notes, check_data=False,
+        title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
         random_state=args.random_state,
     )
-    if not args.quiet:
-        print_audit(audit)
+    _finish_fit(args, report, data, fair)
+    return 0
+
+
+def _finish_fit(args, report, data, fair):
+    """Print and write the report, then the clustered rows."""
+    _finish(args, report)
     if args.output is not None:
-        result = frame.assign(**{args.cluster_column: fair.labels_})
+        result = data.frame.assign(**{args.cluster_column: fair.labels_})
         write_table(result, args.output)
         if not args.quiet:
             print(f"wrote {len(result):,} rows with column {args.cluster_column!r} to "
                   f"{args.output}")
-    title = f"Fairness audit of FairKM on {Path(args.data).name}"
-    _write_report(args, audit, title=title, facts=facts)
-    return 0
 
 
 def run_evaluate(args):
@@ -148,35 +161,24 @@ def run_evaluate(args):
     check_roles(args, labels=args.labels)
     if args.report is not None:
         check_output_path(args.report, inputs=[args.data], overwrite=args.overwrite)
-    frame, sensitive, X, names, encoding = prepare_data(
-        args, labels=args.labels, need_features=False
-    )
-    check_complete(frame[args.labels], "labels")
-    labels = frame[args.labels].to_numpy()
-    clusterings = {args.labels: labels}
+    data = prepare_data(args, labels=args.labels, need_features=False)
+    labels = data.frame[args.labels].to_numpy()
     numeric = list(args.numeric_sensitive or [])
-    n_clusters = len(np.unique(labels))
     facts = [
-        ("data", f"{args.data}: {len(frame):,} rows"),
-        ("clustering", f"column {args.labels!r}: {n_clusters} clusters"),
-        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+        *_data_facts(args, data),
+        ("clustering", f"column {args.labels!r}: {len(np.unique(labels))} clusters"),
+        ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
     ]
-    if X is not None:
-        facts.append(("features", encoding))
-        if 2 <= n_clusters <= len(frame):
-            blind = BlindKMeans(n_clusters, random_state=args.random_state).fit(X)
-            clusterings[BLIND] = blind.labels_
-            facts.append((BLIND, f"k={n_clusters}, for comparison"))
-    if not args.quiet:
-        print_facts(facts)
-    audit = audit_clusterings(
-        clusterings, sensitive=sensitive, numeric_sensitive=numeric, X=X,
-        profile=None if X is None else frame[names], random_state=args.random_state,
+    if data.X is not None:
+        facts.append(("features", data.encoding))
+    report = audit(
+        labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        name=args.labels, n_init=N_INIT,
+        profile=None if data.X is None else data.frame[data.names], notes=data.notes,
+        check_data=False, title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}",
+        facts=facts, random_state=args.random_state,
     )
-    if not args.quiet:
-        print_audit(audit)
-    title = f"Fairness audit of {args.labels!r} in {Path(args.data).name}"
-    _write_report(args, audit, title=title, facts=facts)
+    _finish(args, report)
     return 0
 
 
@@ -184,9 +186,10 @@ def run_tradeoff(args):
     """``fairkm tradeoff``: FairKM at several fairness weights, one table row each."""
     check_roles(args)
     _check_outputs(args, "output", "plot")
-    frame, sensitive, X, _, encoding = prepare_data(args)
+    data = prepare_data(args)
+    frame, sensitive, X = data.frame, data.sensitive, data.X
     numeric = list(args.numeric_sensitive or [])
-    blind = BlindKMeans(args.n_clusters, random_state=args.random_state).fit(X)
+    blind = BlindKMeans(args.n_clusters, n_init=N_INIT, random_state=args.random_state).fit(X)
     relative = args.fairness_weights is None
     weights = args.relative_weights if relative else args.fairness_weights
     n_fits = len(weights) + (args.max_cost is not None)
@@ -194,8 +197,8 @@ def run_tradeoff(args):
         raise UsageError("--max-cost goes with --relative-weights, not --fairness-weights")
     if not args.quiet:
         print_facts([
-            ("data", f"{args.data}: {len(frame):,} rows"),
-            ("features", encoding),
+            *_data_facts(args, data),
+            ("features", data.encoding),
             ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
         ])
     with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
@@ -252,26 +255,24 @@ def _demo_data(args):
 
 
 def run_demo(args):
-    """``fairkm demo``: S-blind K-Means against FairKM on built-in data."""
+    """``fairkm demo``: FairKM against S-blind K-Means on built-in data."""
     if args.report is not None:
         check_output_path(args.report, overwrite=args.overwrite)
     title, X, sensitive, numeric, profile = _demo_data(args)
-    fair, blind, seconds = _fit_both(X, sensitive, args, numeric)
+    fair, seconds = _fit_fairkm(X, sensitive, args, numeric)
     facts = [
         ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
         ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
         *_fit_facts(fair, seconds),
     ]
-    if not args.quiet:
-        print(f"fairkm {__version__} demo: S-blind K-Means against FairKM")
-        print_facts(facts)
-    audit = audit_clusterings(
-        {"FairKM": fair.labels_, BLIND: blind.labels_}, sensitive=sensitive,
-        numeric_sensitive=numeric, X=X, profile=profile, random_state=args.random_state,
+    report = audit(
+        fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
+        profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
+        random_state=args.random_state,
     )
     if not args.quiet:
-        print_audit(audit)
-    _write_report(args, audit, title=f"fairkm demo: {title}", facts=facts)
+        print(f"fairkm {__version__} demo: FairKM against S-blind K-Means")
+    _finish(args, report)
     return 0
 
 

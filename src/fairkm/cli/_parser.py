@@ -27,11 +27,12 @@ Every command compares with fairness-blind ("S-blind") K-Means.
 MAIN_EPILOG = """\
 examples:
   fairkm demo                                  # synthetic data, a few seconds
-  fairkm fit people.csv --sensitive sex,race --n-clusters 5 \\
+  fairkm fit people.csv --sensitive sex,race --exclude id --n-clusters 5 \\
       --output clusters.csv --report audit.html
   fairkm evaluate segments.parquet --labels segment --sensitive sex,race \\
       --features age,income --report audit.html
-  fairkm tradeoff people.csv --sensitive sex,race --max-cost 5% --plot tradeoff.png
+  fairkm tradeoff people.csv --sensitive sex,race --exclude id --max-cost 5% \\
+      --plot tradeoff.png
   fairkm <command> --help                      # the options of one command
 """
 
@@ -39,32 +40,43 @@ DATA_HELP = """\
 data files:
   DATA is CSV (.csv, or compressed .csv.gz/.csv.bz2/.csv.xz) or Parquet
   (.parquet, .pq; needs pyarrow: pip install "fairkm[parquet]"), by extension.
-  Sensitive columns are categorical unless named in --numeric-sensitive; they
-  must have no missing values (encode "unknown" as its own value).
-  Features: numeric columns are standardised (--scale standard, the default:
-  zero mean, unit variance, so that units do not matter) or used as they are
-  (--scale none); other columns (text, booleans) are one-hot encoded, one 0/1
-  column per value, with scikit-learn's ColumnTransformer, StandardScaler and
-  OneHotEncoder. Features must have no missing values. A non-numeric feature
-  with more than --max-categories values, or whose values are mostly numbers
-  but not all, is an error that names the column (and the odd value).
+  Sensitive columns are categorical unless named in --numeric-sensitive: a
+  column of numbers with more than 10 values left categorical (an age: each
+  age its own group) is warned about, and so is a numeric one with two values
+  (a coded category). Features: numeric columns are standardised (--scale
+  standard, the default: zero mean, unit variance, so that units do not
+  matter) or used as they are (--scale none); other columns (text, booleans)
+  are one-hot encoded, one 0/1 column per value, with scikit-learn's
+  ColumnTransformer, StandardScaler and OneHotEncoder. A feature named like an
+  identifier (id, customer_id, key...) or unique per row is warned about:
+  leave it out with --exclude. A non-numeric feature with more than
+  --max-categories values, or whose values are mostly numbers but not all, is
+  an error that names the column (and the odd value). Missing values in the
+  columns used are one error naming every such column, unless --dropna drops
+  those rows (and says how many).
 """
 
 FIT_EPILOG = DATA_HELP + """
 output:
   Prints the cluster sizes, the quality measures (CO, SH, and DevC, DevO
   against K-Means) and the fairness measures per attribute (AE, AW, ME, MW,
-  balance, KL, MPV), for FairKM and for S-blind K-Means on the same features.
-  --output writes every input row plus the cluster column (CSV or Parquet, by
+  balance, KL, MPV), for FairKM and for S-blind K-Means on the same features
+  (the best of 10 k-means++ starts); then the price of fairness against it,
+  every attribute and measure on which FairKM is less fair, and each
+  attribute's least fair cluster (its size, its mix against the data's).
+  --output writes every input row (with --dropna, every row kept) plus the
+  cluster column (CSV or Parquet, by
   extension); files are written to a temporary file and then renamed, never
   over the input, and an existing file is replaced only with --overwrite.
 
 examples:
-  fairkm fit people.csv --sensitive sex,race --n-clusters 5 --output clusters.csv
+  fairkm fit people.csv --sensitive sex,race --exclude id --n-clusters 5 \\
+      --output clusters.csv --dropna
   fairkm fit people.parquet --sensitive sex,race,age --numeric-sensitive age \\
       --exclude id,name --max-cost 5% --attribute-weights race=2 \\
       --output clusters.parquet --report audit.html
-  fairkm fit people.csv --sensitive sex,race --fairness-weight 1e6   # the paper's lambda
+  fairkm fit people.csv --sensitive sex,race --exclude id --fairness-weight 1e6
+                                               # the paper's lambda
 
 fairness weight:
   By default (--fairness-weight auto) FairKM first finds the S-blind K-Means
@@ -78,9 +90,10 @@ fairness weight:
 """
 
 EVALUATE_EPILOG = DATA_HELP + """
-Audits a clustering made by any tool: the fairness measures per attribute and,
-with --features, the quality measures and the same for S-blind K-Means with
-as many clusters.
+Audits a clustering made by any tool: the fairness measures per attribute and
+each attribute's least fair cluster; with --features, the quality measures
+and the same for S-blind K-Means with as many clusters (best of 10 starts),
+with every attribute and measure on which the clustering is less fair.
 
 examples:
   fairkm evaluate clusters.csv --labels cluster --sensitive sex,race
@@ -97,10 +110,11 @@ DevC, DevO against S-blind K-Means), mean fairness (AE, AW, ME, MW, balance,
 KL, MPV) and each attribute's AE. --max-cost adds the budget's choice.
 
 examples:
-  fairkm tradeoff people.csv --sensitive sex,race
-  fairkm tradeoff people.csv --sensitive sex,race --relative-weights 0,0.5,1,2 \\
+  fairkm tradeoff people.csv --sensitive sex,race --exclude id
+  fairkm tradeoff people.csv --sensitive sex,race --exclude id --relative-weights 0,0.5,1,2 \\
       --max-cost 5% --output tradeoff.csv --plot tradeoff.png
-  fairkm tradeoff people.csv --sensitive sex,race --fairness-weights 0,1e3,1e5,1e7
+  fairkm tradeoff people.csv --sensitive sex,race --exclude id \\
+      --fairness-weights 0,1e3,1e5,1e7
 """
 
 DEMO_EPILOG = """\
@@ -268,6 +282,10 @@ def _add_data_options(parser, *, features_default):
     parser.add_argument("--max-categories", type=_positive_int, default=100, metavar="N",
                         help="most distinct values allowed in a categorical column (default "
                         "100)")
+    parser.add_argument("--dropna", action="store_true",
+                        help="drop the rows with a missing value in a column used (sensitive, "
+                        "feature or labels) and say how many went; without it, missing values "
+                        "are an error naming every column that has some")
 
 
 def _add_clustering_options(parser, *, weight=True):

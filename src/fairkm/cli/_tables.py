@@ -7,15 +7,20 @@ column two roles.
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from ..report import DataWarning, drop_missing, missing_values
+from ..report.checks import id_like_features, missing_values_message, sensitive_kind_notes
 from ._errors import DataError, UsageError
 from ._io import read_table
 
-__all__ = ["check_complete", "check_roles", "prepare_data"]
+__all__ = ["Prepared", "check_roles", "prepare_data"]
 
 _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
@@ -41,23 +46,12 @@ def _first_row(mask):
     return int(np.flatnonzero(np.asarray(mask))[0]) + 1
 
 
-def check_complete(column, kind):
-    missing = column.isna()
-    if missing.any():
-        how = "as a value of their own such as 'unknown'" if kind == "sensitive" else "in"
-        raise DataError(
-            f"{kind} column {column.name!r} has {int(missing.sum()):,} missing value(s), the "
-            f"first on data row {_first_row(missing)}; fill them {how} or drop those rows."
-        )
-
-
 def _sensitive_frame(frame, args):
     """Check and return the sensitive columns (numeric ones as float64)."""
     numeric = list(args.numeric_sensitive or [])
     columns = {}
     for name in args.sensitive:
         column = frame[name]
-        check_complete(column, "sensitive")
         if name in numeric:
             values = pd.to_numeric(column, errors="coerce")
             bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -77,7 +71,11 @@ def _sensitive_frame(frame, args):
                     "age, name it in --numeric-sensitive."
                 )
             columns[name] = column
-    return pd.DataFrame(columns, index=frame.index)
+    sensitive = pd.DataFrame(columns, index=frame.index)
+    return sensitive, sensitive_kind_notes(
+        sensitive, numeric, how_numeric="name it in --numeric-sensitive",
+        how_categorical="leave it out of --numeric-sensitive",
+    )
 
 
 def _is_numeric(column):
@@ -85,7 +83,6 @@ def _is_numeric(column):
 
 
 def _check_feature(column, max_categories):
-    check_complete(column, "feature")
     name = column.name
     if _is_numeric(column):
         finite = np.isfinite(column.to_numpy(dtype=np.float64))
@@ -166,14 +163,43 @@ def check_roles(args, *, labels=None):
             raise UsageError(f"--attribute-weights names {name!r}, which is not in --sensitive")
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """The input table, ready: rows kept, sensitive columns, encoded features, notes."""
+
+    frame: pd.DataFrame  # the rows kept (all, unless --dropna dropped some)
+    sensitive: pd.DataFrame
+    X: np.ndarray | None
+    names: list | None  # the feature columns
+    encoding: str | None  # one line saying how the features were encoded
+    dropped: str | None  # one line saying what --dropna dropped
+    notes: list  # the data warnings, also issued as DataWarning
+
+
+def _drop(frame, roles):
+    """--dropna: drop incomplete rows; return the rows kept and one line saying what went."""
+    counts = missing_values(frame, list(roles))
+    kept, dropped = drop_missing(frame, list(roles))
+    if len(kept) == 0:
+        raise DataError(
+            f"every one of the {len(frame):,} rows has a missing value in a column used "
+            f"({', '.join(counts.index)}); nothing is left to cluster."
+        )
+    per_column = ", ".join(f"{name} {row.missing:,}" for name, row in counts.iterrows())
+    line = (f"{len(dropped):,} of {len(frame):,} rows (missing values: {per_column})"
+            if len(dropped) else "none (no missing values)")
+    return kept.reset_index(drop=True), line
+
+
 def prepare_data(args, *, labels=None, need_features=True):
-    """Read the data; return (frame, sensitive, X, feature names, description).
+    """Read the data and check it; return a :class:`Prepared`.
 
     Without ``need_features`` and ``--features``, X, the names and the
-    description are None.
+    encoding are None. Missing values in any column used are one error
+    naming them all, unless ``--dropna`` drops those rows. Suspicious
+    columns (their kind, identifiers among the features) are warned about.
     """
     frame = read_table(args.data)
-    roles = [*args.sensitive, *([labels] if labels else [])]
     _check_columns(frame, args.sensitive, "--sensitive", args.data)
     if labels:
         _check_columns(frame, [labels], "--labels", args.data)
@@ -181,14 +207,34 @@ def prepare_data(args, *, labels=None, need_features=True):
         _check_columns(frame, args.features, "--features", args.data)
     if getattr(args, "exclude", None):
         _check_columns(frame, args.exclude, "--exclude", args.data)
-    sensitive = _sensitive_frame(frame, args)
-    if not need_features and args.features is None:
-        return frame, sensitive, None, None, None
-    names = _feature_names(frame, args, roles)
-    if not names:
-        raise DataError(
-            f"{str(args.data)!r} has no feature columns left once the sensitive columns are "
-            "set aside."
+    roles = {name: "sensitive" for name in args.sensitive}
+    if labels:
+        roles[labels] = "labels"
+    names = None
+    if need_features or args.features is not None:
+        names = _feature_names(frame, args, list(roles))
+        if not names:
+            raise DataError(
+                f"{str(args.data)!r} has no feature columns left once the sensitive columns are "
+                "set aside."
+            )
+        roles.update({name: "feature" for name in names})
+    dropped = None
+    if args.dropna:
+        frame, dropped = _drop(frame, roles)
+    else:
+        message = missing_values_message(
+            frame, roles, how_to_drop="drop those rows with --dropna"
         )
-    X, description = _encode_features(frame, names, args.scale, args.max_categories)
-    return frame, sensitive, X, names, description
+        if message:
+            raise DataError(message)
+    sensitive, notes = _sensitive_frame(frame, args)
+    X = encoding = None
+    if names is not None:
+        how = ("leave it out of --features" if args.features is not None
+               else "--exclude {name}")
+        notes += id_like_features(frame[names], how_to_exclude=how)
+        X, encoding = _encode_features(frame, names, args.scale, args.max_categories)
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=2)
+    return Prepared(frame, sensitive, X, names, encoding, dropped, notes)

@@ -24,13 +24,25 @@ def segments(column):
     return text, order
 
 
-def _row_names(labels):
+def _row_names(labels, worst=None):
     clusters, sizes = np.unique(labels, return_counts=True)
-    return clusters, [f"cluster {c} (n={s:,})" for c, s in zip(clusters, sizes, strict=True)]
+    names = [f"cluster {c} (n={s:,})" for c, s in zip(clusters, sizes, strict=True)]
+    if worst is not None:
+        names = [f"{n}  < least fair" if c == worst else n
+                 for c, n in zip(clusters, names, strict=True)]
+    return clusters, names
 
 
-def _draw_categorical(ax, text, order, labels, colors):
-    clusters, names = _row_names(labels)
+def _mark_worst(ax, names):
+    """Draw the least fair cluster's label in red."""
+    for label, name in zip(ax.get_yticklabels()[1:], names, strict=True):
+        if name.endswith("least fair"):
+            label.set_color("C3")
+            label.set_fontweight("bold")
+
+
+def _draw_categorical(ax, text, order, labels, colors, worst):
+    clusters, names = _row_names(labels, worst)
     shares = pd.crosstab(labels, text.to_numpy(), normalize="index").reindex(
         index=clusters, columns=order, fill_value=0.0
     )
@@ -47,13 +59,14 @@ def _draw_categorical(ax, text, order, labels, colors):
                         fontsize=7, color="white" if j % 2 == 0 else "black")
         left += rows[:, j]
     ax.set_yticks(y, ["all rows", *names])
+    _mark_worst(ax, names)
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("share of the rows")
 
 
-def _draw_numeric(ax, values, labels, name):
-    clusters, names = _row_names(labels)
+def _draw_numeric(ax, values, labels, name, worst):
+    clusters, names = _row_names(labels, worst)
     values = np.asarray(values, dtype=np.float64)
     groups = [values] + [values[labels == c] for c in clusters]
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
@@ -64,6 +77,7 @@ def _draw_numeric(ax, values, labels, name):
         ax.plot(group.mean(), yi, marker="o", color="C3", markersize=5)
     ax.axvline(values.mean(), color="C3", linestyle="--", linewidth=1)
     ax.set_yticks(y, ["all rows", *names])
+    _mark_worst(ax, names)
     ax.set_xlabel(name)
 
 
@@ -96,13 +110,14 @@ def composition_chart(audit, attribute):
     )
     axes = fig.subplots(1, len(audit.labels), squeeze=False)[0]
     for ax, (name, labels) in zip(axes, audit.labels.items(), strict=True):
+        worst = audit.worst.loc[(attribute, name), "cluster"]
         if numeric:
-            _draw_numeric(ax, column, labels, attribute)
+            _draw_numeric(ax, column, labels, attribute, worst)
         else:
             colors = [f"C{j}" for j in range(len(order))]
             if order[-1] == "other":
                 colors[-1] = "0.75"
-            _draw_categorical(ax, text, order, labels, colors)
+            _draw_categorical(ax, text, order, labels, colors, worst)
         ax.invert_yaxis()
         ax.set_title(name)
         ax.tick_params(axis="y", labelsize=8)

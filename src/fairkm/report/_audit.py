@@ -1,0 +1,379 @@
+"""The audit of a clustering: :func:`audit` and the :class:`Audit` it returns."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.cluster import KMeans
+
+from ._html import render_html
+from ._measure import (
+    cluster_table,
+    fairness_table,
+    quality_table,
+    sensitive_frame,
+    verdict_table,
+    worst_clusters,
+)
+from ._text import audit_text, headline
+from .checks import DataWarning, id_like_features, missing_values, sensitive_kind_notes
+
+__all__ = ["Audit", "audit", "blind_name"]
+
+
+def blind_name(n_init):
+    """Name of the S-blind K-Means reference, saying how many starts it is the best of."""
+    return f"S-blind K-Means (best of {n_init})"
+
+
+@dataclass(frozen=True, repr=False)
+class Audit:
+    """Measures, verdicts and summaries of a clustering, against an S-blind reference.
+
+    Made by :func:`audit`. Print it for a text summary, call :meth:`to_html`
+    for a self-contained HTML page; in a notebook it renders itself.
+
+    Attributes
+    ----------
+    title : str
+        The report's title.
+    facts : list of (str, str)
+        Labelled facts shown at the top (data, parameters, reference).
+    labels : dict of str to ndarray of shape (n_samples,)
+        Cluster labels by clustering name: the audited clustering first, the
+        reference (if any) second.
+    sensitive : pandas.DataFrame
+        The sensitive attributes, one column each.
+    numeric_sensitive : list of str
+        The numeric ones among them; the others are categorical.
+    fairness : pandas.DataFrame
+        Every fairness measure of :data:`fairkm.metrics.MEASURES`, indexed by
+        (attribute or ``"mean"``, clustering).
+    quality : pandas.DataFrame or None
+        Quality measures (CO, SH; DevC, DevO against the reference), one row
+        per clustering; None without features.
+    clusters : dict of str to pandas.DataFrame
+        Per clustering, one row per cluster: size, share, spread and centre
+        distance (with features), then the profile columns.
+    worst : pandas.DataFrame
+        Each attribute's least fair cluster in each clustering, indexed by
+        (attribute, clustering): the cluster, its size and share, its
+        distance to the dataset's mix (the cluster that sets ME), whether it
+        is small, and its mix against the dataset's (``detail``).
+    verdicts : pandas.DataFrame or None
+        Per (attribute, measure): both values, the relative change and
+        ``"fairer"``, ``"less fair"``, ``"same"`` (within 1%) or ``"n/a"``;
+        None without a reference.
+    notes : list of str
+        What the data checks found (columns whose kind or role looks wrong).
+    own_blind_inertia : float
+        The K-Means term of the S-blind clustering a :class:`fairkm.FairKM`
+        fit started from (NaN when unknown).
+    """
+
+    title: str
+    facts: list
+    labels: dict
+    sensitive: pd.DataFrame
+    numeric_sensitive: list
+    fairness: pd.DataFrame
+    quality: pd.DataFrame | None
+    clusters: dict
+    worst: pd.DataFrame
+    verdicts: pd.DataFrame | None
+    notes: list = field(default_factory=list)
+    own_blind_inertia: float = np.nan
+
+    @property
+    def main(self):
+        """Name of the audited clustering."""
+        return next(iter(self.labels))
+
+    @property
+    def reference(self):
+        """Name of the reference clustering, or None."""
+        names = list(self.labels)
+        return names[1] if len(names) > 1 else None
+
+    def headline(self):
+        """Return the headline: the cost, the fairness and every worsening, as sentences.
+
+        Returns
+        -------
+        list of (str, str)
+            ``(kind, sentence)`` pairs; ``kind`` is ``"alert"`` for a
+            worsening (an attribute or measure on which the clustering is
+            less fair than the reference), ``"cost"``, ``"summary"`` or
+            ``"advice"``.
+        """
+        return headline(self)
+
+    def to_text(self):
+        """Return the text summary the command line prints.
+
+        Returns
+        -------
+        str
+        """
+        return audit_text(self)
+
+    def to_html(self, path=None):
+        """Render the audit as one self-contained HTML page.
+
+        Parameters
+        ----------
+        path : str or path-like, default=None
+            Where to write the page (UTF-8); None only returns it.
+
+        Returns
+        -------
+        str
+            The HTML document. Charts are PNG images embedded as ``data:``
+            URIs: the page loads nothing from the network and opens offline.
+        """
+        page = render_html(self, full_page=True)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self):
+        """HTML for notebooks (Jupyter, sphinx-gallery): the report as one ``<div>``."""
+        return render_html(self, full_page=False)
+
+    def __str__(self):
+        return self.to_text()
+
+    def __repr__(self):
+        against = f" against {self.reference!r}" if self.reference else ""
+        return (
+            f"<Audit of {self.main!r}{against}: {len(self.labels[self.main]):,} rows, "
+            f"{self.sensitive.shape[1]} sensitive attribute(s)>"
+        )
+
+
+def _labels_of(labels):
+    """Return (labels array, default name, fitted model or None)."""
+    if hasattr(labels, "labels_") and not isinstance(labels, (np.ndarray, pd.Series, list)):
+        return np.asarray(labels.labels_), type(labels).__name__, labels
+    return np.asarray(labels), "clustering", None
+
+
+def _numeric_of_model(model, numeric_sensitive, names):
+    """Take the kinds of the attributes from a fitted FairKM, so the audit reads them alike."""
+    kinds = getattr(model, "sensitive_kinds_", None)
+    fitted = getattr(model, "sensitive_names_", None)
+    if (isinstance(numeric_sensitive, str) and numeric_sensitive == "auto"
+            and kinds is not None and list(map(str, fitted)) == list(names)):
+        return [n for n, kind in zip(names, kinds, strict=True) if kind == "numeric"]
+    return numeric_sensitive
+
+
+def _features(X, n_samples):
+    """Return (float64 array or None, id-like notes) for the features ``X``."""
+    if X is None:
+        return None, []
+    notes = []
+    if isinstance(X, pd.DataFrame):
+        notes = id_like_features(X, how_to_exclude="X.drop(columns=[{name!r}])")
+        frame = X
+    else:
+        frame = pd.DataFrame(np.asarray(X))
+        if frame.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {np.shape(X)}.")
+    if len(frame) != n_samples:
+        raise ValueError(f"X has {len(frame)} rows, but labels has {n_samples}.")
+    try:
+        values = frame.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "X must be numeric (the features the clustering was made from, encoded); "
+            f"got {exc}."
+        ) from None
+    return values, notes
+
+
+def _check_missing(sensitive, X):
+    problems = [
+        f"sensitive attribute {name!r} ({row.missing:,}, the first on row {row.first_row})"
+        for name, row in missing_values(sensitive).iterrows()
+    ]
+    if X is not None and np.isnan(X).any():
+        bad = np.isnan(X)
+        columns = np.flatnonzero(bad.any(axis=0))
+        problems.append(
+            f"X ({int(bad.any(axis=1).sum()):,} rows, in column(s) "
+            f"{', '.join(map(str, columns[:5]))}{', ...' if len(columns) > 5 else ''})"
+        )
+    if problems:
+        raise ValueError(
+            f"missing values in {'; '.join(problems)}. Fill them, or drop the incomplete "
+            "rows first: kept, dropped = fairkm.report.drop_missing(frame, columns)."
+        )
+
+
+def audit(
+    labels,
+    X=None,
+    *,
+    sensitive_features,
+    numeric_sensitive="auto",
+    reference="kmeans",
+    n_init=10,
+    name=None,
+    profile=None,
+    title=None,
+    facts=(),
+    notes=(),
+    check_data=True,
+    random_state=0,
+):
+    """Audit a clustering for fairness, against S-blind K-Means.
+
+    Measures the clustering and a reference (by default scikit-learn's
+    ``KMeans`` on the same features with as many clusters, the best of
+    ``n_init`` k-means++ starts) with every measure of
+    :data:`fairkm.metrics.MEASURES`, compares them attribute by attribute and
+    measure by measure, and finds each attribute's least fair cluster.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,) or fitted estimator
+        The clustering to audit: labels (any values), or a fitted estimator
+        with ``labels_`` such as :class:`fairkm.FairKM` (then its name, the
+        kinds of the sensitive attributes it was fitted with and its own
+        S-blind starting point are used too).
+    X : array-like or DataFrame of shape (n_samples, n_features), default=None
+        The (encoded, numeric) features the clustering was made from. Needed
+        for the quality measures and for ``reference="kmeans"``.
+    sensitive_features : array-like, Series or DataFrame
+        One column per sensitive attribute, as for :meth:`fairkm.FairKM.fit`.
+    numeric_sensitive : "auto", bool or list of str or int, default="auto"
+        Which attributes are numeric, as in
+        :func:`fairkm.metrics.fairness_report`; ``"auto"`` takes a fitted
+        FairKM's kinds, else float columns are numeric.
+    reference : "kmeans", array-like of shape (n_samples,) or None, default="kmeans"
+        What to compare with: ``"kmeans"`` fits ``KMeans(n_clusters, n_init=n_init)``
+        on ``X`` (skipped without ``X``), labels name another clustering
+        (``"reference"``), None compares with nothing.
+    n_init : int, default=10
+        Starts of the K-Means reference; the best (lowest K-Means objective)
+        is kept, so the price of fairness is not measured against an
+        unlucky start.
+    name : str, default=None
+        The audited clustering's name (default: the estimator's class name,
+        or ``"clustering"``).
+    profile : pandas.DataFrame, default=None
+        Columns in their original units to describe each cluster by (mean of
+        a numeric column, most frequent value of another).
+    title : str, default=None
+        The report's title.
+    facts : sequence of (str, str), default=()
+        Labelled facts to show at the top (data, parameters).
+    notes : sequence of str, default=()
+        Data notes found by the caller, shown with the audit's own.
+    check_data : bool, default=True
+        Check the columns and warn (:class:`DataWarning`) about a numeric
+        sensitive attribute with at most two values, a categorical one of
+        numbers with many values, and features named or valued like
+        identifiers (when ``X`` is a DataFrame).
+    random_state : int, default=0
+        Seed of the K-Means reference and of the silhouette's sample.
+
+    Returns
+    -------
+    Audit
+
+    Raises
+    ------
+    ValueError
+        On missing values (every column that has some, in one message), on
+        rows that do not match, or on an unknown numeric attribute.
+
+    See Also
+    --------
+    drop_missing : drop incomplete rows and count them.
+    fairkm.metrics.fairness_report : the measures alone.
+
+    Examples
+    --------
+    >>> from fairkm import FairKM
+    >>> from fairkm.datasets import make_sensitive_blobs
+    >>> from fairkm.report import audit
+    >>> X, S, _ = make_sensitive_blobs(600, n_values=(2, 3), random_state=0)
+    >>> model = FairKM(n_clusters=3, random_state=0).fit(X, sensitive_features=S)
+    >>> report = audit(model, X, sensitive_features=S)
+    >>> report.reference
+    'S-blind K-Means (best of 10)'
+    >>> report.verdicts.loc[("mean", "AE"), "verdict"]
+    'fairer'
+    """
+    values, default_name, model = _labels_of(labels)
+    if values.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
+    n_samples = values.shape[0]
+    sensitive, _ = sensitive_frame(sensitive_features, "auto", n_samples)
+    numeric_sensitive = _numeric_of_model(model, numeric_sensitive, list(sensitive.columns))
+    sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples)
+    features, feature_notes = _features(X, n_samples)
+    _check_missing(sensitive, features)
+    all_notes = list(notes)
+    if check_data:
+        own = [
+            *sensitive_kind_notes(
+                sensitive, numeric,
+                how_numeric="pass it in numeric_sensitive",
+                how_categorical="leave it out of numeric_sensitive, or pass it as integers "
+                "or strings (numeric_sensitive='auto' takes float columns as numeric)",
+            ),
+            *feature_notes,
+        ]
+        for note in own:
+            warnings.warn(note, DataWarning, stacklevel=2)
+        all_notes += own
+    main = str(name or default_name)
+    clusterings = {main: values}
+    if isinstance(reference, str):
+        if reference != "kmeans":
+            raise ValueError(
+                f"reference must be 'kmeans', labels or None, got {reference!r}."
+            )
+        k = len(np.unique(values))
+        if features is not None and 2 <= k < n_samples:
+            blind = KMeans(k, n_init=n_init, random_state=random_state).fit(features)
+            clusterings[blind_name(n_init)] = blind.labels_
+    elif reference is not None:
+        ref = np.asarray(reference)
+        if ref.shape != (n_samples,):
+            raise ValueError(
+                f"reference must have one label per row ({n_samples}), got shape {ref.shape}."
+            )
+        clusterings["reference"] = ref
+    names = list(clusterings)
+    ref_name = names[1] if len(names) > 1 else None
+    fairness = fairness_table(clusterings, sensitive, numeric)
+    quality = (None if features is None
+               else quality_table(features, clusterings, ref_name, random_state))
+    facts = list(facts)
+    if ref_name is not None and ref_name.startswith("S-blind") and not any(
+            label == "reference" for label, _ in facts):
+        facts.append(("reference", f"{ref_name}: scikit-learn's KMeans on the same "
+                      f"features with {len(np.unique(values))} clusters, the lowest K-Means "
+                      f"objective of {n_init} k-means++ starts (random_state={random_state})"))
+    return Audit(
+        title=title or f"Fairness audit of {main}",
+        facts=facts,
+        labels=clusterings,
+        sensitive=sensitive,
+        numeric_sensitive=numeric,
+        fairness=fairness,
+        quality=quality,
+        clusters={n: cluster_table(v, features, profile) for n, v in clusterings.items()},
+        worst=worst_clusters(clusterings, sensitive, numeric),
+        verdicts=None if ref_name is None else verdict_table(fairness, main, ref_name),
+        notes=all_notes,
+        own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
+    )

@@ -1,0 +1,240 @@
+"""The audit as HTML: one self-contained page, or one ``<div>`` for a notebook.
+
+Charts are PNG images embedded as ``data:`` URIs, so the page opens offline,
+can be mailed as a single file, and loads nothing from the network. The style
+sheet is scoped to ``.fairkm-report``, so the notebook fragment does not
+restyle the page around it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import MEASURES
+from ._charts import composition_chart
+from ._measure import TOLERANCE
+from ._text import SMALL_CLUSTERS, format_number, headline
+
+__all__ = ["render_html"]
+
+
+def _png_data_uri(fig):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+_CSS = """
+.fairkm-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
+  line-height: 1.4; max-width: 78em; }
+.fairkm-report h1 { font-size: 1.6em; }
+.fairkm-report h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; font-size: 1.3em; }
+.fairkm-report table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+.fairkm-report th, .fairkm-report td { border: 1px solid #ddd; padding: 0.25em 0.6em;
+  text-align: right; }
+.fairkm-report th { background: #f3f3f3; }
+.fairkm-report td:first-child, .fairkm-report th:first-child { text-align: left; }
+.fairkm-report .scroll { overflow-x: auto; }
+.fairkm-report .facts th, .fairkm-report .facts td, .fairkm-report .worst td { text-align: left; }
+.fairkm-report .summary { background: #eef6ee; border-left: 4px solid #4a4;
+  padding: 0.6em 1em; margin: 0.5em 0; }
+.fairkm-report .cost { background: #eef2f8; border-left: 4px solid #46a; padding: 0.6em 1em;
+  margin: 0.5em 0; }
+.fairkm-report .alert { background: #fbeaea; border-left: 4px solid #c33; padding: 0.6em 1em;
+  margin: 0.5em 0; font-weight: bold; }
+.fairkm-report .advice { background: #fdf6e3; border-left: 4px solid #c90; padding: 0.6em 1em;
+  margin: 0.5em 0; }
+.fairkm-report td.fairer { background: #e3f3e3; } .fairkm-report td.less-fair {
+  background: #f8d7d7; font-weight: bold; }
+.fairkm-report td.same { color: #555; } .fairkm-report td.na { color: #999; }
+.fairkm-report tr.small td { background: #fff4d6; }
+.fairkm-report figure { margin: 1em 0; }
+.fairkm-report figure img { max-width: 100%; height: auto; }
+.fairkm-report dt { font-weight: bold; } .fairkm-report dd { margin: 0 0 0.4em 1.5em; }
+"""
+
+_PAGE_CSS = "body { margin: 2em auto; max-width: 80em; padding: 0 1em; }"
+
+
+def _table(frame, *, percent=(), table_id=None):
+    formatters = {column: "{:.1%}".format for column in percent if column in frame.columns}
+    attrs = f' id="{table_id}"' if table_id else ""
+    # A named index becomes a plain first column, so its name heads it.
+    named = frame.index.nlevels == 1 and frame.index.name is not None
+    body = (frame.reset_index() if named else frame).to_html(
+        float_format=format_number, na_rep="–", formatters=formatters, border=0,
+        index=not named,
+    )
+    return f'<div class="scroll"{attrs}>{body}</div>'
+
+
+def _verdict_cell(row):
+    if row["verdict"] == "n/a":
+        return '<td class="na">–</td>'
+    change = "up from 0" if np.isinf(row["change"]) else f"{row['change']:+.0%}"
+    css = row["verdict"].replace(" ", "-")
+    return f'<td class="{css}">{html.escape(change)} {html.escape(row["verdict"])}</td>'
+
+
+def _verdict_table(audit):
+    """Attributes down, fairness measures across: change against the reference, coloured."""
+    measures = list(audit.fairness.columns)
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in measures)
+    rows = []
+    for attribute in audit.fairness.index.get_level_values(0).unique():
+        cells = "".join(_verdict_cell(audit.verdicts.loc[(attribute, m)]) for m in measures)
+        rows.append(f"<tr><td>{html.escape(str(attribute))}</td>{cells}</tr>")
+    return (
+        '<div class="scroll" id="verdicts"><table><thead><tr><th>attribute</th>'
+        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _worst_table(audit):
+    rows = []
+    for (attribute, name), row in audit.worst.iterrows():
+        css = ' class="small"' if row["small"] else ""
+        small = " (small)" if row["small"] else ""
+        rows.append(
+            f"<tr{css}><td>{html.escape(str(attribute))}</td><td>{html.escape(name)}</td>"
+            f"<td>{html.escape(str(row['cluster']))}</td>"
+            f"<td>{row['size']:,} ({row['share']:.1%}){small}</td>"
+            f"<td>{html.escape(row['detail'])}</td><td>{format_number(row['distance'])}</td></tr>"
+        )
+    return (
+        '<div class="scroll" id="worst"><table class="worst"><thead><tr><th>attribute</th>'
+        "<th>clustering</th><th>cluster</th><th>rows (share)</th><th>its mix against the "
+        "data's</th><th>distance (sets ME)</th></tr></thead><tbody>"
+        f"{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _measures(audit):
+    esc = html.escape
+    parts = ["<h2>Measures</h2>"]
+    # Every fairness measure is in the tables; quality ones only with features.
+    shown = [measure.name for measure in MEASURES.values() if measure.kind == "fairness"]
+    if audit.quality is not None:
+        shown = [*audit.quality.columns, *shown]
+        parts += ["<h3>Quality</h3>", _table(audit.quality, table_id="quality")]
+    parts += [
+        "<h3>Fairness, mean over the sensitive attributes</h3>",
+        _table(audit.fairness.loc["mean"], table_id="fairness-mean"),
+        "<h3>Fairness per attribute</h3>",
+        _table(audit.fairness.drop(index="mean"), table_id="fairness"),
+        "<details><summary>What the measures mean</summary><dl>",
+        *(f"<dt>{esc(k)}</dt><dd>{esc(MEASURES[k].help)}</dd>" for k in shown),
+        "</dl><p>Numeric attributes are standardised; their AE/ME compare cluster means, "
+        "AW/MW whole distributions, and balance, KL and MPV do not apply (–).</p></details>",
+    ]
+    return parts
+
+
+def _clusters(audit):
+    esc = html.escape
+    parts = ["<h2>Cluster sizes</h2>"]
+    for k, (name, table) in enumerate(audit.clusters.items()):
+        # One table per clustering: cluster names need not match across clusterings.
+        sizes = pd.DataFrame([table["size"].to_numpy()], columns=table.index.tolist(),
+                             index=pd.Index([name], name="clustering"))
+        parts.append(_table(sizes, table_id=f"sizes-{k}"))
+    parts.append("<h2>Composition of each sensitive attribute</h2>")
+    parts.append(
+        "<p>Top bar: the dataset's mix. A fair clustering gives every cluster about the same "
+        "mix. Each panel marks its least fair cluster in red.</p>"
+    )
+    for attribute in audit.sensitive.columns:
+        uri = _png_data_uri(composition_chart(audit, attribute))
+        alt = f"Per-cluster composition of {attribute}"
+        caption = f"{alt}, {' and '.join(audit.labels)}."
+        if attribute in audit.numeric_sensitive:
+            caption += (
+                " Thin line: 5th to 95th percentile; bar: 25th to 75th; dot: mean; dashed "
+                "line: the dataset's mean."
+            )
+        parts.append(
+            f'<figure><img src="{uri}" alt="{esc(alt)}"><figcaption>{esc(caption)}'
+            "</figcaption></figure>"
+        )
+    parts.append("<h2>Clusters</h2>")
+    parts.append(
+        "<p>Size and share of the rows; with features, the root-mean-square distance of "
+        "the rows to their centre and the centre's distance to the data's mean (in the "
+        "encoded feature space); then each profile column: the mean of a numeric column or "
+        "the most frequent value of another, with its share.</p>"
+    )
+    for k, (name, table) in enumerate(audit.clusters.items()):
+        parts += [f"<h3>{esc(name)}</h3>", _table(table, percent=("share",),
+                                                   table_id=f"clusters-{k}")]
+    return parts
+
+
+def render_html(audit, *, full_page=True):
+    """Render an audit as HTML.
+
+    Parameters
+    ----------
+    audit : Audit
+    full_page : bool, default=True
+        A whole document (True) or one ``<div class="fairkm-report">`` with
+        its scoped style sheet, for a notebook.
+
+    Returns
+    -------
+    str
+    """
+    esc = html.escape
+    heading = "h1" if full_page else "h2"
+    parts = [
+        f"<style>{_CSS}</style>",
+        '<div class="fairkm-report">',
+        f"<{heading}>{esc(audit.title)}</{heading}>",
+        '<table class="facts">',
+        *(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in audit.facts),
+        "</table>",
+    ]
+    lines = headline(audit)
+    parts += [f'<p class="{kind}">{esc(text)}</p>' for kind, text in lines
+              if kind != "advice"]
+    if audit.notes:
+        parts.append('<h2>Data checks</h2><ul id="notes">')
+        parts += [f"<li>{esc(note)}</li>" for note in audit.notes]
+        parts.append("</ul>")
+    if audit.verdicts is not None:
+        parts += [
+            f"<h2>Fairness per attribute against {esc(audit.reference)}</h2>",
+            f"<p>Each measure's change from {esc(audit.reference)} to {esc(audit.main)}: "
+            f"green is fairer, red less fair, grey the same within {TOLERANCE:.0%} "
+            "(balance: higher is fairer; the others: lower is fairer).</p>",
+            _verdict_table(audit),
+        ]
+    parts += [
+        "<h2>Least fair cluster of each attribute</h2>",
+        "<p>The cluster whose mix of the attribute is farthest from the dataset's (it sets "
+        "ME); small clusters (under half the average size) are shaded.</p>",
+        _worst_table(audit),
+        f'<p class="advice">{esc(SMALL_CLUSTERS)}</p>',
+    ]
+    parts += _measures(audit)
+    parts += _clusters(audit)
+    parts.append(
+        "<p><small>Made by fairkm. FairKM: Abraham, Deepak P and Sundaram, "
+        "<i>Fairness in Clustering with Multiple Sensitive Attributes</i>, EDBT 2020."
+        "</small></p></div>"
+    )
+    body = "\n".join(parts)
+    if not full_page:
+        return body
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(audit.title)}</title><style>{_PAGE_CSS}</style></head><body>",
+        body,
+        "</body></html>",
+    ])

@@ -1,0 +1,269 @@
+"""The numbers of an audit: measures, per-cluster tables, worst clusters and verdicts.
+
+Every measure comes from :mod:`fairkm.metrics`; what is computed here are
+per-cluster views of the same quantities (a cluster's distance to the
+dataset's mix, whose maximum is ME) and the comparisons with a reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import (
+    MEASURES,
+    centroid_deviation,
+    clustering_objective,
+    fairness_report,
+    object_pair_deviation,
+    silhouette,
+)
+
+__all__ = [
+    "SILHOUETTE_SAMPLE",
+    "TOLERANCE",
+    "cluster_table",
+    "fairness_table",
+    "quality_table",
+    "sensitive_frame",
+    "verdict_table",
+    "worst_clusters",
+]
+
+# The silhouette is quadratic in the number of points; beyond this many it is
+# computed on a seeded sample of this size.
+SILHOUETTE_SAMPLE = 5000
+#: Relative changes of a measure within this fraction count as unchanged.
+TOLERANCE = 0.01
+# A non-numeric profile column with more distinct values than this (free text,
+# identifiers) is summarised by its number of distinct values, not its mode.
+_MAX_PROFILE_VALUES = 50
+
+
+def sensitive_frame(sensitive_features, numeric_sensitive, n_samples):
+    """Return the sensitive attributes as a DataFrame and the names of the numeric ones.
+
+    Names follow :class:`fairkm.FairKM`: a DataFrame's columns, a Series'
+    name, else ``"s0"``, ``"s1"``... ``numeric_sensitive`` is read as in
+    :func:`fairkm.metrics.fairness_report`.
+    """
+    if isinstance(sensitive_features, pd.DataFrame):
+        frame = sensitive_features.copy()
+    elif isinstance(sensitive_features, pd.Series):
+        name = "s0" if sensitive_features.name is None else sensitive_features.name
+        frame = sensitive_features.to_frame(name=name)
+    else:
+        values = np.asarray(sensitive_features)
+        if values.ndim == 1:
+            values = values[:, None]
+        if values.ndim != 2:
+            raise ValueError(
+                "sensitive_features must be 1-D or 2-D, got an array of shape "
+                f"{values.shape}."
+            )
+        frame = pd.DataFrame({f"s{j}": values[:, j] for j in range(values.shape[1])})
+    if len(frame) != n_samples:
+        raise ValueError(
+            f"sensitive_features has {len(frame)} rows, but labels has {n_samples}."
+        )
+    frame.columns = [str(name) for name in frame.columns]
+    frame = frame.reset_index(drop=True)
+    names = list(frame.columns)
+    if isinstance(numeric_sensitive, str):
+        if numeric_sensitive != "auto":
+            raise ValueError(
+                "numeric_sensitive must be 'auto', a bool or a list of names or positions, "
+                f"got {numeric_sensitive!r}."
+            )
+        numeric = [n for n in names if pd.api.types.is_float_dtype(frame[n])]
+    elif isinstance(numeric_sensitive, (bool, np.bool_)):
+        numeric = names if numeric_sensitive else []
+    else:
+        numeric = []
+        for item in numeric_sensitive:
+            if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+                if not 0 <= item < len(names):
+                    raise ValueError(
+                        f"numeric_sensitive has position {item}, but there are "
+                        f"{len(names)} sensitive attributes."
+                    )
+                numeric.append(names[item])
+            elif str(item) in names:
+                numeric.append(str(item))
+            else:
+                raise ValueError(
+                    f"numeric_sensitive names {item!r}, which is not a sensitive attribute; "
+                    f"they are {names}."
+                )
+    return frame, numeric
+
+
+def fairness_table(labels, sensitive, numeric):
+    """Every fairness measure, indexed by (attribute or ``"mean"``, clustering)."""
+    fairness = {
+        name: fairness_report(values, sensitive_features=sensitive, numeric_sensitive=numeric)
+        for name, values in labels.items()
+    }
+    fairness = pd.concat(fairness, names=["clustering", "attribute"])
+    return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
+
+
+def _quality(X, labels, reference, random_state):
+    n = len(labels)
+    values = {"CO": clustering_objective(X, labels), "SH": np.nan}
+    if 2 <= len(np.unique(labels)) <= n - 1:
+        # Otherwise (one cluster, or one point per cluster) the silhouette is undefined.
+        sample = SILHOUETTE_SAMPLE if n > SILHOUETTE_SAMPLE else None
+        values["SH"] = silhouette(X, labels, sample_size=sample, random_state=random_state)
+    if reference is not None:
+        values["DevC"] = centroid_deviation(X, labels, reference)
+        values["DevO"] = object_pair_deviation(labels, reference)
+    return pd.Series(values, dtype=np.float64)
+
+
+def quality_table(X, labels, reference_name, random_state):
+    """Quality measures, one row per clustering, in :data:`~fairkm.metrics.MEASURES`' order.
+
+    DevC and DevO compare the other clusterings with ``reference_name``.
+    """
+    reference = None if reference_name is None else labels[reference_name]
+    columns = [
+        measure.name for measure in MEASURES.values()
+        if measure.kind == "quality" and (reference is not None or not measure.needs_reference)
+    ]
+    return pd.DataFrame(
+        {
+            name: _quality(X, values, None if name == reference_name else reference,
+                           random_state)
+            for name, values in labels.items()
+        }
+    ).T.reindex(columns=columns)
+
+
+def cluster_table(labels, X, profile):
+    """One row per cluster: size, share, spread and centre distance, then the profile."""
+    clusters, codes, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    table = pd.DataFrame(
+        {"size": sizes, "share": sizes / sizes.sum()}, index=pd.Index(clusters, name="cluster")
+    )
+    if X is not None:
+        centers = np.stack([X[codes == c].mean(axis=0) for c in range(len(clusters))])
+        residuals = X - centers[codes]
+        spread = np.bincount(codes, weights=np.einsum("ij,ij->i", residuals, residuals))
+        table["RMS distance to centre"] = np.sqrt(spread / sizes)
+        table["centre distance to data mean"] = np.linalg.norm(centers - X.mean(axis=0), axis=1)
+    if profile is not None:
+        for column in profile.columns:
+            # A data column named like a summary column ("size") must not replace it.
+            name = f"{column} (data)" if column in table.columns else column
+            table[name] = _profile_column(profile[column], codes, clusters)
+    return table
+
+
+def _profile_column(values, codes, clusters):
+    values = values.reset_index(drop=True)
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.groupby(codes).mean().reindex(range(len(clusters))).to_numpy()
+    n_distinct = values.nunique()
+    if n_distinct > _MAX_PROFILE_VALUES:
+        return [f"{n_distinct} distinct values"] * len(clusters)
+    counts = pd.crosstab(codes, values.astype(str).where(values.notna()))
+    counts = counts.reindex(range(len(clusters)), fill_value=0)
+    top = counts.idxmax(axis=1)
+    share = counts.max(axis=1) / counts.sum(axis=1).clip(lower=1)
+    return [f"{value} ({frac:.0%})" for value, frac in zip(top, share, strict=True)]
+
+
+def _worst_categorical(column, labels):
+    """Find the cluster farthest (Euclidean) from the dataset's mix, and its most-off value."""
+    shares = pd.crosstab(labels, column.astype(str).to_numpy(), normalize="index")
+    overall = column.astype(str).value_counts(normalize=True).reindex(shares.columns)
+    diff = shares - overall
+    distance = np.sqrt((diff**2).sum(axis=1))
+    cluster = distance.idxmax()
+    value = diff.loc[cluster].abs().idxmax()
+    return cluster, float(distance[cluster]), {
+        "value": value, "cluster share": float(shares.loc[cluster, value]),
+        "dataset share": float(overall[value]),
+        "detail": f"{value}: {shares.loc[cluster, value]:.0%} of the cluster, "
+                  f"{overall[value]:.0%} of the data",
+    }
+
+
+def _worst_numeric(column, labels):
+    """Find the cluster whose standardised mean is farthest from the dataset's."""
+    values = column.to_numpy(dtype=np.float64)
+    mean, scale = values.mean(), values.std()
+    means = pd.Series(values).groupby(labels).mean()
+    distance = (means - mean).abs() / scale
+    cluster = distance.idxmax()
+    return cluster, float(distance[cluster]), {
+        "cluster mean": float(means[cluster]), "dataset mean": float(mean),
+        "detail": f"mean {means[cluster]:.4g} against {mean:.4g} in the data "
+                  f"({(means[cluster] - mean) / scale:+.2f} standard deviations)",
+    }
+
+
+def worst_clusters(labels, sensitive, numeric):
+    """Each attribute's least fair cluster in each clustering.
+
+    Returns a DataFrame indexed by (attribute, clustering): ``cluster``,
+    ``size``, ``share`` (of the rows), ``distance`` (its Euclidean distance to
+    the dataset's mix, the cluster that sets ME), ``small`` (fewer rows than
+    half an average cluster), ``detail`` (its mix against the dataset's, in
+    words) and, for a categorical attribute, the ``value`` most off with its
+    ``cluster share`` and ``dataset share``; for a numeric one the
+    ``cluster mean`` and ``dataset mean``.
+    """
+    rows = {}
+    for attribute in sensitive.columns:
+        column = sensitive[attribute]
+        for name, values in labels.items():
+            clusters, sizes = np.unique(values, return_counts=True)
+            if attribute in numeric:
+                cluster, distance, extra = _worst_numeric(column, values)
+            else:
+                cluster, distance, extra = _worst_categorical(column, values)
+            size = int(sizes[np.flatnonzero(clusters == cluster)[0]])
+            rows[(attribute, name)] = {
+                "cluster": cluster, "size": size, "share": size / len(values),
+                "distance": distance, "small": size < 0.5 * len(values) / len(clusters),
+                **extra,
+            }
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.names = ["attribute", "clustering"]
+    return table
+
+
+def _verdict(value, reference, higher_is_better):
+    if np.isnan(value) or np.isnan(reference):
+        return np.nan, "n/a"
+    if reference == 0:
+        change = 0.0 if value == 0 else np.inf
+    else:
+        change = value / reference - 1.0
+    if abs(change) <= TOLERANCE:
+        return change, "same"
+    better = change > 0 if higher_is_better else change < 0
+    return change, "fairer" if better else "less fair"
+
+
+def verdict_table(fairness, main, reference):
+    """Compare ``main`` with ``reference`` per attribute and fairness measure.
+
+    Returns a DataFrame indexed by (attribute, measure) with the two values,
+    the relative ``change`` and the ``verdict``: ``"fairer"``, ``"less
+    fair"``, ``"same"`` (within :data:`TOLERANCE`) or ``"n/a"`` (a measure
+    that does not apply).
+    """
+    rows = {}
+    for attribute in fairness.index.get_level_values(0).unique():
+        for measure in fairness.columns:
+            value = float(fairness.loc[(attribute, main), measure])
+            ref = float(fairness.loc[(attribute, reference), measure])
+            change, verdict = _verdict(value, ref, MEASURES[measure].higher_is_better)
+            rows[(attribute, measure)] = {main: value, reference: ref, "change": change,
+                                          "verdict": verdict}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.names = ["attribute", "measure"]
+    return table

@@ -1,0 +1,236 @@
+"""Checks of a table before it is clustered or audited: kinds, identifiers, missing values.
+
+Each check returns plain sentences (the command line prints them as warnings,
+:func:`~fairkm.report.audit` raises them as :class:`DataWarning`); missing
+values are gathered into one message for every column at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DataWarning",
+    "MANY_VALUES",
+    "drop_missing",
+    "id_like_features",
+    "missing_values",
+    "missing_values_message",
+    "sensitive_kind_notes",
+]
+
+#: A categorical sensitive attribute whose values are numbers and that has more
+#: distinct values than this is probably a quantity (an age, an income).
+MANY_VALUES = 10
+# Fewer rows than this and a column unique per row is no sign of an identifier.
+_MIN_ROWS_FOR_UNIQUE = 20
+_ID_NAME = re.compile(r"(^|[\s_.\-])(id|ids|uuid|guid|key|index)$|^unnamed: ?\d+$", re.I)
+
+
+class DataWarning(UserWarning):
+    """A column is probably not what the analysis takes it for (a kind, a role).
+
+    Raised by :func:`fairkm.report.audit`; the ``fairkm`` command prints the
+    same sentences as ``fairkm: warning: ...`` lines.
+    """
+
+
+def _looks_numeric(column):
+    """Whether every value of a non-float column reads as a number."""
+    if pd.api.types.is_bool_dtype(column):
+        return False
+    if pd.api.types.is_numeric_dtype(column):
+        return True
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = pd.Series(column.cat.categories)
+    as_numbers = pd.to_numeric(column.astype(str), errors="coerce")
+    return bool(as_numbers.notna().all())
+
+
+def _values_text(column, limit=4):
+    values = pd.unique(column.dropna())
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def sensitive_kind_notes(sensitive, numeric, *, how_numeric, how_categorical):
+    """Sentences about sensitive columns whose kind looks wrong.
+
+    Parameters
+    ----------
+    sensitive : pandas.DataFrame
+        The sensitive attributes, one column each.
+    numeric : list of str
+        The columns that will be treated as numeric (the others categorical).
+    how_numeric : str
+        How to mark a column numeric, for the advice (``"name it in
+        --numeric-sensitive"``).
+    how_categorical : str
+        How to mark a column categorical, for the advice.
+
+    Returns
+    -------
+    list of str
+        One sentence per suspicious column: a categorical column of numbers
+        with more than :data:`MANY_VALUES` values (each value becomes a
+        category of its own, so an age of 37 and one of 38 are as different
+        as two countries), or a numeric column with at most two values
+        (a coded category: only its mean per cluster counts, and balance, KL
+        and MPV do not apply).
+    """
+    notes = []
+    for name in sensitive.columns:
+        column = sensitive[name]
+        n_values = column.nunique()
+        if name in numeric:
+            if n_values <= 2:
+                notes.append(
+                    f"sensitive column {name!r} is treated as numeric but has only {n_values} "
+                    f"values ({_values_text(column)}): only its mean per cluster counts, and "
+                    "balance, KL and MPV do not apply to it. If the values are categories "
+                    f"(such as a coded sex), {how_categorical}."
+                )
+        elif n_values > MANY_VALUES and _looks_numeric(column):
+            notes.append(
+                f"sensitive column {name!r} holds numbers with {n_values} distinct values and "
+                "is treated as categorical: every value is a category of its own, so "
+                f"{_values_text(column, 2)} count as unrelated groups. If it is a quantity "
+                f"(an age, an income), {how_numeric}."
+            )
+    return notes
+
+
+def id_like_features(features, *, how_to_exclude):
+    """Sentences about feature columns that look like row identifiers.
+
+    Parameters
+    ----------
+    features : pandas.DataFrame
+        The feature columns, before encoding.
+    how_to_exclude : str
+        How to leave a column out, for the advice (``"--exclude id"``); the
+        text ``{name}`` is replaced by the column's name.
+
+    Returns
+    -------
+    list of str
+        One sentence per column named like an identifier (``id``,
+        ``customer_id``, ``uuid``, ``key``, ``index``, ``Unnamed: 0``) or
+        holding a different whole number or text on every row (with at least
+        20 rows). Such a column becomes a feature like any other: its
+        distances mean nothing but pull the clusters.
+    """
+    notes = []
+    n_rows = len(features)
+    for name in features.columns:
+        column = features[name]
+        named = bool(_ID_NAME.search(str(name)))
+        whole = pd.api.types.is_integer_dtype(column) or not pd.api.types.is_numeric_dtype(column)
+        unique = (whole and not pd.api.types.is_bool_dtype(column)
+                  and n_rows >= _MIN_ROWS_FOR_UNIQUE and column.nunique() == n_rows)
+        if named or unique:
+            why = "is named like an identifier" if named else (
+                f"holds a different value on each of its {n_rows:,} rows")
+            notes.append(
+                f"feature column {name!r} {why}; it is used as a feature, so its values "
+                "pull the clusters. If it identifies rows rather than describing them, leave "
+                f"it out with {how_to_exclude.format(name=name)}."
+            )
+    return notes
+
+
+def missing_values(frame, columns=None):
+    """Count the missing values of each column that has any.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    columns : list of str, default=None
+        The columns to look at (default: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per column with a missing value, indexed by column name:
+        ``missing`` (how many rows) and ``first_row`` (the 1-based position
+        of the first such row, the header not counted, as in a CSV file).
+    """
+    columns = list(frame.columns if columns is None else columns)
+    rows = []
+    for name in columns:
+        missing = frame[name].isna().to_numpy()
+        if missing.any():
+            rows.append((name, int(missing.sum()), int(np.flatnonzero(missing)[0]) + 1))
+    table = pd.DataFrame(rows, columns=["column", "missing", "first_row"], dtype=object)
+    return table.set_index("column").astype(np.int64)
+
+
+def missing_values_message(frame, roles, *, how_to_drop):
+    """One message naming every column with missing values, or None.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    roles : dict of str to str
+        Column name to its role (``"sensitive"``, ``"feature"``, ``"labels"``).
+    how_to_drop : str
+        How to drop the incomplete rows, for the advice.
+
+    Returns
+    -------
+    str or None
+    """
+    table = missing_values(frame, list(roles))
+    if table.empty:
+        return None
+    parts = [
+        f"{roles[name]} column {name!r} has {row.missing:,} missing value(s), the first on "
+        f"data row {row.first_row}"
+        for name, row in table.iterrows()
+    ]
+    rows = int(frame[list(table.index)].isna().any(axis=1).sum())
+    advice = "fill them (a sensitive value as a category of its own, such as 'unknown')"
+    return (
+        f"{'; '.join(parts)}. {rows:,} of {len(frame):,} rows have a missing value; "
+        f"{advice} or {how_to_drop}."
+    )
+
+
+def drop_missing(frame, columns=None):
+    """Drop the rows with a missing value, and say how many went.
+
+    The Python counterpart of the command line's ``--dropna``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table.
+    columns : list of str, default=None
+        The columns whose missing values count (default: all); those used as
+        features, sensitive attributes or labels.
+
+    Returns
+    -------
+    kept : pandas.DataFrame
+        The complete rows, with their original index.
+    dropped : pandas.DataFrame
+        The rows that were dropped (``len(dropped)`` of them), with their
+        original index, so they can be inspected or counted per group.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairkm.report import drop_missing
+    >>> people = pd.DataFrame({"age": [30, None, 50], "sex": ["F", "M", None]})
+    >>> kept, dropped = drop_missing(people)
+    >>> print(f"dropped {len(dropped)} of {len(people)} rows")
+    dropped 2 of 3 rows
+    """
+    columns = list(frame.columns if columns is None else columns)
+    incomplete = frame[columns].isna().any(axis=1)
+    return frame[~incomplete], frame[incomplete]
