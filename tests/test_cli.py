@@ -783,3 +783,121 @@ def test_tradeoff_with_relative_weights_and_a_budget(capsys, people_csv, tmp_pat
     status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1,10",
                          "--max-cost", "5%")
     assert status == 2 and "--max-cost goes with --relative-weights" in err
+
+
+# --------------------------------------------------------------------------- data checks (issue 14)
+
+
+def test_missing_values_in_several_columns_are_one_error(capsys, tmp_path):
+    people = make_people()
+    people.loc[4, "sex"] = None
+    people.loc[[2, 7], "tenure"] = np.nan
+    path = _write(tmp_path, "gaps.csv", people)
+    status, _, err = run(capsys, "fit", path, *FIT)
+    assert status == 1 and err.count("\n") == 1
+    assert "sensitive column 'sex' has 1 missing value(s), the first on data row 5" in err
+    assert "feature column 'tenure' has 2 missing value(s), the first on data row 3" in err
+    assert "3 of 90 rows have a missing value" in err and "--dropna" in err
+
+
+def test_dropna_drops_the_incomplete_rows_and_says_how_many(capsys, tmp_path):
+    people = make_people()
+    people.loc[4, "sex"] = None
+    people.loc[[2, 4, 7], "tenure"] = np.nan
+    people.loc[9, "id"] = np.nan  # excluded: its gaps do not count
+    path = _write(tmp_path, "gaps.csv", people)
+    out_path = tmp_path / "clusters.csv"
+    status, out, err = run(capsys, "fit", path, *FIT, "--dropna", "--output", out_path)
+    assert status == 0, err
+    assert "dropped (--dropna): 3 of 90 rows (missing values: sex 1, tenure 3)" in out
+    result = pd.read_csv(out_path)
+    assert len(result) == 87 and result["sex"].notna().all()
+    assert "wrote 87 rows" in out
+    status, out, _ = run(capsys, "fit", people_csv_path(tmp_path), *FIT, "--dropna")
+    assert status == 0 and "dropped (--dropna): none (no missing values)" in out
+
+
+def people_csv_path(tmp_path):
+    path = tmp_path / "complete.csv"
+    make_people().to_csv(path, index=False)
+    return path
+
+
+def test_dropna_with_nothing_left(capsys, tmp_path):
+    people = make_people(n=10).assign(tenure=np.nan)
+    path = _write(tmp_path, "empty.csv", people)
+    status, _, err = run(capsys, "fit", path, *FIT, "--dropna")
+    assert status == 1 and "nothing is left to cluster" in err
+
+
+def test_numbers_left_categorical_are_warned_about(capsys, people_csv):
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--sensitive", "sex,age", "--quiet")
+    assert status == 0
+    assert "fairkm: warning: sensitive column 'age' holds numbers with" in err
+    assert "name it in --numeric-sensitive" in err
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--sensitive", "sex,age",
+                         "--numeric-sensitive", "age", "--quiet")
+    assert status == 0 and err == ""
+
+
+def test_two_valued_numeric_sensitive_is_warned_about(capsys, tmp_path):
+    people = make_people().assign(sex=lambda d: np.where(d["sex"] == "F", 1.0, 2.0))
+    path = _write(tmp_path, "coded.csv", people)
+    status, _, err = run(capsys, "fit", path, *FIT, "--sensitive", "sex,group",
+                         "--numeric-sensitive", "sex", "--quiet")
+    assert status == 0
+    assert "'sex' is treated as numeric but has only 2 values (2.0, 1.0)" in err
+    assert "leave it out of --numeric-sensitive" in err
+
+
+def test_id_like_feature_is_warned_about(capsys, people_csv, tmp_path):
+    report = tmp_path / "audit.html"
+    status, _, err = run(capsys, "fit", people_csv, *BASE, "--quiet", "--report", report)
+    assert status == 0
+    assert "fairkm: warning: feature column 'id' is named like an identifier" in err
+    assert "--exclude id" in err
+    assert "named like an identifier" in report.read_text(encoding="utf-8")
+    people = make_people().rename(columns={"id": "number"})
+    path = _write(tmp_path, "numbered.csv", people)
+    status, _, err = run(capsys, "fit", path, *BASE, "--features", "number,income", "--quiet")
+    assert status == 0
+    assert "'number' holds a different value on each of its 90 rows" in err
+    assert "leave it out of --features" in err
+
+
+def make_worsened(n=400, seed=0):
+    """Segments that follow income, plus a small all-female segment: sex gets less fair."""
+    rng = np.random.default_rng(seed)
+    blob = np.repeat([0, 1], n // 2)
+    people = pd.DataFrame({
+        "income": blob * 10.0 + rng.normal(size=n),
+        "tenure": rng.normal(size=n),
+        "sex": np.where(rng.random(n) < 0.5, "F", "M"),
+        "group": np.where(rng.random(n) < 0.3 + 0.4 * blob, "a", "b"),
+    })
+    segment = np.where(blob == 0, "low", "high").astype(object)
+    segment[(blob == 0) & (people["sex"] == "F") & (np.arange(n) < 50)] = "niche"
+    people["segment"] = segment
+    return people
+
+
+def test_evaluate_flags_a_worsened_attribute(capsys, tmp_path):
+    path = _write(tmp_path, "segments.csv", make_worsened())
+    report = tmp_path / "audit.html"
+    status, out, err = run(capsys, "evaluate", path, "--labels", "segment", "--sensitive",
+                           "sex,group", "--features", "income,tenure", "--report", report)
+    assert status == 0, err
+    assert "WARNING: Less fair than S-blind K-Means (best of 10) on" in out
+    assert "sex:" in out.split("WARNING:")[1]
+    assert "sex: cluster niche (" in out
+    assert "Why a small cluster can stay unfair" in out
+    page = report.read_text(encoding="utf-8")
+    assert '<p class="alert">' in page and 'class="less-fair"' in page
+
+
+def test_fit_states_the_price_against_the_best_of_ten(capsys, people_csv):
+    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+    assert status == 0
+    assert ("reference: S-blind K-Means (best of 10): scikit-learn's KMeans on the same "
+            "features with 3 clusters, the lowest K-Means objective of 10 k-means++ starts") in out
+    assert "Price of fairness: the K-Means objective (CO) is" in out or "LOWER than" in out

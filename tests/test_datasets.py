@@ -271,6 +271,7 @@ def test_missing_file_without_download(tmp_path):
     with pytest.raises(FileNotFoundError, match="download_if_missing=False") as info:
         fetch_adult(data_home=tmp_path, download_if_missing=False)
     assert str(tmp_path / "adult" / "adult.data") in str(info.value)
+    assert "FAIRKM_DATA environment variable" in str(info.value)
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "kinematics" / KINEMATICS_JSON)):
         fetch_kinematics(data_home=tmp_path, download_if_missing=False, embed=None)
     assert _files(tmp_path) == []
@@ -312,18 +313,66 @@ def test_download_then_offline(monkeypatch, server, shared_data, tmp_path):
 def test_failed_download_leaves_nothing(monkeypatch, server, tmp_path, mode, match):
     _serve(monkeypatch, server, mode)
     url = f"{server}/{mode}/kinematics/{KINEMATICS_JSON}"
+    home = tmp_path / "new" / "home"  # made for the download, removed with it
     with pytest.raises(OSError, match=match) as info:
-        fetch_kinematics(data_home=tmp_path, embed=None)
+        fetch_kinematics(data_home=home, embed=None)
     assert url in str(info.value)
-    assert _files(tmp_path) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.network
 def test_unreachable_server(monkeypatch, tmp_path):
     _serve(monkeypatch, "http://127.0.0.1:9", "good")
-    with pytest.raises(OSError, match="Could not download http://127.0.0.1:9/"):
+    with pytest.raises(OSError, match="Could not download http://127.0.0.1:9/") as info:
         fetch_kinematics(data_home=tmp_path, embed=None)
-    assert _files(tmp_path) == []
+    # Nothing left behind: no file, and no empty kinematics/ folder.
+    assert list(tmp_path.iterdir()) == []
+    message = str(info.value)
+    assert f"looked for {KINEMATICS_JSON} at {tmp_path / 'kinematics' / KINEMATICS_JSON}" in message
+    for way in ("data_home argument", "FAIRKM_DATA environment variable", "--data-home"):
+        assert way in message
+
+
+@pytest.mark.network
+def test_offline_command_line_says_where_it_looked(monkeypatch, tmp_path, capsys):
+    from fairkm.cli import main
+
+    _serve(monkeypatch, "http://127.0.0.1:9", "good")
+    home = tmp_path / "data"
+    assert main(["demo", "--dataset", "adult", "--data-home", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"looked for adult.data at {home / 'adult' / 'adult.data'}" in err
+    assert "FAIRKM_DATA" in err and "--data-home" in err
+    assert not home.exists()
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for a test, and restore it."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield lambda mask: os.umask(mask)
+    os.umask(old)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_downloads_get_the_umask_permissions(monkeypatch, server, tmp_path, umask, mask):
+    _serve(monkeypatch, server, "good")
+    umask(mask)
+    fetch_kinematics(data_home=tmp_path, embed=None)
+    mode = (tmp_path / "kinematics" / KINEMATICS_JSON).stat().st_mode & 0o777
+    assert mode == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_doc2vec_cache_gets_the_umask_permissions(monkeypatch, kinematics_home, umask, mask):
+    monkeypatch.setattr(_doc2vec, "doc_vectors", _fake_vectors)
+    umask(mask)
+    fetch_kinematics(data_home=kinematics_home)
+    cache = kinematics_home / "kinematics" / "kinematics_doc2vec.npz"
+    assert cache.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
 # --- Doc2Vec cache (with a stand-in for training) --------------------------------------------

@@ -13,13 +13,16 @@ import hashlib
 import http.client
 import os
 import sys
-import tempfile
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BASE_URLS", "RemoteFile", "fetch_file", "get_data_home", "sha256sum"]
+__all__ = [
+    "BASE_URLS", "RemoteFile", "create_like_open", "fetch_file", "get_data_home",
+    "local_copy_hint", "remove_created_dirs", "sha256sum",
+]
 
 #: Where each dataset's files are downloaded from; the file name is appended.
 #: Replace an entry to use a mirror (any URL scheme urllib opens, ``file://`` included).
@@ -150,17 +153,100 @@ def fetch_file(remote, data_home=None, *, download_if_missing=True):
     if not download_if_missing:
         raise FileNotFoundError(
             f"{remote.filename} was not found at {path} and download_if_missing=False. "
-            f"Download it from {remote.url} to that path, or pass download_if_missing=True."
+            f"Download it from {remote.url} to that path, or pass download_if_missing=True. "
+            + local_copy_hint(remote, path)
         )
-    _download(remote.url, path, remote.sha256)
+    try:
+        _download(remote.url, path, remote.sha256)
+    except OSError as exc:
+        raise OSError(f"{exc} {local_copy_hint(remote, path)}") from exc
     return path
 
 
+def local_copy_hint(remote, path):
+    """Say where a file was looked for and the three ways to point fairkm at a local copy.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+        The file.
+    path : pathlib.Path
+        Where it was looked for.
+
+    Returns
+    -------
+    str
+    """
+    where = f"{remote.dataset}/{remote.filename}"
+    return (
+        f"fairkm looked for {remote.filename} at {path}. If you have the file, put it there, "
+        f"or point fairkm at the folder that holds {where}: the data_home argument of the "
+        f"fetch_* functions, the {_ENV_VAR} environment variable, or --data-home on the "
+        "command line."
+    )
+
+
+def create_like_open(path):
+    """Create a new, empty temporary file next to ``path``, with the umask's permissions.
+
+    ``tempfile.mkstemp`` makes files readable by their owner only (0600)
+    whatever the umask; a file created with ``open`` gets ``0666 & ~umask``,
+    as a downloaded or cached file should once it is renamed into place.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The final file; the temporary one is a hidden file in its directory.
+
+    Returns
+    -------
+    fd : int
+        An open file descriptor, for writing.
+    name : pathlib.Path
+        The temporary file.
+    """
+    name = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.part")
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                   0o666), name
+
+
+def _missing_dirs(directory):
+    """List the directories that ``mkdir(parents=True)`` would create, deepest first."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return missing
+
+
+def remove_created_dirs(created):
+    """Remove the directories a failed write created, deepest first, if they are empty.
+
+    Parameters
+    ----------
+    created : list of pathlib.Path
+        Directories created for the write, deepest first.
+    """
+    for directory in created:
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (another process wrote there) or already gone
+            break
+
+
 def _download(url, path, sha256):
-    """Download ``url`` to ``path`` through a temporary file, checking the checksum."""
+    """Download ``url`` to ``path`` through a temporary file, checking the checksum.
+
+    On failure nothing is left behind: neither the temporary file nor the
+    directories created for it.
+    """
+    created = _missing_dirs(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    tmp_name = None
     try:
+        fd, tmp_name = create_like_open(path)
         with os.fdopen(fd, "wb") as out:
             got, n_bytes, expected_bytes = _stream(url, out)
         if expected_bytes is not None and n_bytes != expected_bytes:
@@ -174,8 +260,11 @@ def _download(url, path, sha256):
             )
         os.replace(tmp_name, path)
     except BaseException:
-        # Also on KeyboardInterrupt: never leave a partial file in the data home.
-        Path(tmp_name).unlink(missing_ok=True)
+        # Also on KeyboardInterrupt: never leave a partial file, or an empty folder made
+        # for it, in the data home.
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+        remove_created_dirs(created)
         raise
 
 

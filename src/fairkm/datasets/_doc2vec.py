@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from ._base import create_like_open
 
 __all__ = ["DOC2VEC_PARAMS", "TOKEN_PATTERN", "cached_doc_vectors", "doc_vectors", "tokenize"]
 
@@ -140,8 +141,11 @@ def cached_doc_vectors(texts, cache_path, source_sha256):
 
 
 def _write_npz(path, **arrays):
-    """Write an NPZ file atomically: to a temporary file, then moved into place."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    """Write an NPZ file atomically: to a temporary file, then moved into place.
+
+    The file gets the permissions the umask gives (as with ``open``), not 0600.
+    """
+    fd, tmp_name = create_like_open(path)
     try:
         with os.fdopen(fd, "wb") as out:
             np.savez(out, **arrays)
