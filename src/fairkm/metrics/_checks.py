@@ -165,7 +165,7 @@ def check_sample_weight(sample_weight, n_samples):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"sample_weight must be finite and >= 0, got {arr[i]!r} at position {i}."
+            f"sample_weight must be finite and >= 0, got {arr[i].item()!r} at position {i}."
         )
     if not (weights > 0).any():
         raise ValueError("sample_weight is 0 for every row; at least one must be positive.")
