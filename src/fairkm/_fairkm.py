@@ -7,6 +7,8 @@ The shared contract (parameters, fitted attributes, prediction) is in
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
@@ -410,7 +412,8 @@ class FairKM(BaseFairKM):
             New non-sensitive data.
         sensitive_features : array-like, Series or DataFrame, default=None
             The new points' sensitive attributes, with the fitted attributes in
-            the fitted order. ``None``: each point goes to its nearest centre.
+            the fitted order. ``None``: each point goes to its nearest centre,
+            which ignores fairness (see Notes).
 
         Returns
         -------
@@ -425,9 +428,32 @@ class FairKM(BaseFairKM):
         standardisation as in ``fit``); points are priced independently, so
         the result does not depend on their order. A categorical value never
         seen in ``fit`` counts as a value of dataset proportion 0.
+
+        Without ``sensitive_features`` new points go to their nearest centre,
+        as K-Means would put them, and most of the fairness is lost. On Adult
+        (the paper's undersample, standard features, a 70/30 split, k=5, the
+        default weight) mean AE was 0.019 on the training rows, 0.034 on the
+        test rows with ``predict(X, sensitive_features=S)``, 0.079 with
+        ``predict(X)``, and 0.094 for S-blind ``KMeans(n_init=10)``. A model
+        fitted with sensitive features (and a positive weight) therefore
+        warns when they are missing.
+
+        Warns
+        -----
+        UserWarning
+            When the model was fitted with sensitive features and a positive
+            ``fairness_weight_`` but ``sensitive_features`` is None.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        if sensitive_features is None and self._encoding.n_attributes and self.fairness_weight_:
+            warnings.warn(
+                f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
+                "but none were given: each row goes to its nearest centre, which ignores "
+                "fairness (on Adult, mean AE 0.079 on new rows, against 0.034 with them and "
+                "0.094 for K-Means). Pass sensitive_features as in fit.",
+                UserWarning, stacklevel=2,
+            )
         return self._predictor().predict(X, sensitive_features)
 
     def fit_predict(self, X, y=None, *, sensitive_features=None):

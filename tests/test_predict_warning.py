@@ -1,0 +1,65 @@
+"""predict without sensitive features on a model fitted with them: a warning, and what it costs."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.model_selection import train_test_split
+
+from fairkm import FairKM
+from fairkm.datasets import fetch_adult, make_sensitive_blobs
+from fairkm.metrics import fairness_report
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, sensitive, _ = make_sensitive_blobs(400, n_values=(2, 3), random_state=0)
+    return X, sensitive
+
+
+def test_predict_without_sensitive_features_warns(blobs):
+    X, sensitive = blobs
+    model = FairKM(3, random_state=0).fit(X, sensitive_features=sensitive)
+    names = list(model.sensitive_names_)
+    with pytest.warns(UserWarning, match=re.escape(f"fitted with sensitive features {names}")):
+        model.predict(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X, sensitive_features=sensitive)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(), dict(relative_weight=0.0), dict(fairness_weight=0.0)],
+    ids=["fitted without", "relative weight 0", "absolute weight 0"],
+)
+def test_no_warning_when_fairness_played_no_part(blobs, kwargs):
+    X, sensitive = blobs
+    given = None if not kwargs else sensitive
+    model = FairKM(3, random_state=0, **kwargs).fit(X, sensitive_features=given)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X)
+
+
+@pytest.mark.slow
+def test_predict_numbers_in_the_docstring_hold_on_adult(shared_data):
+    """The docstring's Adult numbers: fairness on new rows with and without their attributes."""
+    adult = fetch_adult(data_home=shared_data)
+    X_train, X_test, S_train, S_test = train_test_split(
+        adult.features.to_numpy(), adult.sensitive, test_size=0.3, random_state=0)
+    model = FairKM(5, random_state=0).fit(X_train, sensitive_features=S_train)
+
+    def mean_ae(labels, sensitive):
+        return fairness_report(labels, sensitive_features=sensitive).loc["mean", "AE"]
+
+    with pytest.warns(UserWarning, match="fitted with sensitive features"):
+        blind = mean_ae(model.predict(X_test), S_test)
+    fair = mean_ae(model.predict(X_test, sensitive_features=S_test), S_test)
+    train = mean_ae(model.labels_, S_train)
+    kmeans = mean_ae(KMeans(5, n_init=10, random_state=0).fit(X_train).predict(X_test), S_test)
+    measured = np.round([train, fair, blind, kmeans], 3)
+    np.testing.assert_allclose(measured, [0.019, 0.034, 0.079, 0.094], atol=0.006)
+    assert train < fair < blind < kmeans
+    assert "0.079" in FairKM.predict.__doc__ and "0.034" in FairKM.predict.__doc__
