@@ -2,11 +2,10 @@
 
 The definition is checked three ways: integer weights against the rows
 repeated, zero weights against the rows dropped, and any weights against plain
-NumPy loops over the weighted definitions (below).
+NumPy loops over the weighted definitions (``_metrics_reference``).
 """
 
 import inspect
-import itertools
 import math
 
 import numpy as np
@@ -15,122 +14,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
-from scipy.stats import wasserstein_distance
 
 from fairkm import metrics
+
+from . import _metrics_reference as ref
 
 FAIRNESS = {m.name: m.function for m in metrics.MEASURES.values() if m.kind == "fairness"}
 QUALITY = {m.name: m.function for m in metrics.MEASURES.values() if m.kind == "quality"}
 # Values that are 0 in exact arithmetic may come out as rounding residues.
 TOL = {"rtol": 1e-10, "atol": 1e-12}
-
-
-# --------------------------------------------------------------------------- references
-
-
-def _positive(*arrays, weights):
-    keep = np.asarray(weights) > 0
-    return [np.asarray(a)[keep] for a in arrays] + [np.asarray(weights, float)[keep]]
-
-
-def _ref_fairness(labels, column, weights, *, numeric, wasserstein="principled", eps=1e-20,
-                  delta=0.2):
-    """Every fairness measure of one attribute, by loops over weighted sums."""
-    labels, column, w = _positive(labels, column, weights=weights)
-    clusters = sorted(set(labels.tolist()))
-    total = w.sum()
-    sizes, ed, wd = [], [], []
-    group = {"balance": math.nan, "KL": math.nan, "MPV": math.nan}
-    if numeric:
-        mean = np.sum(w * column) / total
-        z = (column - mean) / math.sqrt(np.sum(w * (column - mean) ** 2) / total)
-        overall = np.sum(w * z) / total
-        for c in clusters:
-            m = labels == c
-            sizes.append(w[m].sum())
-            ed.append(abs(np.sum(w[m] * z[m]) / w[m].sum() - overall))
-            wd.append(wasserstein_distance(z[m], z, u_weights=w[m], v_weights=w))
-    else:
-        values = sorted(set(column.tolist()))
-        r = np.array([w[column == v].sum() for v in values]) / total
-        balances, kl, violation = [], 0.0, 0.0
-        for c in clusters:
-            m = labels == c
-            counts = np.array([w[m & (column == v)].sum() for v in values])
-            p = counts / counts.sum()
-            sizes.append(counts.sum())
-            ed.append(math.sqrt(sum((p - r) ** 2)))
-            wd.append(wasserstein_distance(p, r) if wasserstein == "published"
-                      else 0.5 * sum(abs(p - r)))
-            balances.append(counts.min() / counts.max())
-            for p_s, r_s in zip(p, r, strict=True):
-                floor = max(float(p_s), eps)
-                kl += math.inf if floor == 0 else r_s * math.log(r_s / floor)
-                violation = max(violation, p_s - r_s / (1 - delta), r_s * (1 - delta) - p_s)
-        group = {"balance": min(balances), "KL": kl, "MPV": violation}
-    sizes = np.array(sizes)
-    return {
-        "AE": float(np.dot(sizes, ed) / sizes.sum()),
-        "AW": float(np.dot(sizes, wd) / sizes.sum()),
-        "ME": max(ed),
-        "MW": max(wd),
-        **group,
-    }
-
-
-def _ref_centroids(X, labels, w):
-    return [np.sum(w[labels == c, None] * X[labels == c], axis=0) / w[labels == c].sum()
-            for c in sorted(set(labels.tolist()))]
-
-
-def _ref_objective(X, labels, weights, squared):
-    X, labels, w = _positive(X, labels, weights=weights)
-    total = 0.0
-    for c, mu in zip(sorted(set(labels.tolist())), _ref_centroids(X, labels, w), strict=True):
-        m = labels == c
-        dist = np.linalg.norm(X[m] - mu, axis=1)
-        total += np.sum(w[m] * (dist**2 if squared else dist))
-    return total
-
-
-def _ref_centroid_deviation(X, a, b, weights):
-    X, a, b, w = _positive(X, a, b, weights=weights)
-    ca, cb = _ref_centroids(X, a, w), _ref_centroids(X, b, w)
-    small, large = (ca, cb) if len(ca) <= len(cb) else (cb, ca)
-    best = math.inf
-    for chosen in itertools.permutations(range(len(large)), len(small)):
-        total = sum(np.linalg.norm(small[i] - large[j]) for i, j in enumerate(chosen))
-        for j in set(range(len(large))) - set(chosen):
-            total += min(np.linalg.norm(large[j] - s) for s in small)
-        best = min(best, total)
-    return best
-
-
-def _ref_pair_deviation(a, b, weights):
-    """Pairs of distinct rows weigh w_p w_q; the pairs among a row's copies always agree."""
-    a, b, w = _positive(a, b, weights=weights)
-    disagree = sum(w[p] * w[q] for p, q in itertools.combinations(range(len(a)), 2)
-                   if (a[p] == a[q]) != (b[p] == b[q]))
-    n = w.sum()
-    return 0.0 if disagree == 0 else disagree / (n * (n - 1) / 2)
-
-
-def _ref_silhouette(X, labels, weights):
-    """The weighted silhouette of silhouette()'s Notes, row by row."""
-    X, labels, w = _positive(X, labels, weights=weights)
-    clusters = sorted(set(labels.tolist()))
-    scores = []
-    for i in range(len(labels)):
-        d = np.sqrt(((X - X[i]) ** 2).sum(axis=1))
-        own = labels == labels[i]
-        if w[own].sum() <= 1:
-            scores.append(0.0)
-            continue
-        a = np.sum(w[own] * d[own]) / (w[own].sum() - 1)
-        b = min(np.sum(w[labels == c] * d[labels == c]) / w[labels == c].sum()
-                for c in clusters if c != labels[i])
-        scores.append(0.0 if max(a, b) == 0 else (b - a) / max(a, b))
-    return float(np.dot(w, scores) / w.sum())
 
 
 # --------------------------------------------------------------------------- strategies
@@ -188,8 +80,8 @@ def test_weighted_report_matches_reference(problem, convention):
     report = metrics.fairness_report(labels, sensitive_features=_frame(categorical, numeric),
                                      sample_weight=w, wasserstein=convention)
     want = {
-        "cat": _ref_fairness(labels, categorical, w, numeric=False, wasserstein=convention),
-        "num": _ref_fairness(labels, numeric, w, numeric=True),
+        "cat": ref.fairness(labels, categorical, w, numeric=False, wasserstein=convention),
+        "num": ref.fairness(labels, numeric, w, numeric=True),
     }
     for attribute, measures in want.items():
         for measure, value in measures.items():
@@ -263,14 +155,14 @@ def test_weighted_quality_matches_reference(problem, squared):
     # Non-integer coordinates: the silhouette's distances are no longer exact integers.
     X = X / 3 + 0.1
     assert_allclose(metrics.clustering_objective(X, a, sample_weight=w, squared=squared),
-                    _ref_objective(X, a, w, squared), rtol=1e-9, atol=1e-12)
+                    ref.objective(X, a, w, squared), rtol=1e-9, atol=1e-12)
     assert_allclose(metrics.centroid_deviation(X, a, b, sample_weight=w),
-                    _ref_centroid_deviation(X, a, b, w), rtol=1e-9, atol=1e-12)
+                    ref.centroid_deviation(X, a, b, w), rtol=1e-9, atol=1e-12)
     if w.sum() > 1:
         assert_allclose(metrics.object_pair_deviation(a, b, sample_weight=w),
-                        _ref_pair_deviation(a, b, w), rtol=1e-9, atol=1e-15)
+                        ref.pair_deviation(a, b, w), rtol=1e-9, atol=1e-15)
     if _silhouette_defined(a, w):
-        assert_allclose(metrics.silhouette(X, a, sample_weight=w), _ref_silhouette(X, a, w),
+        assert_allclose(metrics.silhouette(X, a, sample_weight=w), ref.silhouette(X, a, w),
                         rtol=1e-9, atol=1e-12)
 
 
@@ -354,7 +246,7 @@ def test_weighted_silhouette_sample_size_scores_the_drawn_rows():
     w = rng.uniform(1, 4, 50)
     rows = np.random.RandomState(7).permutation(50)[:20]
     got = metrics.silhouette(X, labels, sample_weight=w, sample_size=20, random_state=7)
-    assert got == pytest.approx(_ref_silhouette(X[rows], labels[rows], w[rows]), rel=1e-12)
+    assert got == pytest.approx(ref.silhouette(X[rows], labels[rows], w[rows]), rel=1e-12)
 
 
 def test_pair_deviation_needs_two_weighted_rows():
