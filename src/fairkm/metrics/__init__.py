@@ -47,6 +47,7 @@ from ._quality import (
     silhouette,
 )
 from ._reports import clustering_report, fairness_report
+from ._scorer import make_fair_clustering_scorer
 from ._table import MEASURES, Measure
 from ._wasserstein import published_wasserstein
 
@@ -61,6 +62,7 @@ __all__ = [
     "clustering_report",
     "fairness_report",
     "kl_fairness_error",
+    "make_fair_clustering_scorer",
     "max_euclidean",
     "max_proportional_violation",
     "max_wasserstein",
