@@ -17,8 +17,12 @@ from . import _reference
 
 
 @st.composite
-def problems(draw, max_n=18):
-    """Small FairKM instances with every cluster non-empty in the starting labels."""
+def problems(draw, max_n=18, weighted=True):
+    """Small FairKM instances with every cluster non-empty in the starting labels.
+
+    With ``weighted``, some instances carry sample weights (0 included), every
+    starting cluster then having a positive weight.
+    """
     k = draw(st.integers(1, 4))
     n = draw(st.integers(max(k, 2), max_n))
     d = draw(st.integers(1, 3))
@@ -44,6 +48,15 @@ def problems(draw, max_n=18):
     lam = draw(st.sampled_from([0.0, 0.3, 10.0, 1e3, (n / k) ** 2]))
     labels = np.array(draw(st.permutations(np.arange(n) % k)), dtype=np.int64)
     order = np.array(draw(st.permutations(np.arange(n))), dtype=np.int64)
+    sample_weight = None
+    if weighted and draw(st.booleans()):
+        sample_weight = np.array(draw(st.lists(
+            st.sampled_from([0.0, 0.25, 1.0, 2.0, 3.0]), min_size=n, max_size=n
+        )))
+        assume(np.all(np.bincount(labels, weights=sample_weight, minlength=k) > 0))
+        for col in numeric:
+            mean = np.sum(sample_weight * col) / sample_weight.sum()
+            assume(np.sum(sample_weight * (col - mean) ** 2) > 0)
     problem = _reference.Problem(
         X=X,
         categorical=categorical,
@@ -52,6 +65,7 @@ def problems(draw, max_n=18):
         num_weights=np.array(weights[n_cat:]),
         fairness_weight=lam,
         n_clusters=k,
+        sample_weight=sample_weight,
     )
     return problem, labels, order
 
@@ -68,8 +82,12 @@ def engine(problem, labels):
     frame = sensitive_frame(problem)
     weights = np.concatenate([problem.cat_weights, problem.num_weights])
     n = problem.X.shape[0]
+    sample_weight = problem.sample_weight
+    total = n if sample_weight is None else float(sample_weight.sum())
     features = None if frame is None else check_sensitive_features(frame, n_samples=n)
-    terms = SensitiveEncoding.from_features(features, n).terms(features, weights, n_rows=n)
+    terms = SensitiveEncoding.from_features(features, total, sample_weight).terms(
+        features, weights, n_rows=n, sample_weight=sample_weight
+    )
     stats = Stats(problem.n_clusters, problem.X.shape[1], terms)
     stats.recompute(problem.X, terms, labels)
     return terms, stats
@@ -87,12 +105,13 @@ def assert_fit_ends_in_a_local_optimum(problem, **params):
         max_iter=500,
         random_state=0,
         **params,
-    ).fit(problem.X, sensitive_features=frame)
+    ).fit(problem.X, sensitive_features=frame, sample_weight=problem.sample_weight)
     scale = 1.0 + abs(est.objective_)
     assert_allclose(est.objective_, _reference.objective(problem, est.labels_),
                     rtol=1e-9, atol=1e-9)
     assert np.all(np.diff(est.objective_history_) <= 1e-9 * scale)
-    assert np.all(np.bincount(est.labels_, minlength=problem.n_clusters) >= 1)
+    assert np.all(np.bincount(est.labels_, weights=problem.weights(),
+                              minlength=problem.n_clusters) > 0)
     for i in range(len(est.labels_)):
         deltas = _reference.move_deltas(problem, est.labels_, i)
         assert deltas.min() >= -1e-9 * scale

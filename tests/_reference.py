@@ -21,57 +21,83 @@ class Problem:
     num_weights: np.ndarray
     fairness_weight: float
     n_clusters: int
+    # Sample weights (a row of weight w counts as w rows); None: all 1.
+    sample_weight: np.ndarray | None = None
+
+    def weights(self):
+        return np.ones(len(self.X)) if self.sample_weight is None else self.sample_weight
 
 
-def inertia(X, labels, k):
-    """Sum over clusters of squared distances to the cluster mean."""
+def inertia(X, labels, k, weights=None):
+    """Sum over clusters of (weighted) squared distances to the cluster's (weighted) mean."""
+    weights = np.ones(len(X)) if weights is None else weights
     total = 0.0
     for c in range(k):
-        members = X[labels == c]
-        if len(members):
-            total += float(np.sum((members - members.mean(axis=0)) ** 2))
+        in_c = labels == c
+        w = weights[in_c]
+        if w.sum() > 0:
+            mean = (w[:, None] * X[in_c]).sum(axis=0) / w.sum()
+            total += float(np.sum(w[:, None] * (X[in_c] - mean) ** 2))
     return total
 
 
+def _weighted_standardised(col, w):
+    mean = np.sum(w * col) / w.sum()
+    scale = np.sqrt(np.sum(w * (col - mean) ** 2) / w.sum())
+    return (col - mean) / scale
+
+
 def fairness(problem, labels):
-    """The fairness term sum_C (|C|/n)^2 sum_S w_S dev_S(C) (paper Eqs. 7, 21, 22)."""
-    n = len(labels)
+    """The fairness term sum_C (|C|/n)^2 sum_S w_S dev_S(C) (paper Eqs. 7, 21, 22).
+
+    With sample weights, |C| and n are total weights and every share and mean
+    is weighted.
+    """
+    weights = problem.weights()
+    n = weights.sum()
     total = 0.0
     for c in range(problem.n_clusters):
         in_c = labels == c
-        size = int(in_c.sum())
+        size = weights[in_c].sum()
         if size == 0:
             continue
         dev = 0.0
         for w, col in zip(problem.cat_weights, problem.categorical, strict=True):
-            values = sorted(set(col.tolist()))
+            # The values rows hold with some weight (rows of weight 0 count for nothing).
+            values = sorted(set(col[weights > 0].tolist()))
             sq = 0.0
             for v in values:
-                fr_cluster = np.sum(col[in_c] == v) / size
-                fr_data = np.sum(col == v) / n
+                fr_cluster = weights[in_c & (col == v)].sum() / size
+                fr_data = weights[col == v].sum() / n
                 sq += (fr_cluster - fr_data) ** 2
             dev += w * sq / len(values)
         for w, col in zip(problem.num_weights, problem.numeric, strict=True):
-            z = (col - col.mean()) / col.std()
-            dev += w * (z[in_c].mean() - z.mean()) ** 2
+            z = _weighted_standardised(col, weights)
+            cluster_mean = np.sum(weights[in_c] * z[in_c]) / size
+            dev += w * (cluster_mean - np.sum(weights * z) / n) ** 2
         total += (size / n) ** 2 * dev
     return total
 
 
 def objective(problem, labels):
     """The whole FairKM objective of a labelling."""
-    return inertia(problem.X, labels, problem.n_clusters) + problem.fairness_weight * fairness(
-        problem, labels
-    )
+    return inertia(
+        problem.X, labels, problem.n_clusters, problem.sample_weight
+    ) + problem.fairness_weight * fairness(problem, labels)
 
 
 def move_deltas(problem, labels, i):
-    """Objective change of moving point ``i`` to each cluster (inf where not allowed)."""
+    """Objective change of moving point ``i`` to each cluster (inf where not allowed).
+
+    A point may not leave its cluster when it is alone there or, with sample
+    weights, when it carries all of the cluster's weight.
+    """
     k = problem.n_clusters
     a = labels[i]
     out = np.full(k, np.inf)
     out[a] = 0.0
-    if np.sum(labels == a) <= 1:
+    weights = problem.weights()
+    if weights[labels == a].sum() - weights[i] <= 1e-12 * weights[labels == a].sum():
         return out
     base = objective(problem, labels)
     for c in range(k):

@@ -14,7 +14,7 @@ from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
 
 
 def kernel_objective(problem, terms, stats, labels):
-    inertia = _kernels.inertia(problem.X, stats.cluster_centers(), labels)
+    inertia = _kernels.inertia(problem.X, stats.cluster_centers(), terms.weights, labels)
     return inertia + problem.fairness_weight * stats.fairness(terms)
 
 
@@ -28,7 +28,7 @@ def test_move_deltas_equal_reference_objective_differences(case, data):
     got = np.empty(problem.n_clusters)
     _kernels.move_deltas(
         problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
-        terms.Z, lam * terms.num_weight, i, labels, stats.centers, stats.counts,
+        terms.Z, lam * terms.num_weight, terms.weights, i, labels, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums, got,
     )
     want = _reference.move_deltas(problem, labels, i)
@@ -44,8 +44,8 @@ def test_objective_equals_reference(case):
     problem, labels, _ = case
     terms, stats = engine(problem, labels)
     assert_allclose(
-        _kernels.inertia(problem.X, stats.cluster_centers(), labels),
-        _reference.inertia(problem.X, labels, problem.n_clusters),
+        _kernels.inertia(problem.X, stats.cluster_centers(), terms.weights, labels),
+        _reference.inertia(problem.X, labels, problem.n_clusters, problem.sample_weight),
         rtol=1e-10, atol=1e-10,
     )
     assert_allclose(
@@ -81,8 +81,10 @@ def test_sweep_invariants(case):
     assert n_moved == np.sum(got != labels)
     # The incrementally maintained statistics equal an exact recount of the labels.
     k = problem.n_clusters
-    assert_array_equal(stats.counts, np.bincount(got, minlength=k))
-    assert np.all(stats.counts >= 1)
+    # Counts are total weights (the number of points without sample weights).
+    weights = problem.weights()
+    assert_allclose(stats.counts, np.bincount(got, weights=weights, minlength=k), rtol=1e-12)
+    assert np.all(stats.counts > 0)
     incremental = (stats.sums.copy(), stats.value_counts.copy(), stats.cat_dev.copy(),
                    stats.num_sums.copy(), stats.centers.copy())
     stats.recompute(problem.X, terms, got)
@@ -91,8 +93,10 @@ def test_sweep_invariants(case):
         assert_allclose(inc, ex, rtol=1e-9, atol=1e-9)
     for c in range(k):
         # Attributes occupy disjoint ranges of global value indices.
-        recount = np.bincount(terms.codes[got == c].ravel(), minlength=terms.n_values)
-        assert_array_equal(recount, stats.value_counts[:, c])
+        in_c = got == c
+        recount = np.bincount(terms.codes[in_c].ravel(), minlength=terms.n_values,
+                              weights=np.repeat(weights[in_c], terms.codes.shape[1]))
+        assert_allclose(recount, stats.value_counts[:, c], rtol=1e-12, atol=1e-12)
     after = kernel_objective(problem, terms, stats, got)
     assert after <= before + 1e-9 * (1.0 + abs(before))
     assert_allclose(after, _reference.objective(problem, got), rtol=1e-9, atol=1e-9)

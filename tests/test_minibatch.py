@@ -63,8 +63,10 @@ def test_applied_moves_keep_exact_statistics(case, data):
     assert set(changed) <= set(batch)
     target_of = dict(zip(batch.tolist(), targets.tolist(), strict=True))
     assert all(got[i] == target_of[i] for i in changed)
-    assert_array_equal(stats.counts, np.bincount(got, minlength=k))
-    assert np.all(stats.counts >= 1)
+    # Counts are total weights (the number of points without sample weights).
+    weights = problem.weights()
+    assert_allclose(stats.counts, np.bincount(got, weights=weights, minlength=k), rtol=1e-12)
+    assert np.all(stats.counts > 0)
     incremental = (stats.sums.copy(), stats.value_counts.copy(), stats.cat_dev.copy(),
                    stats.num_sums.copy(), stats.centers.copy())
     stats.recompute(problem.X, terms, got)
@@ -78,7 +80,7 @@ def test_applied_moves_keep_exact_statistics(case, data):
 def test_objective_from_statistics_equals_reference(case):
     problem, labels, _ = case
     terms, stats = engine(problem, labels)
-    total_sq_norm = float(np.sum(problem.X**2))
+    total_sq_norm = terms.total_sq_norm(problem.X)
     want = _reference.objective(problem, labels)
     got = stats.objective(terms, problem.fairness_weight, total_sq_norm)
     assert_allclose(got, want, rtol=1e-9, atol=1e-9 * (1.0 + total_sq_norm))

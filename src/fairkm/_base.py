@@ -19,6 +19,7 @@ from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_array
 
 from . import _kernels
+from ._encoding import with_intersections
 from ._engine import Stats
 from ._validation import check_int, check_real
 from ._weights import Plan
@@ -41,19 +42,24 @@ class Predictor:
     encoding: object  # SensitiveEncoding
     attribute_weights: np.ndarray
     fairness_weight: float
+    intersections: object  # the estimator's intersections
     counts: np.ndarray  # (k,)
     value_counts: np.ndarray  # (V, k)
     num_sums: np.ndarray  # (B, k)
 
-    def terms(self, sensitive_features, n_rows, n_samples=None):
+    def terms(self, sensitive_features, n_rows, n_samples=None, sample_weight=None):
         """Return kernel terms for new rows, priced against the fitted encoding."""
         if self.encoding.n_attributes == 0:
             raise ValueError(
                 "sensitive_features were given, but the model was fitted without them."
             )
+        # The fit checked the intersected attributes are categorical.
+        sensitive_features = with_intersections(sensitive_features, self.intersections,
+                                                numeric=False)
         features = self.encoding.check(sensitive_features, n_samples=n_rows)
         return self.encoding.terms(
-            features, self.attribute_weights, n_samples=n_samples, unseen_slot=True
+            features, self.attribute_weights, n_samples=n_samples, unseen_slot=True,
+            sample_weight=sample_weight,
         )
 
     def _fitted_statistics(self, terms):
@@ -104,7 +110,18 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
 
     Subclasses define ``__init__`` (the parameters below plus their own) and
     ``fit``; ``fit`` calls :meth:`_check_params` and ends with :meth:`_set_fitted`.
+
+    With scikit-learn's metadata routing on, the estimators request
+    ``sensitive_features`` in ``fit``, ``predict`` and ``score`` by default
+    (they are what FairKM is for), so a routed ``Pipeline``, ``cross_validate``
+    or ``GridSearchCV`` passes them on without ``set_*_request`` calls;
+    ``sample_weight``, like everywhere in scikit-learn, must be requested
+    (``set_fit_request(sample_weight=True)``).
     """
+
+    __metadata_request__fit = {"sensitive_features": True}
+    __metadata_request__predict = {"sensitive_features": True}
+    __metadata_request__score = {"sensitive_features": True}
 
     # ------------------------------------------------------------------ validation
 
@@ -279,4 +296,10 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
     def _predictor(self):
         counts, value_counts, num_sums = self._fitted_stats
         return Predictor(self.cluster_centers_, self._encoding, self.attribute_weights_,
-                         self.fairness_weight_, counts, value_counts, num_sums)
+                         self.fairness_weight_, self.intersections, counts, value_counts,
+                         num_sums)
+
+    def _with_intersections(self, sensitive_features):
+        """Return the sensitive features with the ``intersections`` appended as attributes."""
+        return with_intersections(sensitive_features, self.intersections,
+                                  numeric=self.numeric_sensitive)

@@ -317,32 +317,41 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
 # on the client): the two engines cannot encode alike by accident.
 
 
-def partition_summary(features):
-    """Return the row count and, per attribute, ``(values, counts)`` or the numeric sum."""
+def _weighted_sum(values, weights):
+    return float(np.sum(values)) if weights is None else float(np.dot(weights, values))
+
+
+def partition_summary(features, weights):
+    """Return the rows' total weight and, per attribute, ``(values, counts)`` or the sum.
+
+    ``weights`` are the rows' sample weights, None for unit weights (then the
+    total is the number of rows, an int).
+    """
     parts = []
     for column, values, kind in zip(features.columns, features.categories, features.kinds,
                                     strict=True):
         if kind == NUMERIC:
-            parts.append(float(np.sum(column)))
+            parts.append(_weighted_sum(column, weights))
         else:
-            parts.append((values, np.bincount(column, minlength=len(values))))
-    return features.n_samples, parts
+            parts.append((values, np.bincount(column, weights=weights, minlength=len(values))))
+    total = features.n_samples if weights is None else float(np.sum(weights))
+    return total, parts
 
 
-def partition_squares(features, means):
-    """Per attribute, the sum of squared deviations from ``means`` (0 for categorical)."""
+def partition_squares(features, weights, means):
+    """Per attribute, the (weighted) sum of squared deviations from ``means`` (0: categorical)."""
     out = np.zeros(features.n_attributes)
     for j in features.select(NUMERIC):
         centred = features.columns[j] - means[j]
-        out[j] = float(np.sum(centred * centred))
+        out[j] = _weighted_sum(centred * centred, weights)
     return out
 
 
-def partition_standard_sums(features, means, scales):
-    """Per attribute, the sum of the standardised values (0 for categorical)."""
+def partition_standard_sums(features, weights, means, scales):
+    """Per attribute, the (weighted) sum of the standardised values (0 for categorical)."""
     out = np.zeros(features.n_attributes)
     for j in features.select(NUMERIC):
-        out[j] = float(np.sum((features.columns[j] - means[j]) / scales[j]))
+        out[j] = _weighted_sum((features.columns[j] - means[j]) / scales[j], weights)
     return out
 
 
@@ -357,7 +366,7 @@ def _checked_scale(mean_square, name, mean):
     return scale
 
 
-def standardize_numeric(values, name):
+def standardize_numeric(values, name, weights=None):
     """Mean and standard deviation of a numeric attribute, rejecting zero variance.
 
     Computed as :class:`SensitiveEncoding` computes them, so the measures and
@@ -369,16 +378,18 @@ def standardize_numeric(values, name):
         Finite values.
     name : str
         The attribute's name, for the error message.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Sample weights (a row of weight w counts as w rows); None for unit weights.
 
     Returns
     -------
     mean, scale : float
-        ``(values - mean) / scale`` has mean 0 and (population) variance 1.
+        ``(values - mean) / scale`` has (weighted) mean 0 and (population) variance 1.
     """
-    n = values.shape[0]
-    mean = float(np.sum(values)) / n
+    n = values.shape[0] if weights is None else float(np.sum(weights))
+    mean = _weighted_sum(values, weights) / n
     centred = values - mean
-    return mean, _checked_scale(float(np.sum(centred * centred)) / n, name, mean)
+    return mean, _checked_scale(_weighted_sum(centred * centred, weights) / n, name, mean)
 
 
 # --------------------------------------------------------------------------- the fitted encoding
@@ -406,8 +417,9 @@ class SensitiveEncoding:
     offsets : ndarray of shape (n_attributes,)
         Mean of each numeric attribute's standardised values over the fitting
         rows (0 up to rounding), subtracted so they are centred exactly.
-    n_samples : int
-        Number of fitting rows.
+    n_samples : int or float
+        Number of fitting rows, or their total weight with sample weights
+        (the proportions, means and scales are then weighted).
     """
 
     names: tuple
@@ -429,11 +441,12 @@ class SensitiveEncoding:
             The attributes, as :func:`check_sensitive_features` read them.
         each_partition : callable
             ``each_partition(func, *args)`` returns the list of
-            ``func(features, *args)`` over the partitions, in order, each
-            ``features`` being a partition's :class:`SensitiveFeatures`.
+            ``func(features, weights, *args)`` over the partitions, in order,
+            each ``features`` being a partition's :class:`SensitiveFeatures`
+            and ``weights`` its rows' sample weights (None for unit weights).
         """
         summaries = each_partition(partition_summary)
-        n = int(sum(rows for rows, _ in summaries))
+        n = sum(rows for rows, _ in summaries)
         a = len(names)
         means, scales, offsets = np.full(a, np.nan), np.full(a, np.nan), np.full(a, np.nan)
         categories, proportions = [], []
@@ -466,13 +479,18 @@ class SensitiveEncoding:
                    means, scales, offsets, n)
 
     @classmethod
-    def from_features(cls, features, n_samples):
-        """Learn the encoding of in-memory rows (``features`` None: no attribute)."""
+    def from_features(cls, features, n_samples, weights=None):
+        """Learn the encoding of in-memory rows (``features`` None: no attribute).
+
+        ``weights`` are the rows' sample weights (None for unit weights);
+        ``n_samples`` is then their total.
+        """
         if features is None:
             empty = np.zeros(0)
             return cls((), (), (), (), empty, empty, empty, n_samples)
         return cls.learn(
-            features.names, features.kinds, lambda func, *args: [func(features, *args)]
+            features.names, features.kinds,
+            lambda func, *args: [func(features, weights, *args)],
         )
 
     @property
@@ -554,7 +572,7 @@ class SensitiveEncoding:
         return codes, Z
 
     def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
-              n_rows=0):
+              n_rows=0, sample_weight=None):
         """Return the engine's :class:`~fairkm._engine.Terms` for ``features``.
 
         ``features`` None gives ``n_rows`` rows without attributes (only an
@@ -562,10 +580,13 @@ class SensitiveEncoding:
         ``n_samples`` is the ``n`` of the fairness term (default: the fitting
         rows'). With ``unseen_slot`` every categorical attribute gets one more
         value, of dataset proportion 0, for values never seen in the fit.
+        ``sample_weight`` are the rows' weights (None for unit weights).
         """
         cat, num = self.select(CATEGORICAL), self.select(NUMERIC)
         props = [self.proportions[j] for j in cat]
-        n_values = [len(p) for p in props]
+        # |Values(S)| counts the values the fitting rows hold with some weight,
+        # so rows of weight 0 change nothing (all values, without weights).
+        n_values = [np.count_nonzero(p) for p in props]
         if unseen_slot:
             props = [np.append(p, 0.0) for p in props]
         if features is None:
@@ -574,5 +595,6 @@ class SensitiveEncoding:
         else:
             codes, Z = self.rows(features, unseen_slot=unseen_slot)
         weights = np.asarray(attribute_weights, dtype=np.float64)
-        return build_terms(codes, Z, props, n_values, weights[cat], weights[num],
+        rows = np.zeros(0) if sample_weight is None else sample_weight
+        return build_terms(codes, Z, rows, props, n_values, weights[cat], weights[num],
                            self.n_samples if n_samples is None else n_samples)

@@ -33,6 +33,7 @@ class Terms:
 
     codes: np.ndarray  # (n, A) int64, global value index
     Z: np.ndarray  # (n, B) float64, centred standardised numeric values
+    weights: np.ndarray  # (n,) sample weights, or (0,) for unit weights
     offsets: np.ndarray  # (A + 1,) first global value index of each attribute
     value_prop: np.ndarray  # (V,)
     value_const: np.ndarray  # (V,)
@@ -60,6 +61,7 @@ class Terms:
         return Terms(
             codes=np.zeros((n, 0), dtype=np.int64),
             Z=np.zeros((n, 0)),
+            weights=self.weights,
             offsets=np.zeros(1, dtype=np.int64),
             value_prop=np.zeros(0),
             value_const=np.zeros(0),
@@ -70,7 +72,7 @@ class Terms:
             inv_n2=self.inv_n2,
         )
 
-    def with_rows(self, codes, Z):
+    def with_rows(self, codes, Z, weights):
         """Return the same constants with other rows (those of one partition, say).
 
         Terms without attributes (a blind engine) keep none of the rows' attributes.
@@ -80,14 +82,22 @@ class Terms:
             codes = np.zeros((n, 0), dtype=np.int64)
         if self.num_weight.shape[0] != Z.shape[1]:
             Z = np.zeros((n, 0))
-        return replace(self, codes=codes, Z=Z)
+        return replace(self, codes=codes, Z=Z, weights=weights)
+
+    def total_sq_norm(self, X):
+        """``sum_i w_i ||x_i||^2``, the constant part of the K-Means term."""
+        if self.weights.shape[0] == 0:
+            return float(np.einsum("ij,ij->", X, X))
+        return float(np.einsum("i,ij,ij->", self.weights, X, X))
 
 
-def build_terms(codes, Z, proportions, n_values, cat_w, num_w, n_samples):
+def build_terms(codes, Z, weights, proportions, n_values, cat_w, num_w, n_samples):
     """Assemble :class:`Terms` from the rows' codes and values and per-attribute constants.
 
     ``codes`` (n, A) hold global value indices (each attribute's offset
-    added), ``Z`` (n, B) centred standardised numeric values. ``proportions[a]``
+    added), ``Z`` (n, B) centred standardised numeric values, ``weights`` the
+    rows' sample weights (shape (0,) for unit weights); ``n_samples`` is the
+    total weight. ``proportions[a]``
     may be longer than the fitted number of values ``n_values[a]`` (an
     "unseen value" slot of proportion 0 in ``predict``); the deviation is
     still divided by the fitted number of values.
@@ -101,6 +111,7 @@ def build_terms(codes, Z, proportions, n_values, cat_w, num_w, n_samples):
     return Terms(
         codes=codes,
         Z=np.ascontiguousarray(Z),
+        weights=weights,
         offsets=offsets,
         value_prop=value_prop,
         value_const=1.0 - 2.0 * value_prop + p2_per_value,
@@ -132,14 +143,14 @@ class Stats:
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
         _kernels.cluster_statistics(
-            X, terms.codes, terms.Z, labels,
+            X, terms.codes, terms.Z, terms.weights, labels,
             self.sums, self.counts, self.value_counts, self.num_sums,
         )
         self.refresh(terms)
 
     def refresh(self, terms):
-        """Derive the centres and ``G`` from the sums and counts."""
-        np.divide(self.sums, self.counts, out=self.centers)
+        """Derive the centres (0 for an empty cluster) and ``G`` from the sums and counts."""
+        np.divide(self.sums, self.counts, out=self.centers, where=self.counts > 0)
         self.set_cat_dev(terms)
 
     def set_cat_dev(self, terms):
@@ -232,18 +243,14 @@ class Stats:
 
     @classmethod
     def from_flat(cls, flat, k, d, terms):
-        """Rebuild statistics from :meth:`flat`'s vector.
-
-        Centres and ``G`` are derived only when no cluster is empty.
-        """
+        """Rebuild statistics from :meth:`flat`'s vector (centres and ``G`` derived)."""
         stats = cls(k, d, terms)
         start = 0
         for name in cls._SUMMED:
             array = getattr(stats, name)
             array[...] = flat[start:start + array.size].reshape(array.shape)
             start += array.size
-        if np.all(stats.counts > 0):
-            stats.refresh(terms)
+        stats.refresh(terms)
         return stats
 
     @staticmethod
@@ -256,8 +263,8 @@ def statistics_of(X, terms, labels, k):
     """Exact statistics of ``labels`` (centres and ``G`` not derived: see :meth:`Stats.refresh`)."""
     stats = Stats(k, X.shape[1], terms)
     _kernels.cluster_statistics(
-        X, terms.codes, terms.Z, labels, stats.sums, stats.counts, stats.value_counts,
-        stats.num_sums,
+        X, terms.codes, terms.Z, terms.weights, labels, stats.sums, stats.counts,
+        stats.value_counts, stats.num_sums,
     )
     return stats
 
@@ -271,36 +278,42 @@ def stopping_rule_met(previous, objective, n_moved, tol):
     return n_moved == 0 or (tol > 0 and previous - objective <= tol * abs(previous))
 
 
-def fill_moves(distances, rows, owners, counts, empty):
+def fill_moves(distances, rows, owners, counts, empty, weights=None):
     """Choose the rows that go to the empty clusters, one each.
 
-    The candidates (``rows``, with their ``distances`` to their centre and
-    their ``owners``' clusters) are taken farthest first, ties to the lowest
-    row, skipping rows whose cluster would empty. Returns a dict row ->
-    empty cluster; fewer entries than ``empty`` when the candidates run out.
+    The candidates (``rows``, with their ``distances`` to their centre, their
+    ``owners``' clusters and their sample ``weights``, default 1) are taken
+    farthest first, ties to the lowest row, skipping rows of weight 0 and
+    rows whose cluster would empty. ``counts`` are the clusters' weights.
+    Returns a dict row -> empty cluster; fewer entries than ``empty`` when
+    the candidates run out.
     """
-    counts = counts.copy()
+    counts = np.array(counts, dtype=np.float64)
+    weights = np.ones(len(rows)) if weights is None else weights
     moves = {}
     walk = iter(np.lexsort((rows, -distances)))
     for cluster in empty:
         for i in walk:
-            if counts[owners[i]] > 1:
-                counts[owners[i]] -= 1
-                counts[cluster] = 1
+            if weights[i] > 0 and counts[owners[i]] > weights[i]:
+                counts[owners[i]] -= weights[i]
+                counts[cluster] = weights[i]
                 moves[int(rows[i])] = int(cluster)
                 break
     return moves
 
 
-def fill_empty_clusters(X, labels, centers):
-    """Give every empty cluster the row farthest from its centre (modifies ``labels``)."""
-    counts = np.bincount(labels, minlength=centers.shape[0])
+def fill_empty_clusters(X, labels, centers, weights=None):
+    """Give every empty cluster (of weight 0) the row farthest from its centre.
+
+    Modifies ``labels``.
+    """
+    counts = np.bincount(labels, weights=weights, minlength=centers.shape[0])
     empty = np.flatnonzero(counts == 0)
     if empty.size:
         diff = X - centers[labels]
         distances = np.einsum("ij,ij->i", diff, diff)
         for row, cluster in fill_moves(
-            distances, np.arange(X.shape[0]), labels, counts, empty
+            distances, np.arange(X.shape[0]), labels, counts, empty, weights
         ).items():
             labels[row] = cluster
 
@@ -309,19 +322,17 @@ def sweep(X, terms, lam, order, labels, stats):
     """One exact sweep over the points in ``order``; returns the number moved."""
     return _kernels.sweep(
         X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
         order, labels, stats.sums, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums,
     )
-
-
 
 
 def propose(X, terms, lam, batch, labels, stats, targets):
     """Best single move of each point of ``batch`` against frozen ``stats``, into ``targets``."""
     _kernels.propose_moves(
         X, terms.codes, terms.value_prop, terms.value_const,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
         batch, labels, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums, targets,
     )
@@ -330,7 +341,7 @@ def propose(X, terms, lam, batch, labels, stats, targets):
 def apply(X, terms, batch, targets, labels, stats):
     """Apply the proposed moves and refresh ``stats``; returns the number moved."""
     n_moved = _kernels.apply_moves(
-        X, terms.codes, terms.Z, batch, targets,
+        X, terms.codes, terms.Z, terms.weights, batch, targets,
         labels, stats.sums, stats.counts, stats.value_counts, stats.num_sums,
     )
     if n_moved:
@@ -386,7 +397,9 @@ class Session:
             self.active_stats.sums[:] = self.stats.sums
             self.active_stats.counts[:] = self.stats.counts
             self.active_stats.refresh(self.active)
-        inertia = _kernels.inertia(self.X, self.stats.cluster_centers(), self.labels)
+        inertia = _kernels.inertia(
+            self.X, self.stats.cluster_centers(), self.terms.weights, self.labels
+        )
         fairness = self.stats.fairness(self.terms)
         return inertia, fairness, inertia + self.lam * fairness
 
@@ -441,7 +454,7 @@ class Session:
         X, labels, stats, active, lam = (
             self.X, self.labels, self.active_stats, self.active, self.lam
         )
-        total_sq_norm = float(np.einsum("ij,ij->", X, X))
+        total_sq_norm = active.total_sq_norm(X)
         n = X.shape[0]
         targets = np.empty(min(batch_size, n), dtype=np.int64)
         size = batch_size

@@ -10,7 +10,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy import sparse
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -18,7 +21,7 @@ from . import _kernels
 from ._base import BaseFairKM
 from ._encoding import SensitiveEncoding, check_sensitive_features
 from ._engine import Session, Stats, fill_empty_clusters
-from ._validation import check_int
+from ._validation import check_int, check_sample_weight
 from ._weights import fit_weighted
 
 __all__ = ["FairKM"]
@@ -32,7 +35,7 @@ _MANY_STARTS_UP_TO = 100_000
 _EXACT_UP_TO = 100_000
 
 
-class FairKM(BaseFairKM):
+class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
     """Fair K-Means over many sensitive attributes at once (FairKM).
 
     Minimises the K-Means objective on ``X`` plus a fairness penalty that
@@ -92,6 +95,15 @@ class FairKM(BaseFairKM):
         else (integer, bool, string, object, categorical) is categorical.
         ``True``/``False`` make all attributes numeric/categorical; a list
         gives the names or positions of the numeric ones.
+    intersections : list of tuple of str or None, default=None
+        Intersectional groups as extra attributes: ``[("sex", "race")]`` adds
+        an attribute ``"sex & race"`` whose values are the combinations that
+        occur (``"Female & White"``), weighed like any other attribute (also
+        in ``attribute_weights``, by that name). Only categorical attributes
+        can be intersected. Only observed combinations are values, so none is
+        empty in the dataset; a rare combination has a small share, so its
+        deviations count little in the fairness term (as in AE), while
+        balance, KL and MPV of the combined attribute are driven by it.
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
@@ -267,6 +279,7 @@ class FairKM(BaseFairKM):
         max_unfairness=None,
         attribute_weights=None,
         numeric_sensitive="auto",
+        intersections=None,
         init="k-means++",
         init_size=None,
         n_init="auto",
@@ -284,6 +297,7 @@ class FairKM(BaseFairKM):
         self.max_unfairness = max_unfairness
         self.attribute_weights = attribute_weights
         self.numeric_sensitive = numeric_sensitive
+        self.intersections = intersections
         self.init = init
         self.init_size = init_size
         self.n_init = n_init
@@ -325,22 +339,31 @@ class FairKM(BaseFairKM):
 
     # ------------------------------------------------------------------ fitting
 
-    def _initial_labels(self, X, seed, init_centers):
+    def _initial_labels(self, X, seed, init_centers, weights):
         n, k = X.shape[0], self.n_clusters
         if init_centers is None and self.init == "random":
             rng = np.random.RandomState(seed)
-            return rng.permutation(np.arange(n, dtype=np.int64) % k)
+            labels = rng.permutation(np.arange(n, dtype=np.int64) % k)
+            if weights is not None:
+                # Clusters of weight 0 (only rows of weight 0) are empty.
+                centers = np.stack([X[labels == c].mean(axis=0) for c in range(k)])
+                fill_empty_clusters(X, labels, centers, weights)
+            return labels
         if init_centers is None:
             rows = self._seeding_rows(n, seed)
-            centers, _ = kmeans_plusplus(X if rows is None else X[rows], k, random_state=seed)
+            sample = slice(None) if rows is None else rows
+            centers, _ = kmeans_plusplus(
+                X[sample], k, random_state=seed,
+                sample_weight=None if weights is None else weights[sample],
+            )
         else:
             centers = init_centers
         labels = np.empty(n, dtype=np.int64)
         _kernels.nearest_center(X, np.ascontiguousarray(centers), labels)
-        fill_empty_clusters(X, labels, centers)
+        fill_empty_clusters(X, labels, centers, weights)
         return labels
 
-    def fit(self, X, y=None, *, sensitive_features=None):
+    def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Compute a fair clustering.
 
         Parameters
@@ -353,24 +376,33 @@ class FairKM(BaseFairKM):
                 pandas Series or DataFrame, default=None
             One column per sensitive attribute, categorical or numeric (see
             ``numeric_sensitive``). ``None`` fits plain K-Means.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (survey weights, say): a row of
+            weight ``w`` counts as ``w`` rows in the K-Means term, the centres,
+            the dataset's and the clusters' mixes and sizes. ``None``: all 1.
+            Rows of weight 0 take no part in the fit and are labelled with
+            their nearest centre.
 
         Returns
         -------
         self : FairKM
             Fitted estimator.
         """
-        X = validate_data(self, X, dtype=np.float64, order="C")
+        X = self._check_X(X)
         n_samples = X.shape[0]
         n_init, plan = self._check_fit_params(n_samples)
+        sample_weight = check_sample_weight(sample_weight, n_samples)
         init_centers = self._check_init_centers(X.shape[1])
         features = None
         if sensitive_features is not None:
             features = check_sensitive_features(
-                sensitive_features, n_samples=n_samples, numeric=self.numeric_sensitive
+                self._with_intersections(sensitive_features), n_samples=n_samples,
+                numeric=self.numeric_sensitive,
             )
         weights = self._check_attribute_weights([] if features is None else features.names)
-        encoding = SensitiveEncoding.from_features(features, n_samples)
-        terms = encoding.terms(features, weights, n_rows=n_samples)
+        total = n_samples if sample_weight is None else float(sample_weight.sum())
+        encoding = SensitiveEncoding.from_features(features, total, sample_weight)
+        terms = encoding.terms(features, weights, n_rows=n_samples, sample_weight=sample_weight)
 
         algorithm = self.algorithm
         if algorithm == "auto":
@@ -382,7 +414,7 @@ class FairKM(BaseFairKM):
             for seed in seeds:
                 def start(lam, seed=seed):
                     return Session(
-                        X, terms, lam, self._initial_labels(X, seed, init_centers),
+                        X, terms, lam, self._initial_labels(X, seed, init_centers, sample_weight),
                         n_clusters=self.n_clusters, verbose=self.verbose,
                         algorithm=algorithm, batch_size=self.batch_size,
                         rng=np.random.RandomState(seed),
@@ -392,8 +424,16 @@ class FairKM(BaseFairKM):
         session, weighting, converged = fit_weighted(
             starts(), plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
         )
+        labels = session.labels
+        if sample_weight is not None and np.any(sample_weight == 0):
+            # Rows of weight 0 changed nothing; they go to their nearest centre.
+            zero = np.flatnonzero(sample_weight == 0)
+            nearest = np.empty(zero.size, dtype=np.int64)
+            _kernels.nearest_center(np.ascontiguousarray(X[zero]), session.stats.cluster_centers(),
+                                    nearest)
+            labels[zero] = nearest
         self._set_fitted(
-            labels=session.labels, centers=session.stats.cluster_centers(),
+            labels=labels, centers=session.stats.cluster_centers(),
             inertia=session.inertia, fairness=session.fairness,
             history=np.array(session.history), n_iter=session.n_iter, converged=converged,
             unit="sweeps", weighting=weighting, encoding=encoding, stats=session.stats,
@@ -402,6 +442,19 @@ class FairKM(BaseFairKM):
         return self
 
     # ------------------------------------------------------------------ prediction
+
+    def _check_X(self, X, reset=True):
+        """Validate ``X`` as dense float64, refusing sparse input with the cost of densifying."""
+        if sparse.issparse(X):
+            n, d = X.shape
+            raise TypeError(
+                f"FairKM needs dense X: it keeps dense centres and prices every move over all "
+                f"{d} features. X is a sparse {n} x {d} matrix; as a dense array "
+                f"(X.toarray()) it takes {n * d * 8 / 1e9:.3g} GB. For high-dimensional sparse "
+                "data such as text, reduce it first (for instance to a few hundred dimensions "
+                "with sklearn.decomposition.TruncatedSVD), then cluster."
+            )
+        return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
 
     def predict(self, X, *, sensitive_features=None):
         """Assign new points to clusters.
@@ -445,7 +498,7 @@ class FairKM(BaseFairKM):
             ``fairness_weight_`` but ``sensitive_features`` is None.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._check_X(X, reset=False)
         if sensitive_features is None and self._encoding.n_attributes and self.fairness_weight_:
             warnings.warn(
                 f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
@@ -456,7 +509,7 @@ class FairKM(BaseFairKM):
             )
         return self._predictor().predict(X, sensitive_features)
 
-    def fit_predict(self, X, y=None, *, sensitive_features=None):
+    def fit_predict(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Fit and return the training labels.
 
         Parameters
@@ -467,22 +520,73 @@ class FairKM(BaseFairKM):
             Not used, present for API consistency.
         sensitive_features : array-like, Series or DataFrame, default=None
             As in :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), default=None
+            As in :meth:`fit`.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
             ``labels_``.
         """
-        return self.fit(X, sensitive_features=sensitive_features).labels_
+        return self.fit(
+            X, sensitive_features=sensitive_features, sample_weight=sample_weight
+        ).labels_
 
-    def score(self, X, y=None, *, sensitive_features=None):
+    @property
+    def _n_features_out(self):
+        """Number of transformed output features (for ``get_feature_names_out``)."""
+        return self.cluster_centers_.shape[0]
+
+    def transform(self, X):
+        """Distances from each point to each cluster centre, as :class:`sklearn.cluster.KMeans`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_clusters)
+            Euclidean distances to the centres (the space in which the
+            K-Means term is measured; fairness plays no part).
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        return euclidean_distances(X, self.cluster_centers_)
+
+    def fit_transform(self, X, y=None, *, sensitive_features=None, sample_weight=None):
+        """Fit, then return the distances of ``X`` to the centres (:meth:`transform`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-sensitive features.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            As in :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_clusters)
+            Distances to the centres.
+        """
+        return self.fit(
+            X, sensitive_features=sensitive_features, sample_weight=sample_weight
+        ).transform(X)
+
+    def score(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Negative objective of ``X`` under the fitted model.
 
         The points are assigned by :meth:`predict`; the K-Means term uses the
         fitted centres and, when ``sensitive_features`` are given, the
         fairness term compares each predicted cluster's mix over ``X`` with the
         fitted dataset proportions (and standardisation), with ``n`` the
-        number of rows of ``X``. Without them only the K-Means term counts.
+        number (or total weight) of the rows of ``X``. Without them only the
+        K-Means term counts.
 
         Parameters
         ----------
@@ -492,18 +596,32 @@ class FairKM(BaseFairKM):
             Not used, present for API consistency.
         sensitive_features : array-like, Series or DataFrame, default=None
             Sensitive attributes of ``X``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row of ``X``, as in :meth:`fit`.
 
         Returns
         -------
         score : float
             Minus the objective (higher is better).
+
+        Notes
+        -----
+        The score of :class:`sklearn.cluster.KMeans`, minus the K-Means term,
+        ignores fairness; so does this one without ``sensitive_features``, and
+        with them it depends on ``fairness_weight_``. To choose settings by
+        fairness within a price, use a fairness-aware scorer
+        (:mod:`fairkm.metrics`).
         """
         labels = self.predict(X, sensitive_features=sensitive_features)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        inertia = _kernels.inertia(X, self.cluster_centers_, labels)
+        X = self._check_X(X, reset=False)
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        unit = np.zeros(0) if weights is None else weights
+        inertia = _kernels.inertia(X, self.cluster_centers_, unit, labels)
         if sensitive_features is None:
             return -inertia
-        terms = self._predictor().terms(sensitive_features, X.shape[0], n_samples=X.shape[0])
+        total = X.shape[0] if weights is None else float(weights.sum())
+        terms = self._predictor().terms(sensitive_features, X.shape[0], n_samples=total,
+                                        sample_weight=weights)
         stats = Stats(self.n_clusters, X.shape[1], terms)
         stats.recompute(X, terms, labels)
         return -(inertia + self.fairness_weight_ * stats.fairness(terms))

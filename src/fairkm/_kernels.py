@@ -25,6 +25,14 @@ standardised values ``e`` contributes ``E^2 / n^2`` with ``E`` the cluster's sum
 of ``e``; inserting changes it by ``2 E e + e^2`` and removing by
 ``-2 E e + e^2``. The per-attribute coefficients ``cat_coef`` and ``num_coef``
 already include ``fairness_weight * w_a / n^2`` (and ``1 / m_a``).
+
+Sample weights: a point of weight ``w`` counts as ``w`` points. Counts become
+summed weights, sums weighted sums, ``n`` the total weight, and the move of a
+point of weight ``w`` changes the squares above by ``w^2`` times the constant
+part and ``w`` times the linear part; the K-Means factors become
+``|C| / (|C| + w)`` and ``|C| / (|C| - w)``, times ``w``. ``weights`` is an
+array of shape (n,), or of shape (0,) for unit weights (then every product
+by a weight is skipped, so results are those of the unweighted formulas).
 """
 
 import numba
@@ -70,7 +78,7 @@ def _size_factors(counts):
 @numba.njit(cache=True, inline="always")
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
-    i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,  # IN
+    i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,  # IN
     dist, lin, costs,  # scratch, scratch, OUT
 ):
     """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
@@ -109,10 +117,38 @@ def _point_costs(
         w = num_coef[t] * Z[i, t]
         for c in range(k):
             lin[c] += w * num_sums[t, c]
+    if weights.shape[0] == 0:
+        for c in range(k):
+            costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
+        if a >= 0:
+            costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
+        return
+    w = weights[i]
+    if w == 0.0:  # a point of weight 0 changes nothing, wherever it goes
+        for c in range(k):
+            costs[c] = 0.0
+        return
+    wbase = w * w * base
     for c in range(k):
-        costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
+        costs[c] = w * counts[c] / (counts[c] + w) * dist[c] + wbase + 2.0 * w * lin[c]
     if a >= 0:
-        costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
+        na = counts[a]
+        costs[a] = w * na / (na - w) * dist[a] - (wbase - 2.0 * w * lin[a])
+
+
+@numba.njit(cache=True, inline="always")
+def _weight(weights, i):
+    """Point ``i``'s weight (1 for unit weights)."""
+    return 1.0 if weights.shape[0] == 0 else weights[i]
+
+
+@numba.njit(cache=True, inline="always")
+def _may_leave(counts, a, w):
+    """Whether a point of weight ``w`` may leave cluster ``a``: never its last weight.
+
+    For unit weights this is ``counts[a] > 1``: a point alone never leaves.
+    """
+    return counts[a] - w > 1e-12 * counts[a]
 
 
 @numba.njit(cache=True, inline="always")
@@ -136,25 +172,25 @@ def _best_move(costs, a):
 
 
 @numba.njit(cache=True, inline="always")
-def _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums):
-    """Move point ``i`` from cluster ``a`` to ``b`` in the sums and counts."""
-    counts[a] -= 1.0
-    counts[b] += 1.0
+def _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
+    """Move point ``i`` (of weight ``w``) from cluster ``a`` to ``b`` in the sums and counts."""
+    counts[a] -= w
+    counts[b] += w
     for j in range(X.shape[1]):
-        sums[j, a] -= X[i, j]
-        sums[j, b] += X[i, j]
+        sums[j, a] -= w * X[i, j]
+        sums[j, b] += w * X[i, j]
     for t in range(codes.shape[1]):
         v = codes[i, t]
-        value_counts[v, a] -= 1.0
-        value_counts[v, b] += 1.0
+        value_counts[v, a] -= w
+        value_counts[v, b] += w
     for t in range(Z.shape[1]):
-        num_sums[t, a] -= Z[i, t]
-        num_sums[t, b] += Z[i, t]
+        num_sums[t, a] -= w * Z[i, t]
+        num_sums[t, b] += w * Z[i, t]
 
 
 @numba.njit(cache=True)
 def sweep(
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,  # IN
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
     order,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
@@ -170,6 +206,8 @@ def sweep(
     Z : ndarray of shape (n, B), float64
         Centred standardised numeric sensitive values.
     num_coef : ndarray of shape (B,), float64
+    weights : ndarray of shape (n,) or (0,), float64
+        Sample weights; empty for unit weights.
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
     labels : ndarray of shape (n,), int64
@@ -185,8 +223,9 @@ def sweep(
     -------
     n_moved : int
         Number of points that changed cluster. Every move lowers the
-        objective; a point alone in its cluster never leaves it, so no cluster
-        empties. Ties go to the current cluster, then to the lowest index.
+        objective; a point alone in its cluster (or carrying all of its
+        weight) never leaves it, so no cluster empties. Ties go to the
+        current cluster, then to the lowest index.
     """
     k = counts.shape[0]
     dist = np.empty(k)
@@ -196,17 +235,18 @@ def sweep(
     n_moved = 0
     for i in order:
         a = labels[i]
-        if counts[a] <= 1.0:
+        w = _weight(weights, i)
+        if not _may_leave(counts, a, w):
             continue
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+            i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
             dist, lin, costs,
         )
         b = _best_move(costs, a)
         if b == a:
             continue
-        _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums)
+        _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
         _size_factor(counts, a, grow, shrink)
         _size_factor(counts, b, grow, shrink)
         for j in range(X.shape[1]):
@@ -214,8 +254,8 @@ def sweep(
             centers[j, b] = sums[j, b] / counts[b]
         for t in range(codes.shape[1]):
             v = codes[i, t]
-            cat_dev[t, a] -= value_shift[v]
-            cat_dev[t, b] += value_shift[v]
+            cat_dev[t, a] -= w * value_shift[v]
+            cat_dev[t, b] += w * value_shift[v]
         labels[i] = b
         n_moved += 1
     return n_moved
@@ -223,7 +263,7 @@ def sweep(
 
 @numba.njit(cache=True)
 def move_deltas(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
     i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     out,  # OUT
 ):
@@ -234,7 +274,7 @@ def move_deltas(
     every entry is set to ``inf`` except the current cluster's.
     """
     a = labels[i]
-    if counts[a] <= 1.0:
+    if not _may_leave(counts, a, _weight(weights, i)):
         out[:] = np.inf
         out[a] = 0.0
         return
@@ -242,7 +282,7 @@ def move_deltas(
     grow, shrink = _size_factors(counts)
     _point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-        i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+        i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
         np.empty(k), np.empty(k), out,
     )
     gain = out[a]
@@ -257,21 +297,34 @@ _STATISTICS_CHUNK = 65536
 
 
 @numba.njit(cache=True, inline="always")
-def _accumulate(X, codes, Z, labels, start, stop, sums, counts, value_counts, num_sums):
+def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_counts,
+                num_sums):
+    if weights.shape[0] == 0:
+        for i in range(start, stop):
+            c = labels[i]
+            counts[c] += 1.0
+            for j in range(X.shape[1]):
+                sums[j, c] += X[i, j]
+            for t in range(codes.shape[1]):
+                value_counts[codes[i, t], c] += 1.0
+            for t in range(Z.shape[1]):
+                num_sums[t, c] += Z[i, t]
+        return
     for i in range(start, stop):
         c = labels[i]
-        counts[c] += 1.0
+        w = weights[i]
+        counts[c] += w
         for j in range(X.shape[1]):
-            sums[j, c] += X[i, j]
+            sums[j, c] += w * X[i, j]
         for t in range(codes.shape[1]):
-            value_counts[codes[i, t], c] += 1.0
+            value_counts[codes[i, t], c] += w
         for t in range(Z.shape[1]):
-            num_sums[t, c] += Z[i, t]
+            num_sums[t, c] += w * Z[i, t]
 
 
 @numba.njit(cache=True, parallel=True)
 def cluster_statistics(
-    X, codes, Z, labels,  # IN
+    X, codes, Z, weights, labels,  # IN
     sums, counts, value_counts, num_sums,  # OUT
 ):
     """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
@@ -287,7 +340,7 @@ def cluster_statistics(
     n = X.shape[0]
     n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
     if n_chunks <= 1:
-        _accumulate(X, codes, Z, labels, 0, n, sums, counts, value_counts, num_sums)
+        _accumulate(X, codes, Z, weights, labels, 0, n, sums, counts, value_counts, num_sums)
         return
     part_sums = np.zeros((n_chunks,) + sums.shape)
     part_counts = np.zeros((n_chunks,) + counts.shape)
@@ -295,7 +348,7 @@ def cluster_statistics(
     part_num = np.zeros((n_chunks,) + num_sums.shape)
     for chunk in numba.prange(n_chunks):
         _accumulate(
-            X, codes, Z, labels, chunk * _STATISTICS_CHUNK,
+            X, codes, Z, weights, labels, chunk * _STATISTICS_CHUNK,
             min(n, (chunk + 1) * _STATISTICS_CHUNK),
             part_sums[chunk], part_counts[chunk], part_values[chunk], part_num[chunk],
         )
@@ -307,16 +360,20 @@ def cluster_statistics(
 
 
 @numba.njit(cache=True, inline="always")
-def _inertia_of(X, centers, labels, start, stop):
+def _inertia_of(X, centers, weights, labels, start, stop):
     total = 0.0
+    if weights.shape[0] == 0:
+        for i in range(start, stop):
+            total += _sqdist(X, i, centers, labels[i])
+        return total
     for i in range(start, stop):
-        total += _sqdist(X, i, centers, labels[i])
+        total += weights[i] * _sqdist(X, i, centers, labels[i])
     return total
 
 
 @numba.njit(cache=True, parallel=True)
-def inertia(X, centers, labels):
-    """Sum of squared distances of the points to their cluster's centre.
+def inertia(X, centers, weights, labels):
+    """Sum of (weighted) squared distances of the points to their cluster's centre.
 
     Chunks of rows run in parallel and their sums are added in chunk order,
     so the result is reproducible and independent of the number of threads.
@@ -324,11 +381,11 @@ def inertia(X, centers, labels):
     n = X.shape[0]
     n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
     if n_chunks <= 1:
-        return _inertia_of(X, centers, labels, 0, n)
+        return _inertia_of(X, centers, weights, labels, 0, n)
     parts = np.zeros(n_chunks)
     for chunk in numba.prange(n_chunks):
         parts[chunk] = _inertia_of(
-            X, centers, labels, chunk * _STATISTICS_CHUNK,
+            X, centers, weights, labels, chunk * _STATISTICS_CHUNK,
             min(n, (chunk + 1) * _STATISTICS_CHUNK),
         )
     total = 0.0
@@ -365,13 +422,14 @@ def cheapest_insertion(
     """
     k = counts.shape[0]
     grow, shrink = _size_factors(counts)
+    unit = np.empty(0)  # a new point is priced alone, with weight 1
     for i in numba.prange(X.shape[0]):
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+            i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, unit,
             dist, lin, costs,
         )
         best = 0
@@ -388,7 +446,7 @@ _PROPOSAL_CHUNK = 256
 
 @numba.njit(cache=True, parallel=True)
 def propose_moves(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
     batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     targets,  # OUT
 ):
@@ -413,11 +471,11 @@ def propose_moves(
             i = batch[t]
             a = labels[i]
             targets[t] = a
-            if counts[a] <= 1.0:
+            if not _may_leave(counts, a, _weight(weights, i)):
                 continue
             _point_costs(
                 X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink,
+                i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
                 dist, lin, costs,
             )
             targets[t] = _best_move(costs, a)
@@ -425,7 +483,7 @@ def propose_moves(
 
 @numba.njit(cache=True)
 def apply_moves(
-    X, codes, Z, batch, targets,  # IN
+    X, codes, Z, weights, batch, targets,  # IN
     labels, sums, counts, value_counts, num_sums,  # IN/OUT
 ):
     """Move every point ``batch[t]`` to ``targets[t]``, updating the statistics.
@@ -439,9 +497,10 @@ def apply_moves(
         i = batch[t]
         a = labels[i]
         b = targets[t]
-        if b == a or counts[a] <= 1.0:
+        w = _weight(weights, i)
+        if b == a or not _may_leave(counts, a, w):
             continue
-        _move_point(X, codes, Z, i, a, b, sums, counts, value_counts, num_sums)
+        _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
         labels[i] = b
         n_moved += 1
     return n_moved

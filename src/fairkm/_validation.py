@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_int", "check_no_missing", "check_real"]
+__all__ = ["check_int", "check_no_missing", "check_real", "check_sample_weight"]
 
 
 def check_no_missing(name, col, where=""):
@@ -50,3 +50,39 @@ def check_real(name, value, *, positive=False):
     if not (np.isfinite(value) and ok):
         rule = "> 0" if positive else ">= 0"
         raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate sample weights; return a float64 array, or None for unit weights.
+
+    Weights must be finite, non-negative and not all zero, one per row. All
+    ones is returned as None, so unit weights take the unweighted code paths.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        weights = np.full(n_samples, float(sample_weight))
+    else:
+        try:
+            weights = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"sample_weight must be numbers, got {type(sample_weight).__name__} ({exc})."
+            ) from exc
+    if weights.ndim != 1 or weights.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have one weight per sample ({n_samples}), got shape "
+            f"{weights.shape}."
+        )
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        i = int(np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))[0])
+        raise ValueError(
+            f"sample_weight must be finite and >= 0, got {float(weights[i])!r} at row {i}."
+        )
+    if not np.any(weights > 0):
+        raise ValueError(
+            "sample_weight is zero for every sample; at least one weight must be positive."
+        )
+    if np.all(weights == 1.0):
+        return None
+    return np.ascontiguousarray(weights)

@@ -119,7 +119,7 @@ def random_split_fairness(encoding):
             out[j] = 1.0 / n
         else:
             p = encoding.proportions[j]
-            out[j] = (1.0 - float(np.dot(p, p))) / (n * len(p))
+            out[j] = (1.0 - float(np.dot(p, p))) / (n * np.count_nonzero(p))
     return out
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "label_array",
     "resolve_client",
     "s_blocks",
+    "w_blocks",
     "x_blocks",
 ]
 
@@ -83,10 +84,26 @@ def s_blocks(sensitive_features):
     )
 
 
-def check_same_partitions(x_count, s_count, x_lengths, s_lengths):
+def w_blocks(sample_weight):
+    """One delayed block of sample weights per row partition, and the lengths if known."""
+    w = sample_weight
+    if isinstance(w, da.Array):
+        if w.ndim != 1:
+            raise ValueError(f"sample_weight must be 1-D, got a dask array of shape {w.shape}.")
+        lengths = None if any(np.isnan(c) for c in w.chunks[0]) else list(w.chunks[0])
+        return list(w.to_delayed().ravel()), lengths
+    if isinstance(w, dd.Series):
+        return list(w.to_delayed()), None
+    raise TypeError(
+        "sample_weight must be a dask array or Series partitioned like X, "
+        f"got {type(w).__name__}."
+    )
+
+
+def check_same_partitions(x_count, s_count, x_lengths, s_lengths, name="sensitive_features"):
     if x_count != s_count:
         raise ValueError(
-            f"sensitive_features has {s_count} partitions but X has {x_count}; they must be "
+            f"{name} has {s_count} partitions but X has {x_count}; they must be "
             "partitioned alike (the same rows in each partition)."
         )
     if x_lengths is None or s_lengths is None:
@@ -94,7 +111,7 @@ def check_same_partitions(x_count, s_count, x_lengths, s_lengths):
     for p, (n_x, n_s) in enumerate(zip(x_lengths, s_lengths, strict=True)):
         if n_x != n_s:
             raise ValueError(
-                f"partition {p} of sensitive_features has {n_s} rows but that of X has "
+                f"partition {p} of {name} has {n_s} rows but that of X has "
                 f"{n_x}; they must be partitioned alike (the same rows in each partition)."
             )
 

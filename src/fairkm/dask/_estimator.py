@@ -27,6 +27,7 @@ from ._collections import (
     label_array,
     resolve_client,
     s_blocks,
+    w_blocks,
     x_blocks,
 )
 from ._session import RETRIES, DaskSession
@@ -74,6 +75,8 @@ class FairKM(BaseFairKM):
     numeric_sensitive : "auto", bool or list of str or int, default="auto"
         Which sensitive attributes are numeric, as in :class:`fairkm.FairKM`
         (``"auto"`` reads the collection's dtypes).
+    intersections : list of tuple of str or None, default=None
+        Intersectional groups as extra attributes, as in :class:`fairkm.FairKM`.
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
@@ -188,6 +191,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         max_unfairness=None,
         attribute_weights=None,
         numeric_sensitive="auto",
+        intersections=None,
         init="k-means++",
         init_size=None,
         max_iter=1000,
@@ -202,6 +206,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         self.max_unfairness = max_unfairness
         self.attribute_weights = attribute_weights
         self.numeric_sensitive = numeric_sensitive
+        self.intersections = intersections
         self.init = init
         self.init_size = init_size
         self.max_iter = max_iter
@@ -211,7 +216,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, X, y=None, *, sensitive_features=None, client=None):
+    def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None, client=None):
         """Compute a fair clustering of a partitioned dataset.
 
         Parameters
@@ -225,6 +230,10 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             One column per sensitive attribute, with the same row partitions as
             ``X`` (the same number of partitions and of rows in each). ``None``
             fits plain K-Means.
+        sample_weight : dask.array.Array or dask.dataframe.Series, default=None
+            Non-negative weight of each row, partitioned like ``X``, as in
+            :meth:`fairkm.FairKM.fit` (a row of weight ``w`` counts as ``w``
+            rows; rows of weight 0 take no part and get their nearest centre).
         client : distributed.Client, default=None
             The client to compute with; ``None`` uses the default client.
 
@@ -247,10 +256,15 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         self._check_params(np.inf)
         init_centers = self._check_init_centers(n_features)
         sensitive, names, kinds = [None] * n_parts, [], []
+        weight_blocks = [None] * n_parts
+        if sample_weight is not None:
+            weight_blocks, w_lengths = w_blocks(sample_weight)
+            check_same_partitions(n_parts, len(weight_blocks), x_lengths, w_lengths,
+                                  "sample_weight")
         if sensitive_features is not None:
             sensitive, meta, s_lengths = s_blocks(sensitive_features)
             check_same_partitions(n_parts, len(sensitive), x_lengths, s_lengths)
-            names, _, auto = read_columns(meta)
+            names, _, auto = read_columns(self._with_intersections(meta))
             if not names:
                 raise ValueError("sensitive_features has no columns.")
             numeric = resolve_numeric(self.numeric_sensitive, names, auto)
@@ -260,18 +274,30 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
         positions = [j for j, kind in enumerate(kinds) if kind == NUMERIC]
         prepared = client.compute([
-            dask.delayed(tasks.prepare, pure=False)(xb, sb, positions, n_features, p)
-            for p, (xb, sb) in enumerate(zip(blocks, sensitive, strict=True))
+            dask.delayed(tasks.prepare, pure=False)(
+                xb, sb, wb, positions, n_features, p, self.intersections, self.numeric_sensitive
+            )
+            for p, (xb, sb, wb) in enumerate(zip(blocks, sensitive, weight_blocks, strict=True))
         ])
         shapes = gather(client, client.map(tasks.shape_summary, prepared), "encoding")
-        lengths = np.array([rows for rows, _, _ in shapes], dtype=np.int64)
-        check_same_partitions(n_parts, n_parts, lengths, [rows for _, rows, _ in shapes])
+        lengths = np.array([shape[0] for shape in shapes], dtype=np.int64)
+        check_same_partitions(n_parts, n_parts, lengths, [shape[1] for shape in shapes])
+        check_same_partitions(n_parts, n_parts, lengths, [shape[2] for shape in shapes],
+                              "sample_weight")
         n_samples = int(lengths.sum())
         plan = self._check_params(n_samples)
-        total_sq_norm = float(sum(norm for _, _, norm in shapes))
+        total_sq_norm = float(sum(shape[3] for shape in shapes))
+        total = n_samples
+        if sample_weight is not None:
+            total = float(sum(shape[4] for shape in shapes))
+            if not total > 0:
+                raise ValueError(
+                    "sample_weight is zero for every sample; at least one weight must be "
+                    "positive."
+                )
 
         encoding = (
-            SensitiveEncoding.from_features(None, n_samples) if sensitive_features is None
+            SensitiveEncoding.from_features(None, total) if sensitive_features is None
             else _learn_encoding(client, prepared, names, kinds)
         )
         parts = [
@@ -294,6 +320,12 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         session, weighting, converged = fit_weighted(
             [start], plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
         )
+        if sample_weight is not None:
+            session.labels = [
+                client.submit(tasks.relabel_weightless, parts[p], session.labels[p],
+                              session.centers(), key=f"fairkm-weightless-p{p}-{token}")
+                for p in range(n_parts)
+            ]
         # Fitted numbers from the final labels, not from the rounds' bookkeeping.
         terms = session.terms
         flat = np.sum(gather(client, [
@@ -346,23 +378,30 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                     client.submit(tasks.take_rows, parts[p], rows[where == p] - offsets[p])
                     for p in range(n_parts) if np.any(where == p)
                 ]
-                sample = np.concatenate(gather(client, picked, "initialisation"))
-                centers, _ = kmeans_plusplus(sample, k, random_state=seed)
+                taken = gather(client, picked, "initialisation")
+                sample = np.concatenate([rows_x for rows_x, _ in taken])
+                sample_weight = (None if taken[0][1] is None
+                                 else np.concatenate([rows_w for _, rows_w in taken]))
+                centers, _ = kmeans_plusplus(sample, k, random_state=seed,
+                                             sample_weight=sample_weight)
             centers = np.ascontiguousarray(centers)
             labels = [
                 client.submit(tasks.nearest, parts[p], centers, key=f"fairkm-init-p{p}-{token}")
                 for p in range(n_parts)
             ]
         blind = terms.empty_like()
-        counts = np.sum(gather(client, [
+        flat = np.sum(gather(client, [
             client.submit(tasks.partition_statistics, parts[p], labels[p], blind, k,
                           retries=RETRIES)
             for p in range(n_parts)
-        ], "initialisation"), axis=0)[Stats.counts_in_flat(k, n_features)]
+        ], "initialisation"), axis=0)
+        counts = flat[Stats.counts_in_flat(k, n_features)]
         if np.any(counts == 0):
+            if init_centers is None and self.init == "random":
+                # Clusters of weight 0 are empty; the others' means are their centres.
+                centers = Stats.from_flat(flat, k, n_features, blind).cluster_centers()
             labels = self._fill_empty_clusters(client, parts, labels, centers, counts, offsets)
         return labels
-
 
     def _fill_empty_clusters(self, client, parts, labels, centers, counts, offsets):
         """Give each empty cluster the row farthest from its centre, as the single-machine fit.
@@ -382,7 +421,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 np.concatenate([o[0] for o in offered]),
                 np.concatenate([o[1] + offsets[p] for p, o in enumerate(offered)]),
                 np.concatenate([o[2] for o in offered]),
-                counts, empty,
+                counts, empty, np.concatenate([o[3] for o in offered]),
             )
             if len(moves) == len(empty) or all(len(o[0]) < limit for o in offered):
                 break
@@ -446,7 +485,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 )
             sensitive, meta, s_lengths = s_blocks(sensitive_features)
             check_same_partitions(len(blocks), len(sensitive), lengths, s_lengths)
-            self._encoding.check_names(meta)
+            self._encoding.check_names(self._with_intersections(meta))
         predictor = dask.delayed(self._predictor(), pure=True)
         return label_array(
             [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb)

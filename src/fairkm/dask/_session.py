@@ -95,6 +95,10 @@ class DaskSession:
         )
         return Stats.from_flat(table.sum(axis=0), self.k, self.d, self.terms)
 
+    def centers(self):
+        """Return the current centres, shape (k, d)."""
+        return Stats.from_flat(self.total, self.k, self.d, self.active).cluster_centers()
+
     def attribute_fairness(self):
         """Each attribute's unweighted fairness term, categorical ones first."""
         return self._full_statistics().attribute_fairness(self.terms)

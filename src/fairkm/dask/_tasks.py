@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from .. import _kernels
-from .._encoding import check_sensitive_features
+from .._encoding import check_sensitive_features, with_intersections
 from .._engine import statistics_of, sweep
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "prepare",
     "random_labels",
     "relabel",
+    "relabel_weightless",
     "shape_summary",
     "sweep_partition",
     "sweep_summary",
@@ -32,11 +33,13 @@ __all__ = [
 ]
 
 
-def prepare(x_block, s_block, numeric, n_features, partition):
-    """Validate one partition; return its rows and its sensitive features (or None).
+def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersections,
+            numeric_sensitive):
+    """Validate one partition; return its rows, sensitive features and weights (or None).
 
     ``numeric`` lists the positions of the numeric attributes, as the whole
-    collection's dtypes (or the estimator's ``numeric_sensitive``) decided.
+    collection's dtypes (or the estimator's ``numeric_sensitive``) decided,
+    intersections included.
     """
     X = check_array(
         x_block, dtype=np.float64, order="C", ensure_min_samples=0, input_name="X"
@@ -45,43 +48,70 @@ def prepare(x_block, s_block, numeric, n_features, partition):
         raise ValueError(
             f"partition {partition} of X has {X.shape[1]} columns, expected {n_features}."
         )
+    weights = None
+    if w_block is not None:
+        weights = np.asarray(w_block, dtype=np.float64).ravel()
+        bad = ~(np.isfinite(weights) & (weights >= 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"sample_weight must be finite and >= 0, got {float(weights[i])!r} at row {i} of "
+                f"partition {partition}."
+            )
     if s_block is None:
-        return X, None
+        return X, None, weights
+    s_block = with_intersections(s_block, intersections, numeric=numeric_sensitive)
     features = check_sensitive_features(
         s_block, numeric=numeric or False, allow_empty=True, where=f" of partition {partition}"
     )
-    return X, features
+    return X, features, weights
 
 
 def shape_summary(prepared):
-    """Return the partition's rows, its rows of sensitive features and the sum of ``||x||^2``."""
-    X, features = prepared
-    n_sensitive = X.shape[0] if features is None else features.n_samples
-    return X.shape[0], n_sensitive, float(np.einsum("ij,ij->", X, X))
+    """Return the partition's row counts, ``sum w ||x||^2`` and its total weight.
+
+    The counts are those of ``X``, of the sensitive features and of the weights.
+    """
+    X, features, weights = prepared
+    n = X.shape[0]
+    n_sensitive = n if features is None else features.n_samples
+    if weights is None:
+        return n, n_sensitive, n, float(np.einsum("ij,ij->", X, X)), float(n)
+    if weights.shape[0] != n:  # the totals are not needed: the lengths are refused
+        return n, n_sensitive, weights.shape[0], 0.0, 0.0
+    return (n, n_sensitive, n, float(np.einsum("i,ij,ij->", weights, X, X)),
+            float(weights.sum()))
 
 
 def on_features(prepared, func, *args):
     """Apply one of :mod:`fairkm._encoding`'s partition summaries to the partition."""
-    return func(prepared[1], *args)
+    return func(prepared[1], prepared[2], *args)
 
 
 def encode(prepared, encoding):
-    """Return the rows, their global value codes and centred standardised numeric values."""
-    X, features = prepared
+    """Return the rows, their global value codes, centred standardised numeric values, weights.
+
+    Weights are of shape (0,) for unit weights.
+    """
+    X, features, weights = prepared
+    weights = np.zeros(0) if weights is None else weights
     if features is None:
-        return X, np.zeros((X.shape[0], 0), dtype=np.int64), np.zeros((X.shape[0], 0))
+        return (X, np.zeros((X.shape[0], 0), dtype=np.int64), np.zeros((X.shape[0], 0)),
+                weights)
     codes, Z = encoding.rows(features)
-    return X, codes, Z
+    return X, codes, Z, weights
 
 
 def partition_statistics(part, labels, terms, k):
     """Exact statistics of the partition's rows under ``labels``, as one flat vector."""
-    X, codes, Z = part
-    return statistics_of(X, terms.with_rows(codes, Z), labels, k).flat()
+    X, codes, Z, weights = part
+    return statistics_of(X, terms.with_rows(codes, Z, weights), labels, k).flat()
 
 
 def take_rows(part, rows):
-    return part[0][rows]
+    """Return the rows (and their weights, or None) k-means++ seeds on."""
+    weights = part[3]
+    return part[0][rows], (weights[rows] if weights.shape[0] else None)
 
 
 def nearest(part, centers):
@@ -97,12 +127,17 @@ def random_labels(n_rows, offset, k, seed):
 
 
 def farthest(part, labels, centers, limit):
-    """Return the ``limit`` rows farthest from their centre: (distances, rows, labels)."""
-    X = part[0]
+    """Return the ``limit`` rows of positive weight farthest from their centre.
+
+    As ``(distances, rows, labels, weights)``.
+    """
+    X, weights = part[0], part[3]
+    weights = np.ones(X.shape[0]) if weights.shape[0] == 0 else weights
     diff = X - centers[labels]
     dist = np.einsum("ij,ij->i", diff, diff)
-    rows = np.lexsort((np.arange(X.shape[0]), -dist))[:limit]
-    return dist[rows], rows, labels[rows]
+    candidates = np.flatnonzero(weights > 0)
+    rows = candidates[np.lexsort((candidates, -dist[candidates]))[:limit]]
+    return dist[rows], rows, labels[rows], weights[rows]
 
 
 def relabel(labels, rows, new):
@@ -118,8 +153,8 @@ def sweep_partition(part, labels, stats, terms, lam):
     exact statistics under them, flat (``None`` when nothing moved), and the
     number of rows moved.
     """
-    X, codes, Z = part
-    local_terms = terms.with_rows(codes, Z)
+    X, codes, Z, weights = part
+    local_terms = terms.with_rows(codes, Z, weights)
     new = labels.copy()
     n_moved = sweep(
         X, local_terms, lam, np.arange(X.shape[0], dtype=np.int64), new, stats.copy()
@@ -140,7 +175,20 @@ def sweep_summary(result):
 
 
 def inertia(part, labels, centers):
-    return _kernels.inertia(part[0], centers, labels)
+    return _kernels.inertia(part[0], centers, part[3], labels)
+
+
+def relabel_weightless(part, labels, centers):
+    """Give the rows of weight 0 (which took no part in the fit) their nearest centre."""
+    X, weights = part[0], part[3]
+    zero = np.flatnonzero(weights == 0) if weights.shape[0] else np.zeros(0, dtype=np.int64)
+    if zero.size == 0:
+        return labels
+    nearest_labels = np.empty(zero.size, dtype=np.int64)
+    _kernels.nearest_center(np.ascontiguousarray(X[zero]), centers, nearest_labels)
+    labels = labels.copy()
+    labels[zero] = nearest_labels
+    return labels
 
 
 def predict_block(predictor, x_block, s_block):
