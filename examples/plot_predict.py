@@ -1,0 +1,36 @@
+"""
+New rows: predict with their sensitive features
+===============================================
+
+``predict(X)`` sends each new row to its nearest centre, as K-Means would, and
+most of the fairness FairKM bought is lost; ``predict(X, sensitive_features=S)``
+places each row where it raises the fitted objective least. FairKM warns when
+a model fitted with sensitive features predicts without them.
+"""
+
+# %%
+import warnings
+
+from sklearn.model_selection import train_test_split
+
+from fairkm import FairKM
+from fairkm.datasets import make_sensitive_blobs
+from fairkm.metrics import fairness_report
+
+X, sensitive, _ = make_sensitive_blobs(3000, n_values=(2, 4), random_state=0)
+X_train, X_new, S_train, S_new = train_test_split(X, sensitive, test_size=0.3, random_state=0)
+model = FairKM(n_clusters=4, random_state=0).fit(X_train, sensitive_features=S_train)
+
+
+def mean_ae(labels, S):
+    return fairness_report(labels, sensitive_features=S).loc["mean", "AE"]
+
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    nearest = model.predict(X_new)
+print("warning:", caught[0].message)
+print(f"mean AE, training rows:                         {mean_ae(model.labels_, S_train):.3f}")
+print(f"mean AE, new rows, predict(X, sensitive_features): "
+      f"{mean_ae(model.predict(X_new, sensitive_features=S_new), S_new):.3f}")
+print(f"mean AE, new rows, predict(X):                  {mean_ae(nearest, S_new):.3f}")

@@ -1,0 +1,151 @@
+"""The documentation site: it builds with warnings as errors, and every page opens in Chromium.
+
+The site is built from a copy of docs/ and examples/ (the gallery runs the
+examples), then every HTML page is checked: its links to other pages and
+anchors resolve, its images exist, and in headless Chromium it shows text and
+decodes every image.
+"""
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+NEEDED = ("sphinx", "numpydoc", "sphinx_gallery", "myst_parser")
+
+pytestmark = pytest.mark.slow
+
+
+class _Page(HTMLParser):
+    """Collects the ids, links and images of one HTML page."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links, self.images = set(), [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+        if tag == "img" and attrs.get("src"):
+            self.images.append(attrs["src"])
+
+
+def _parse(path):
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"the docs tools are not installed ({', '.join(missing)}): "
+                    'pip install ".[docs]"')
+    work = tmp_path_factory.mktemp("site")
+    shutil.copytree(ROOT / "docs", work / "docs",
+                    ignore=shutil.ignore_patterns("_build", "auto_examples"))
+    shutil.copytree(ROOT / "examples", work / "examples")
+    out = work / "html"
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         str(work / "docs"), str(out)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return out
+
+
+def test_site_has_the_pages(site):
+    for name in ("index", "install", "quickstart", "fairness-weight", "report", "cli",
+                 "datasets", "scale", "reproduction", "api", "auto_examples/index",
+                 "auto_examples/plot_audit_report", "auto_examples/plot_quickstart"):
+        assert (site / f"{name}.html").is_file(), name
+    api = (site / "api.html").read_text(encoding="utf-8")
+    for name in ("fairkm.FairKM", "fairkm.report.audit", "fairkm.report.Audit",
+                 "fairkm.metrics.fairness_report", "fairkm.datasets.fetch_adult"):
+        assert f'id="{name}"' in api, name
+    # The gallery shows the audit as a notebook would: its HTML, inline.
+    audit = (site / "auto_examples" / "plot_audit_report.html").read_text(encoding="utf-8")
+    assert '<div class="fairkm-report">' in audit and "Price of fairness" in audit
+
+
+def test_links_and_images_resolve(site):
+    pages = sorted(site.rglob("*.html"))
+    parsed = {path: _parse(path) for path in pages}
+    broken = []
+    for path, page in parsed.items():
+        for kind, targets in (("link", page.links), ("image", page.images)):
+            for target in targets:
+                parts = urlsplit(target)
+                if parts.scheme in ("http", "https", "mailto", "data"):
+                    continue
+                assert not parts.scheme, f"{path.name}: {kind} to {target}"
+                dest = path if not parts.path else (path.parent / unquote(parts.path)).resolve()
+                if not dest.exists():
+                    broken.append(f"{path.relative_to(site)}: {kind} {target}")
+                elif parts.fragment and dest.suffix == ".html":
+                    ids = parsed[dest].ids if dest in parsed else _parse(dest).ids
+                    if unquote(parts.fragment) not in ids:
+                        broken.append(f"{path.relative_to(site)}: anchor {target}")
+    assert not broken, "\n".join(broken)
+
+
+PROBE = (
+    "<script>window.addEventListener('load', () => {"
+    "const images = Array.from(document.images);"
+    "const decoded = images.filter(i => i.complete && i.naturalWidth > 0).length;"
+    "const text = document.body.innerText.trim().length;"
+    "const mark = document.createElement('p'); mark.id = 'page-check';"
+    "mark.textContent = `decoded ${decoded} of ${images.length}, text ${text}`;"
+    "document.body.appendChild(mark);});</script>"
+)
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run does it)")
+
+
+def test_every_page_renders_in_chromium(site, tmp_path):
+    import re
+
+    browser = _chromium()
+    pages = [p for p in sorted(site.rglob("*.html")) if p.name != "search.html"]
+    assert len(pages) >= 15
+    failures = []
+    for path in pages:
+        probe = path.with_name(f".probe-{path.name}")
+        probe.write_text(path.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
+                         encoding="utf-8")
+        done = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+             "--dump-dom", probe.as_uri()],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+        probe.unlink()
+        found = re.search(r'id="page-check">decoded (\d+) of (\d+), text (\d+)<', done.stdout)
+        name = path.relative_to(site)
+        if done.returncode != 0 or not found:
+            failures.append(f"{name}: did not load ({done.stderr[-300:]})")
+            continue
+        decoded, images, text = map(int, found.groups())
+        if decoded != images:
+            failures.append(f"{name}: decoded {decoded} of {images} images")
+        if text < 200:
+            failures.append(f"{name}: nearly blank ({text} characters of text)")
+    assert not failures, "\n".join(failures)
