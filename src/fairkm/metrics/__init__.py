@@ -16,12 +16,22 @@ the attribute with the dataset's:
   :func:`average_wasserstein` (AW), :func:`max_wasserstein` (MW);
 - from other fair-clustering work: :func:`balance` (Chierichetti et al.),
   :func:`kl_fairness_error` (Ziko et al.) and
-  :func:`max_proportional_violation` (Bera et al.).
+  :func:`max_proportional_violation` (Bera et al.);
+- :func:`published_wasserstein`, the Wasserstein convention behind the
+  paper's published AW/MW values.
 
 :func:`fairness_report` and :func:`clustering_report` compute them in one call.
 :data:`MEASURES` is the table of all of them: one :class:`Measure` per name,
 in the reports' column order, saying what kind of measure it is and how to
 read it.
+
+Model selection: :func:`make_fair_clustering_scorer` makes a scorer for
+scikit-learn's searches that prefers the fairest clustering within a K-Means
+cost budget.
+
+Every measure takes ``sample_weight`` (a row of weight w counts as w rows),
+and the fairness measures take ``intersections`` (combined attributes such as
+``"sex & race"``).
 
 Clusters are the distinct values that occur in ``labels``: any values
 (integers with gaps, negative integers, strings) are accepted, and a cluster

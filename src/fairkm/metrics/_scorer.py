@@ -128,7 +128,13 @@ class _FairClusteringScorer:
 
         Parameters
         ----------
-        estimator, X, sensitive_features, sample_weight
+        estimator : fitted estimator or Pipeline
+            As in calling the scorer.
+        X : array-like of shape (n_samples, n_features)
+            As in calling the scorer.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            As in calling the scorer.
+        sample_weight : array-like of shape (n_samples,), default=None
             As in calling the scorer.
 
         Returns
@@ -244,7 +250,8 @@ class _FairClusteringScorer:
 
         Returns
         -------
-        self
+        self : object
+            The scorer, its requests updated.
         """
         for param, alias in (("sensitive_features", sensitive_features),
                              ("sample_weight", sample_weight)):
@@ -332,8 +339,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
 
     **In-sample or held out.** K-Means is fitted on the scored rows
     themselves. Under cross-validation the estimator predicts rows it was not
-    fitted on, so its cost ratio carries its out-of-sample loss as well (5%
-    to 10% for FairKM without fairness on the 88-row test folds of
+    fitted on, so its cost ratio carries its out-of-sample loss as well (2%
+    to 14% for FairKM without fairness on the 88-row test folds of
     scikit-learn's diabetes data). To compare like with like, score each
     setting on the rows it was fitted on, ``cv=[(rows, rows)]`` with
     ``rows = np.arange(n_samples)``; on held-out rows, allow for that loss in

@@ -32,7 +32,9 @@ __all__ = ["MEASURES", "Measure"]
 class Measure:
     """One evaluation measure and how to read its values.
 
-    Attributes
+    A frozen dataclass: each parameter is an attribute of the same name.
+
+    Parameters
     ----------
     name : str
         Short name, as in the reports' columns and the FairKM paper ("AE").

@@ -1,0 +1,155 @@
+"""The public face of fairkm.metrics: its names, their documentation, the table of measures."""
+
+import dataclasses
+import inspect
+import types
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairkm.metrics
+from fairkm import metrics
+
+REPORTS = (metrics.fairness_report, metrics.clustering_report)
+HAND_LABELS = [0] * 6 + [1] * 4
+HAND_S = list("aaaabc") + list("abbc")
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_all_lists_exactly_the_public_names():
+    public = {name for name in dir(fairkm.metrics) if not name.startswith("_")
+              and not isinstance(getattr(fairkm.metrics, name), types.ModuleType)}
+    assert public == set(metrics.__all__)
+    assert len(metrics.__all__) == len(set(metrics.__all__))
+    # Every public name is introduced in the module's docstring.
+    for name in metrics.__all__:
+        assert name in metrics.__doc__, name
+
+
+def test_star_import_brings_only_the_public_names():
+    namespace = {}
+    exec("from fairkm.metrics import *", namespace)  # noqa: S102
+    assert set(namespace) - {"__builtins__"} == set(metrics.__all__)
+
+
+# The numpydoc checks that matter to a reader: a summary, every parameter documented with
+# a type, nothing documented that does not exist, a Returns section.
+NUMPYDOC_ERRORS = {"GL08", "SS01", "PR01", "PR02", "PR04", "RT01"}
+
+
+def _numpydoc_errors(qualified_name):
+    validate = pytest.importorskip("numpydoc.validate").validate
+    return [(code, message) for code, message in validate(qualified_name)["errors"]
+            if code in NUMPYDOC_ERRORS]
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in metrics.__all__ if callable(getattr(metrics, n))]
+)
+def test_public_callables_pass_numpydoc(name):
+    assert _numpydoc_errors(f"fairkm.metrics.{name}") == []
+
+
+@pytest.mark.parametrize("method", ["__call__", "evaluate", "get_metadata_routing",
+                                    "set_score_request"])
+def test_scorer_methods_pass_numpydoc(method):
+    scorer = metrics.make_fair_clustering_scorer()
+    cls = type(scorer)
+    assert _numpydoc_errors(f"{cls.__module__}.{cls.__qualname__}.{method}") == []
+
+
+# --------------------------------------------------------------------------- the table of measures
+
+
+def _public_functions():
+    return {name: getattr(metrics, name) for name in metrics.__all__
+            if inspect.isfunction(getattr(metrics, name))}
+
+
+def test_every_measure_function_is_in_the_table_once():
+    takes_labels = {
+        func for func in _public_functions().values()
+        if "labels" in inspect.signature(func).parameters and func not in REPORTS
+    }
+    in_table = Counter(m.function for m in metrics.MEASURES.values())
+    assert set(in_table) == takes_labels
+    assert all(count == 1 for count in in_table.values())
+    assert all(name == m.name for name, m in metrics.MEASURES.items())
+    assert isinstance(metrics.MEASURES, dict)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        metrics.MEASURES["AE"].name = "other"
+
+
+def test_table_fields_agree_with_the_signatures():
+    for m in metrics.MEASURES.values():
+        params = inspect.signature(m.function).parameters
+        assert m.kind == ("fairness" if "sensitive_features" in params else "quality")
+        assert m.needs_reference == ("reference_labels" in params)
+        assert m.help and "\n" not in m.help
+
+
+def test_report_columns_follow_the_table():
+    report = metrics.fairness_report(HAND_LABELS, sensitive_features=HAND_S)
+    fairness = [m.name for m in metrics.MEASURES.values() if m.kind == "fairness"]
+    assert list(report.columns) == fairness
+    X = np.arange(10.0).reshape(-1, 1)
+    quality = [m.name for m in metrics.MEASURES.values() if m.kind == "quality"]
+    with_reference = metrics.clustering_report(X, HAND_LABELS, reference_labels=HAND_LABELS)
+    assert list(with_reference.index) == quality
+    without = metrics.clustering_report(X, HAND_LABELS)
+    needs_reference = [name for name in quality if metrics.MEASURES[name].needs_reference]
+    assert list(without.index) == [name for name in quality if name not in needs_reference]
+    # The table's order: quality first, then fairness.
+    assert list(metrics.MEASURES) == quality + fairness
+
+
+def test_categorical_only_is_nan_for_a_numeric_attribute():
+    rng = np.random.RandomState(0)
+    labels = np.repeat([0, 1, 2], 10)
+    sensitive = pd.DataFrame({"group": rng.choice(list("abc"), 30), "age": rng.normal(size=30)})
+    report = metrics.fairness_report(labels, sensitive_features=sensitive)
+    for m in metrics.MEASURES.values():
+        if m.kind == "quality":
+            assert not m.categorical_only
+            continue
+        scores = m.function(labels, sensitive_features=sensitive, multioutput="raw_values")
+        assert not np.isnan(scores[0])
+        assert np.isnan(scores[1]) == m.categorical_only, m.name
+        assert np.isnan(report.loc["age", m.name]) == m.categorical_only, m.name
+
+
+def _score(measure, X, labels, reference, sensitive):
+    params = inspect.signature(measure.function).parameters
+    given = {"X": X, "labels": labels, "reference_labels": reference,
+             "sensitive_features": sensitive}
+    return measure.function(**{k: v for k, v in given.items() if k in params})
+
+
+def test_higher_is_better_agrees_with_a_fair_and_an_unfair_clustering():
+    # Two well-separated blobs, each holding the values a and b alternately. Following
+    # the blobs is coherent and perfectly fair (each cluster has the dataset's half-half
+    # mix); following the attribute cuts both blobs and puts one value per cluster.
+    X = np.array([[0.0], [0.1], [0.2], [0.3], [10.0], [10.1], [10.2], [10.3]])
+    sensitive = list("abababab")
+    good = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    bad = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    for m in metrics.MEASURES.values():
+        better = _score(m, X, good, good, sensitive)
+        worse = _score(m, X, bad, good, sensitive)
+        assert better != worse, m.name
+        assert (better > worse) == m.higher_is_better, m.name
+
+
+def test_docstrings_document_every_parameter():
+    for name, func in _public_functions().items():
+        doc = inspect.getdoc(func)
+        assert "%(" not in doc, name
+        assert "Parameters\n----------\n" in doc and "Returns\n-------\n" in doc, name
+        for param in inspect.signature(func).parameters:
+            # numpydoc may document several parameters on one line ("p, q : ...").
+            documented = [line.split(" : ")[0] for line in doc.splitlines() if " : " in line]
+            assert any(param in entry.split(", ") for entry in documented), (name, param)
