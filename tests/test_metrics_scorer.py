@@ -262,6 +262,28 @@ def test_cross_validate_routes_the_test_rows():
         assert score == scorer(model, X[test], sensitive_features=S.iloc[test])
 
 
+@pytest.mark.parametrize("weigh_score", [True, False])
+def test_cross_validate_routes_the_weights(weigh_score):
+    X, S = _diabetes()
+    X = X.to_numpy()
+    w = np.random.default_rng(0).integers(1, 4, len(X)).astype(float)
+    scorer = make_fair_clustering_scorer(0.5, n_init=2).set_score_request(
+        sample_weight=weigh_score
+    )
+    cv = KFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = KMeans(3, n_init=2, random_state=1).set_fit_request(sample_weight=True)
+        result = cross_validate(model, X, scoring=scorer, cv=cv, return_estimator=True,
+                                params={"sensitive_features": S, "sample_weight": w})
+    for (_, test), model, score in zip(cv.split(X), result["estimator"], result["test_score"],
+                                       strict=True):
+        weights = w[test] if weigh_score else None
+        assert score == scorer(model, X[test], sensitive_features=S.iloc[test],
+                               sample_weight=weights)
+        assert score != scorer(model, X[test], sensitive_features=S.iloc[test],
+                               sample_weight=None if weigh_score else w[test])
+
+
 def test_routing_off_looks_rows_up_by_index():
     X, S = _diabetes()
     X.index = X.index * 3 + 5  # any unique index, shared by X and S
