@@ -72,7 +72,17 @@ class SensitiveFeatures:
 
 
 def read_columns(sensitive_features):
-    """Split the input into (names, raw columns, auto-numeric flags)."""
+    """Split the input into (names, raw columns, auto-numeric flags).
+
+    A dict of columns reads as the DataFrame it makes.
+    """
+    if isinstance(sensitive_features, dict):
+        try:
+            sensitive_features = pd.DataFrame(sensitive_features)
+        except ValueError as exc:
+            raise ValueError(
+                f"sensitive_features is a dict that does not make a table of columns ({exc})."
+            ) from exc
     if isinstance(sensitive_features, pd.DataFrame):
         names = [str(c) for c in sensitive_features.columns]
         if len(set(names)) != len(names):
@@ -168,13 +178,28 @@ def _encode_numeric(name, col, where):
     return values
 
 
-def _encode_categorical(col):
+def _encode_categorical(name, col, where):
     # Factorising the column as it is keeps integer and categorical columns on
     # pandas' fast typed paths (an object copy costs ~10x on a million rows).
     # The values keep their dtype, so that merging the values of several
     # partitions orders them as one column would be (a categorical dtype by
     # its categories).
-    codes, uniques = pd.factorize(col, sort=True)
+    try:
+        codes, uniques = pd.factorize(col, sort=True)
+    except TypeError as exc:  # unhashable values (lists, dicts) or values that do not sort
+        values = np.asarray(col, dtype=object)
+        for i, value in enumerate(values):
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(
+                    f"sensitive attribute {name!r} holds {value!r} at row {i}{where}, which "
+                    "is not a single value (unhashable); give one value per row."
+                ) from None
+        raise TypeError(
+            f"sensitive attribute {name!r} mixes values that cannot be compared ({exc}); "
+            "convert the column to one type, for instance strings."
+        ) from None
     return codes.astype(np.int64), pd.Index(uniques)
 
 
@@ -236,7 +261,7 @@ def check_sensitive_features(
             columns.append(_encode_numeric(name, col, where))
             categories.append(None)
         else:
-            codes, uniques = _encode_categorical(col)
+            codes, uniques = _encode_categorical(name, col, where)
             kinds.append(CATEGORICAL)
             columns.append(codes)
             categories.append(uniques)
@@ -343,7 +368,8 @@ def partition_squares(features, weights, means):
     out = np.zeros(features.n_attributes)
     for j in features.select(NUMERIC):
         centred = features.columns[j] - means[j]
-        out[j] = _weighted_sum(centred * centred, weights)
+        with np.errstate(over="ignore", invalid="ignore"):  # _checked_scale says so
+            out[j] = _weighted_sum(centred * centred, weights)
     return out
 
 
@@ -357,7 +383,13 @@ def partition_standard_sums(features, weights, means, scales):
 
 def _checked_scale(mean_square, name, mean):
     scale = float(np.sqrt(mean_square))
-    if not scale > 0.0 or not np.isfinite(scale):
+    if not (np.isfinite(mean) and np.isfinite(scale)):
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} is too large to standardise: its mean "
+            f"or variance overflows float64 (mean {mean:.3g}); rescale it (divide it by a "
+            "power of ten, say)."
+        )
+    if not scale > 0.0:
         raise ValueError(
             f"numeric sensitive attribute {name!r} has zero variance (every value is "
             f"{mean!r}); it carries no fairness information. Drop it or treat it as "
@@ -387,9 +419,11 @@ def standardize_numeric(values, name, weights=None):
         ``(values - mean) / scale`` has (weighted) mean 0 and (population) variance 1.
     """
     n = values.shape[0] if weights is None else float(np.sum(weights))
-    mean = _weighted_sum(values, weights) / n
-    centred = values - mean
-    return mean, _checked_scale(_weighted_sum(centred * centred, weights) / n, name, mean)
+    with np.errstate(over="ignore", invalid="ignore"):  # _checked_scale says so
+        mean = _weighted_sum(values, weights) / n
+        centred = values - mean
+        mean_square = _weighted_sum(centred * centred, weights) / n
+    return mean, _checked_scale(mean_square, name, mean)
 
 
 # --------------------------------------------------------------------------- the fitted encoding
@@ -561,6 +595,8 @@ class SensitiveEncoding:
         for a, j in enumerate(cat):
             known = pd.Index(self.categories[j])
             lookup = known.get_indexer(features.categories[j])
+            if (lookup < 0).any():
+                lookup = self._match_by_text(j, features.categories[j], lookup)
             if (lookup < 0).any() and not unseen_slot:
                 raise ValueError(f"sensitive attribute {self.names[j]!r} has unseen values.")
             lookup[lookup < 0] = len(known)
@@ -570,6 +606,29 @@ class SensitiveEncoding:
         for b, j in enumerate(num):
             Z[:, b] = (features.columns[j] - self.means[j]) / self.scales[j] - self.offsets[j]
         return codes, Z
+
+    def _match_by_text(self, j, values, lookup):
+        """Match new values of another kind to the fitted ones by their text ("1" and 1).
+
+        Values of the fitted kind that match nothing are unseen values. Values
+        of another kind are matched by their printed form; if none of them
+        matches, the column was given in another type, and that is an error.
+        """
+        fitted_kind = pd.api.types.infer_dtype(self.categories[j], skipna=False)
+        new_kind = pd.api.types.infer_dtype(np.asarray(values, dtype=object), skipna=False)
+        if fitted_kind == new_kind:
+            return lookup
+        as_text = pd.Index([str(v) for v in self.categories[j]])
+        by_text = as_text.get_indexer([str(v) for v in values])
+        unmatched = lookup < 0
+        if as_text.is_unique and (by_text[unmatched] >= 0).any():
+            return np.where(unmatched, by_text, lookup)
+        raise ValueError(
+            f"sensitive attribute {self.names[j]!r} was fitted with {fitted_kind} values "
+            f"(such as {list(self.categories[j][:3])}) but got {new_kind} values (such as "
+            f"{list(np.asarray(values, dtype=object)[unmatched][:3])}) that match none of "
+            "them; give the column in the type it was fitted with."
+        )
 
     def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
               n_rows=0, sample_weight=None):

@@ -21,7 +21,7 @@ from . import _kernels
 from ._base import BaseFairKM
 from ._encoding import SensitiveEncoding, check_sensitive_features
 from ._engine import Session, Stats, fill_empty_clusters
-from ._validation import check_int, check_sample_weight
+from ._validation import check_int, check_no_overflow, check_sample_weight
 from ._weights import fit_weighted
 
 __all__ = ["FairKM"]
@@ -392,6 +392,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         n_samples = X.shape[0]
         n_init, plan = self._check_fit_params(n_samples)
         sample_weight = check_sample_weight(sample_weight, n_samples)
+        check_no_overflow(X)
         init_centers = self._check_init_centers(X.shape[1])
         features = None
         if sensitive_features is not None:

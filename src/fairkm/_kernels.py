@@ -42,9 +42,22 @@ import numpy as np
 # of the magnitudes involved: rounding cannot then make a point flip back and
 # forth between two clusters whose costs are equal in exact arithmetic.
 MOVE_RTOL = 1e-12
+# ... and by more than this fraction of the point's weighted squared norm: the
+# rounding of a squared distance is of the order of eps^2 ||x||^2 when the point
+# sits on a centre (identical points), below which the relative rule above,
+# whose magnitudes are then themselves rounding, cannot tell a gain from noise.
+MOVE_ATOL = 1e-28
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sqnorm(X, i):
+    s = 0.0
+    for j in range(X.shape[1]):
+        s += X[i, j] * X[i, j]
+    return s
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _sqdist(X, i, centers, c):
     s = 0.0
     for j in range(X.shape[1]):
@@ -53,7 +66,7 @@ def _sqdist(X, i, centers, c):
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
 
@@ -65,7 +78,7 @@ def _size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     shrink[c] = n / (n - 1.0) if n > 1.0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _size_factors(counts):
     k = counts.shape[0]
     grow = np.empty(k)
@@ -75,7 +88,7 @@ def _size_factors(counts):
     return grow, shrink
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,  # IN
@@ -136,13 +149,13 @@ def _point_costs(
         costs[a] = w * na / (na - w) * dist[a] - (wbase - 2.0 * w * lin[a])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _weight(weights, i):
     """Point ``i``'s weight (1 for unit weights)."""
     return 1.0 if weights.shape[0] == 0 else weights[i]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _may_leave(counts, a, w):
     """Whether a point of weight ``w`` may leave cluster ``a``: never its last weight.
 
@@ -151,13 +164,14 @@ def _may_leave(counts, a, w):
     return counts[a] - w > 1e-12 * counts[a]
 
 
-@numba.njit(cache=True, inline="always")
-def _best_move(costs, a):
-    """Pick the cluster a point of cluster ``a`` moves to, given :func:`_point_costs`.
+@numba.njit(cache=True, nogil=True, inline="always")
+def _best_move(costs, a, X, i, w):
+    """Pick the cluster point ``i`` (of weight ``w``, in cluster ``a``) moves to.
 
-    The cluster of the largest decrease, ties to the lowest index; ``a`` itself
-    when no move lowers the objective by more than :data:`MOVE_RTOL` of the
-    magnitudes involved.
+    Given :func:`_point_costs`: the cluster of the largest decrease, ties to
+    the lowest index; ``a`` itself when no move lowers the objective by more
+    than :data:`MOVE_RTOL` of the magnitudes involved plus :data:`MOVE_ATOL`
+    of the point's weighted squared norm (what rounding can explain).
     """
     gain = costs[a]
     best = a
@@ -166,12 +180,16 @@ def _best_move(costs, a):
         if c != a and costs[c] < best_cost:
             best = c
             best_cost = costs[c]
-    if best == a or gain - best_cost <= MOVE_RTOL * (abs(gain) + abs(best_cost)):
+    if best == a:
+        return a
+    floor = MOVE_RTOL * (abs(gain) + abs(best_cost))
+    floor += MOVE_ATOL * w * _sqnorm(X, i)
+    if gain - best_cost <= floor:
         return a
     return best
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
     """Move point ``i`` (of weight ``w``) from cluster ``a`` to ``b`` in the sums and counts."""
     counts[a] -= w
@@ -188,7 +206,7 @@ def _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
         num_sums[t, b] += w * Z[i, t]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
     order,  # IN
@@ -243,7 +261,7 @@ def sweep(
             i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
             dist, lin, costs,
         )
-        b = _best_move(costs, a)
+        b = _best_move(costs, a, X, i, w)
         if b == a:
             continue
         _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
@@ -261,7 +279,7 @@ def sweep(
     return n_moved
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def move_deltas(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
     i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -296,7 +314,7 @@ def move_deltas(
 _STATISTICS_CHUNK = 65536
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_counts,
                 num_sums):
     if weights.shape[0] == 0:
@@ -322,7 +340,7 @@ def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_c
             num_sums[t, c] += w * Z[i, t]
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def cluster_statistics(
     X, codes, Z, weights, labels,  # IN
     sums, counts, value_counts, num_sums,  # OUT
@@ -359,7 +377,7 @@ def cluster_statistics(
         num_sums += part_num[chunk]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _inertia_of(X, centers, weights, labels, start, stop):
     total = 0.0
     if weights.shape[0] == 0:
@@ -371,7 +389,7 @@ def _inertia_of(X, centers, weights, labels, start, stop):
     return total
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def inertia(X, centers, weights, labels):
     """Sum of (weighted) squared distances of the points to their cluster's centre.
 
@@ -394,7 +412,7 @@ def inertia(X, centers, weights, labels):
     return total
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def nearest_center(X, centers, labels):  # IN, IN, OUT
     """Index of the nearest centre of each row (ties to the lowest index)."""
     k = centers.shape[0]
@@ -409,7 +427,7 @@ def nearest_center(X, centers, labels):  # IN, IN, OUT
         labels[i] = best
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def cheapest_insertion(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -444,7 +462,7 @@ def cheapest_insertion(
 _PROPOSAL_CHUNK = 256
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True, parallel=True)
 def propose_moves(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
     batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -478,10 +496,10 @@ def propose_moves(
                 i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
                 dist, lin, costs,
             )
-            targets[t] = _best_move(costs, a)
+            targets[t] = _best_move(costs, a, X, i, _weight(weights, i))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def apply_moves(
     X, codes, Z, weights, batch, targets,  # IN
     labels, sums, counts, value_counts, num_sums,  # IN/OUT

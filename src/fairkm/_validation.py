@@ -7,7 +7,13 @@ import numbers
 import numpy as np
 import pandas as pd
 
-__all__ = ["check_int", "check_no_missing", "check_real", "check_sample_weight"]
+__all__ = [
+    "check_int",
+    "check_no_missing",
+    "check_no_overflow",
+    "check_real",
+    "check_sample_weight",
+]
 
 
 def check_no_missing(name, col, where=""):
@@ -86,3 +92,16 @@ def check_sample_weight(sample_weight, n_samples):
     if np.all(weights == 1.0):
         return None
     return np.ascontiguousarray(weights)
+
+
+def check_no_overflow(X):
+    """Refuse ``X`` whose squared distances would overflow float64 (inf costs, no error)."""
+    largest = np.max(np.abs(X)) if X.size else np.float64(0.0)
+    with np.errstate(over="ignore"):
+        square = float(largest * largest * X.shape[1])
+    if not np.isfinite(square) or square > 1e300:
+        raise ValueError(
+            f"X is too large: its squared distances overflow float64 (largest |x| = "
+            f"{float(np.max(np.abs(X))):.3g}); rescale X, for instance with "
+            "sklearn.preprocessing.StandardScaler."
+        )

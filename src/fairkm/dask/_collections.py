@@ -5,12 +5,13 @@ from __future__ import annotations
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
-from distributed import Client, KilledWorker, get_client
+from distributed import Client, KilledWorker, get_client, wait
 from distributed.comm import CommClosedError
 from distributed.utils import CancelledError
 
 __all__ = [
     "LOST",
+    "NO_WORKERS_PATIENCE",
     "check_same_partitions",
     "gather",
     "label_array",
@@ -23,6 +24,11 @@ __all__ = [
 # What a lost worker, a cancelled future or a dead scheduler raise at a gather.
 # A task's own errors (bad data) are not among them and propagate unchanged.
 LOST = (KilledWorker, CancelledError, CommClosedError)
+
+# How long a fit waits with no worker at all before it raises, and how often it
+# looks. Workers restarted by their nannies come back well within it.
+NO_WORKERS_PATIENCE = 60.0
+_POLL_SECONDS = 1.0
 
 
 def resolve_client(client):
@@ -129,8 +135,31 @@ def label_array(blocks, lengths):
 
 
 def gather(client, futures, stage):
-    """Gather results; a lost worker or cancelled future becomes a clear RuntimeError."""
+    """Gather results, turning a lost cluster into a clear RuntimeError.
+
+    A lost worker, a cancelled future, or no worker at all for
+    :data:`NO_WORKERS_PATIENCE` seconds raises. Dask waits for ever for a worker
+    to run a task on; when every worker is gone (and their nannies gave up),
+    the fit must not hang.
+    """
+    without_workers = 0.0
     try:
+        while True:
+            try:
+                with client.as_current():  # the fit's client, default or not
+                    wait(futures, timeout=_POLL_SECONDS)
+                break
+            except TimeoutError:
+                if client.scheduler_info(n_workers=-1)["workers"]:
+                    without_workers = 0.0
+                    continue
+                without_workers += _POLL_SECONDS
+                if without_workers >= NO_WORKERS_PATIENCE:
+                    raise RuntimeError(
+                        f"fairkm.dask.FairKM has had no worker for {without_workers:g} s "
+                        f"during {stage}: the cluster lost all of them. No labels were kept "
+                        "from this fit, which must be restarted once workers are back."
+                    ) from None
         return client.gather(futures)
     except LOST as exc:
         raise RuntimeError(

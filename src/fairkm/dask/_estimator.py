@@ -287,6 +287,11 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         n_samples = int(lengths.sum())
         plan = self._check_params(n_samples)
         total_sq_norm = float(sum(shape[3] for shape in shapes))
+        if not np.isfinite(total_sq_norm):
+            raise ValueError(
+                "X is too large: its squared norms overflow float64; rescale X, for instance "
+                "with dask_ml.preprocessing.StandardScaler."
+            )
         total = n_samples
         if sample_weight is not None:
             total = float(sum(shape[4] for shape in shapes))
