@@ -1,7 +1,8 @@
 """ZGYA: Variational Fair Clustering (Ziko, Granger, Yuan and Ben Ayed), K-Means variant.
 
-The estimator: parameters, validation, the outer loop and the fitted
-attributes. The array work of each step is in :mod:`._zgya_kernels`.
+The estimator: parameters, validation, the outer loop of the authors'
+released code (restarts, reseeding, stopping) and the fitted attributes. The
+array work of each step is in :mod:`._zgya_kernels`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.special import log_softmax
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.cluster import kmeans_plusplus
+from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -19,29 +19,39 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .._encoding import NUMERIC, check_sensitive_features
 from .._validation import check_int, check_real
 from ._zgya_kernels import (
-    MASS_FLOOR,
-    bound_step,
+    KL_FLOOR,
+    bound_factors,
+    center_distances,
+    distinct_rows,
     fairness_cost,
-    gradient_table,
     group_masses,
-    soft_means,
-    squared_distances,
+    one_hot,
+    optimise_bound,
+    segments,
+    softmax_columns,
+    weighted_means,
+    weighted_sum,
 )
 
 __all__ = ["ZGYA"]
 
-# Relative rise of the objective between outer iterations beyond rounding: both
-# half-steps can only lower it when the bound holds, so a larger rise means the
-# Lipschitz constant is too small.
-_RISE_TOL = 1e-9
+# Reseeds per run before the authors' "trivial solution" exit (their
+# restore_nonempty_cluster: ts_limit = 2, so the fourth emptying stops the run).
+_MAX_RESEEDS = 3
+
+# K-Means starts of a reseed: scikit-learn's KMeans default when the authors'
+# code was written (it calls KMeans(n_clusters=K).fit(X)).
+_RESEED_N_INIT = 10
 
 
 class ZGYA(ClusterMixin, BaseEstimator):
     """Variational Fair Clustering, K-Means variant (ZGYA).
 
     Ziko, Granger, Yuan and Ben Ayed's fair clustering ("Variational Fair
-    Clustering", AAAI 2021; arXiv:1906.08207, 2019), re-implemented from the
-    paper's equations. Soft assignments ``S`` (rows on the simplex) minimise::
+    Clustering", AAAI 2021; arXiv:1906.08207, 2019): the bound updates of the
+    paper inside the outer loop of the authors' released code
+    (imtiazziko/Variational-Fair-Clustering). Soft assignments ``S`` (rows on
+    the simplex) minimise::
 
         E(S) = sum_{p,k} s_pk ||x_p - c_k||^2 + fairness_weight * sum_k KL(U || P_k)
 
@@ -80,24 +90,25 @@ class ZGYA(ClusterMixin, BaseEstimator):
         objective is kept. Must be 1 when ``init`` is an array.
     max_iter : int, default=100
         Maximum number of outer iterations (centre update, then bound
-        optimisation of ``S``) per run.
+        optimisation of ``S``) per run, as in the authors' code.
     tol : float, default=1e-4
-        A run stops when the objective changes by no more than ``tol`` times
-        its previous value from one outer iteration to the next.
-    bound_max_iter : int, default=1000
-        Maximum number of bound updates per outer iteration.
+        A run stops, from its third outer iteration on, when the objective
+        changes by no more than ``tol`` times its previous value (the authors'
+        rule).
+    bound_max_iter : int, default=10000
+        Maximum number of bound updates per outer iteration (the authors'
+        value).
     bound_tol : float, default=1e-5
-        The bound optimisation stops when the bound changes by no more than
-        ``bound_tol`` times its previous value.
+        The bound optimisation stops, from its third update on, when the
+        bound changes by no more than ``bound_tol`` times its previous value.
     random_state : int, RandomState instance or None, default=None
-        Seeds the k-means++ initialisations. The same value gives identical
-        labels.
+        Seeds the k-means++ initialisations and the K-Means runs of the
+        reseeds. The same value gives identical labels.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        ``argmax_k s_pk`` for each training point. Clusters can end up with
-        no point (see Notes), so fewer than ``n_clusters`` labels may occur.
+        ``argmax_k s_pk`` for each training point.
     soft_labels_ : ndarray of shape (n_samples, n_clusters)
         Final soft assignments ``S``.
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
@@ -107,17 +118,20 @@ class ZGYA(ClusterMixin, BaseEstimator):
         Sum of squared distances of the points to the centre of their label.
     fairness_ : float
         ``sum_k KL(U || P_k)`` of the soft assignments over non-empty
-        clusters, not multiplied by ``fairness_weight`` (``nan`` without
-        sensitive features).
+        clusters (mass above 1e-20; group masses floored at 1e-20, as in the
+        authors' code), not multiplied by ``fairness_weight`` (``nan``
+        without sensitive features).
     objective_ : float
         Final value of ``E(S)``.
     objective_history_ : ndarray of shape (n_iter_,)
         ``E(S)`` after each outer iteration of the kept run.
     n_bound_iter_ : ndarray of shape (n_iter_,)
         Number of bound updates in each outer iteration (0 when the fairness
-        term is off).
+        term is off or the iteration was a reseed).
     n_iter_ : int
         Number of outer iterations of the kept run.
+    n_reseeds_ : int
+        Number of times the kept run reseeded after clusters emptied.
     cluster_proportions_ : ndarray of shape (n_clusters, n_values) or None
         ``P(j|k)`` of the soft assignments (``nan`` rows for empty clusters);
         ``None`` without sensitive features.
@@ -139,52 +153,71 @@ class ZGYA(ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    **Algorithm.** Centres start from k-means++. Each outer iteration sets
-    ``a_pk = ||x_p - c_k||^2`` and minimises ``E`` over ``S`` by bound
-    optimisation: the KL term is split into a concave part (linearised) and
-    a convex part with Lipschitz gradient (bounded with Pinsker's
-    inequality), which gives the independent per-point update::
+    **Algorithm** (the authors' released code). Centres start from k-means++
+    and each point from its nearest centre. Each outer iteration:
 
-        b_pk = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)
-        s_p <- s_p * exp(-(a_p + fairness_weight * b_p) / L) / normaliser
+    1. except in the first, each centre becomes the mean of the points with
+       its label (hard labels, as in their code);
+    2. with ``a_pk = ||x_p - c_k||^2``, ``S`` restarts from ``softmax(-a)``
+       and is updated by bound optimisation: the KL term is split into a
+       concave part (linearised) and a convex part with Lipschitz gradient,
+       which gives the independent per-point update::
 
-    repeated until the bound changes by at most ``bound_tol`` (relative) or
-    ``bound_max_iter`` updates. ``S`` is kept in log space and normalised with
-    log-sum-exp. Then each centre becomes the ``S``-weighted mean
-    ``c_k = X^T S_k / 1^T S_k`` (the paper's prototype), and the loop stops
-    once ``E`` changes by at most ``tol`` (relative). Labels are
-    ``argmax_k s_pk``. One bound update costs O(n_samples * n_clusters).
+           b_pk = sum_j u_j (1 / 1^T S_k - v_jp / V_j^T S_k)
+           s_p <- s_p * exp(-(a_p + fairness_weight * b_p) / L) / normaliser
 
-    **Differences from the authors' code.** Their code restarts ``S`` from
-    ``softmax(-a)`` at every outer iteration and updates the centres as means
-    of the hard labels; here ``S`` is warm-started from the previous outer
-    iteration (the first starts from ``softmax(-a)``) and the centres are the
-    ``S``-weighted means, so that both half-steps lower ``E`` and the outer
-    objective does not rise (given a large enough ``lipschitz``). Their code
-    reseeds when a cluster empties. Here a cluster whose soft mass
-    ``1^T S_k`` is (numerically) zero keeps its previous centre, exerts no
-    fairness force and is left out of the fairness term; nothing is
-    reseeded, and the cluster fills again if points come closer to its
-    centre than to the others'. Features are used as given: the authors
-    scale each row of ``X`` to unit L2 norm, and their ``lambda`` values
-    assume it. On data with large distances the first soft assignment is
-    nearly hard, the KL gradient is huge, and whole groups can flip between
-    clusters at each bound update; ``n_bound_iter_`` then reaches
-    ``bound_max_iter`` and the objective may rise. Either raises a
-    ``ConvergenceWarning``; scaling ``X`` down or raising ``lipschitz`` helps.
+       repeated until the bound changes by at most ``bound_tol``
+       (relative) or ``bound_max_iter`` updates;
+    3. labels become ``argmax_k s_pk``, and the run stops once ``E``
+       changes by at most ``tol`` (relative) from the third iteration on.
+
+    **Empty clusters.** When a cluster has no nearest point before the bound
+    optimisation, or no label after it, the run reseeds: centres and labels
+    become those of scikit-learn's ``KMeans(n_clusters, n_init=10)`` on
+    ``X`` (seeded from ``random_state``) and the loop goes on from them. The
+    fourth time, the run stops and returns the clustering of the previous
+    outer iteration (the authors' "trivial solution" exit) with a
+    ``ConvergenceWarning``, as does a run whose result has fewer non-empty
+    clusters than ``n_clusters``. With the fairness term on, their code
+    checks the nearest centres before the bound optimisation but then runs
+    it on the distances to the centres before the reseed; here it runs on
+    the reseeded centres. Their run may also stop in the iteration of a
+    reseed and return the K-Means reseed; here it goes on.
+
+    **Stopping.** Their bound optimisation tests the relative change of its
+    ``bound_energy``, which weighs the KL part by 1 instead of ``L``; here
+    the bound itself is tested. On Adult (sex, k=5, lambda 15, seeds 0-7)
+    both stop within a few updates of each other and reach the same
+    objectives to 1e-5. Each bound update costs O(n_samples * n_clusters);
+    equal rows (same features and sensitive value) get equal assignments, so
+    they are updated once and counted with their multiplicity.
+
+    **The objective can rise** from one outer iteration to the next, because
+    ``S`` restarts and the centres are means of hard labels; the stopping
+    rule only asks for a small change. Carrying ``S`` over between outer
+    iterations and using ``S``-weighted centres would make every step lower
+    ``E``, but on Adult it ends at worse optima (up to 17% higher, never
+    lower, on the runs above).
+
+    Features are used as given: the authors scale each row of ``X`` to unit
+    L2 norm, and their ``lambda`` values assume it. On data with large
+    distances the first soft assignment is nearly hard, the KL gradient is
+    huge, and whole groups can flip between clusters at each bound update;
+    ``n_bound_iter_`` then reaches ``bound_max_iter`` and a
+    ``ConvergenceWarning`` says so. Scaling ``X`` down or raising
+    ``lipschitz`` helps.
 
     **Without sensitive features** (or with ``fairness_weight=0``) the
     fairness term vanishes; ``S`` is then the hard nearest-centre assignment
-    (the exact minimiser of the linear K-Means term) and the iterations are
-    Lloyd's K-Means from k-means++.
+    and the iterations are Lloyd's K-Means from k-means++.
 
     **Published values** (K-Means variant, rows scaled to unit norm): Ziko et
     al. use ``lambda`` = 10 (Synthetic, Synthetic-unequal), 9000 (Adult),
     6000 (Bank) and 500000 (Census II), with ``L = 2`` in their released
     code; their first public version (2019) instead estimated ``L`` from the
-    initial ``S`` as ``max(n * max_j u_j / (min_k V_j^T S_k)^2, 1)``. The
-    FairKM paper ran their June 2019 code with ``lambda = 15``, on each
-    sensitive attribute separately.
+    initial ``S``. The FairKM paper ran that June 2019 code with ``lambda =
+    15``, on each sensitive attribute separately; its distance term differs
+    (:mod:`fairkm.experiments` has it as ``zgya_2019``).
 
     ``predict`` assigns new points to the nearest centre and ignores fairness.
 
@@ -213,7 +246,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
         n_init=1,
         max_iter=100,
         tol=1e-4,
-        bound_max_iter=1000,
+        bound_max_iter=10000,
         bound_tol=1e-5,
         random_state=None,
     ):
@@ -311,92 +344,131 @@ class ZGYA(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
-    def _optimise_bound(self, log_s, dist, fair, group_mass, mass):
-        """Bound updates of ``log_s`` (and its masses) in place for fixed centres.
+    def _distances(self, rows, centers):
+        """Squared distances of the distinct rows to ``centers``, shape (k, n_rows)."""
+        return center_distances(rows.X, centers)
 
-        Returns the number of updates.
-        """
-        codes, targets = fair
-        lam, lipschitz = float(self.fairness_weight), float(self.lipschitz)
-        work = np.empty_like(log_s)
-        previous = None
-        for step in range(1, self.bound_max_iter + 1):
-            table = gradient_table(group_mass, mass, targets)
-            bound = bound_step(
-                log_s, dist, codes, table, lam, lipschitz, group_mass, mass, work
-            )
-            if previous is not None and abs(bound - previous) <= self.bound_tol * abs(previous):
-                return step
-            previous = bound
-        return self.bound_max_iter
+    def _objective(self, rows, S, dist, fair):
+        """``E(S)``."""
+        linear = weighted_sum(S, dist, rows.weights)
+        if fair is None:
+            return linear
+        group_mass, mass = group_masses(S, rows.codes, rows.weights, fair.shape[0])
+        return linear + self.fairness_weight * fairness_cost(group_mass, mass, fair)
 
-    def _run(self, X, x_squared_norms, centers, fair):
-        """One run from ``centers``; ``fair`` is None or (codes, targets)."""
-        lam = float(self.fairness_weight)
-        n, k = X.shape[0], self.n_clusters
-        rows = np.arange(n)
+    def _assign(self, rows, dist, fair):
+        """``S`` for fixed centres: bound optimisation, or the nearest centre."""
+        if fair is None:
+            S = np.zeros_like(dist)
+            S[np.argmin(dist, axis=0), np.arange(dist.shape[1])] = 1.0
+            return S, 0
+        S = softmax_columns(dist)
+        group_mass, mass = group_masses(S, rows.codes, rows.weights, fair.shape[0])
+        factors, col_min = bound_factors(dist, float(self.lipschitz))
+        n_updates = optimise_bound(
+            S, factors, dist, col_min, rows.codes, rows.weights, rows.starts, rows.stops,
+            fair, float(self.fairness_weight), float(self.lipschitz), float(self.bound_tol),
+            int(self.bound_max_iter), group_mass, mass,
+        )
+        return S, int(n_updates)
+
+    def _reseed(self, X, rows, seed):
+        """Centres and row labels of a seeded K-Means on ``X`` (the authors' reseed)."""
+        kmeans = KMeans(self.n_clusters, n_init=_RESEED_N_INIT, random_state=seed).fit(X)
+        return kmeans.cluster_centers_, kmeans.labels_[rows.index]
+
+    def _run(self, X, rows, centers, fair, reseed_seeds):
+        """One run from ``centers``; ``fair`` is None or the target mix."""
+        k = self.n_clusters
+        dist = self._distances(rows, centers)
+        labels = np.argmin(dist, axis=0)
+        S = objective = None
         history, bound_iters = [], []
-        log_s = None
-        converged = False
-        for _ in range(self.max_iter):
-            dist = squared_distances(X, x_squared_norms, centers)
-            if fair is None:
-                S = np.zeros((n, k))
-                S[rows, np.argmin(dist, axis=1)] = 1.0
-                bound_iters.append(0)
-                objective = float(np.sum(S * dist))
-            else:
-                codes, targets = fair
-                if log_s is None:
-                    log_s = log_softmax(-dist, axis=1)
-                    group_mass, mass = group_masses(np.exp(log_s), codes, targets.shape[0])
-                bound_iters.append(self._optimise_bound(log_s, dist, fair, group_mass, mass))
-                S = np.exp(log_s)
-                objective = float(np.sum(S * dist))
-                objective += lam * fairness_cost(group_mass, mass, targets)
+        n_reseeds, trivial, converged = 0, False, False
+
+        def covers(labels):
+            return np.unique(labels).shape[0] == k
+
+        for it in range(self.max_iter):
+            previous = (centers, labels, S, objective)
+            if it > 0:
+                centers = weighted_means(rows.X, labels, rows.weights, centers)
+                dist = self._distances(rows, centers)
+            if fair is not None and not covers(np.argmin(dist, axis=0)):
+                if n_reseeds == _MAX_RESEEDS:
+                    centers, labels, S, objective = previous
+                    trivial = True
+                    break
+                centers, labels = self._reseed(X, rows, reseed_seeds[n_reseeds])
+                n_reseeds += 1
+                dist = self._distances(rows, centers)
+            S, n_updates = self._assign(rows, dist, fair)
+            labels = np.argmax(S, axis=0)
+            objective = self._objective(rows, S, dist, fair)
+            if not covers(labels):
+                if n_reseeds == _MAX_RESEEDS:
+                    centers, labels, S, objective = previous
+                    trivial = True
+                    break
+                centers, labels = self._reseed(X, rows, reseed_seeds[n_reseeds])
+                n_reseeds += 1
+                dist = self._distances(rows, centers)
+                S = one_hot(labels, np.ones(labels.shape[0]), k)
+                if fair is not None:
+                    S = softmax_columns(dist)
+                objective = self._objective(rows, S, dist, fair)
+                history.append(objective)
+                bound_iters.append(n_updates)
+                continue
             history.append(objective)
-            if len(history) > 1 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
+            bound_iters.append(n_updates)
+            if it >= 2 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
                 converged = True
                 break
-            centers = soft_means(X, S, centers)
-        labels = np.argmax(S, axis=1)
         return dict(
             labels=labels,
             S=S,
             centers=centers,
-            inertia=float(np.sum(dist[rows, labels])),
+            dist=self._distances(rows, centers),
             objective=objective,
             history=np.array(history),
             bound_iters=np.array(bound_iters, dtype=np.int64),
             converged=converged,
+            trivial=trivial,
+            n_reseeds=n_reseeds,
         )
 
-    def _warn_convergence(self, run):
-        """Warn when the kept run stopped early or its bound updates misbehaved."""
+    def _warn(self, run):
+        """Warn when the kept run stopped early, emptied clusters or its bound did not settle."""
         problems = []
-        if not run["converged"]:
+        if run["trivial"]:
+            problems.append(
+                f"clusters emptied {_MAX_RESEEDS + 1} times, so after {_MAX_RESEEDS} reseeds "
+                "the run stopped and kept its previous outer iteration (the authors' "
+                "'trivial solution' exit)"
+            )
+        elif not run["converged"]:
             problems.append(
                 f"the objective did not settle within max_iter={self.max_iter} outer "
                 f"iterations (tol={self.tol})"
             )
-        if run["bound_iters"][-1] == self.bound_max_iter:
+        survivors = np.unique(run["labels"]).shape[0]
+        if survivors < self.n_clusters:
+            problems.append(
+                f"only {survivors} of n_clusters={self.n_clusters} clusters are non-empty"
+            )
+        if run["bound_iters"].shape[0] and run["bound_iters"][-1] == self.bound_max_iter:
             problems.append(
                 f"the last bound optimisation stopped at bound_max_iter={self.bound_max_iter} "
                 f"without reaching bound_tol={self.bound_tol}"
             )
-        history = run["history"]
-        rises = np.diff(history) > _RISE_TOL * np.abs(history[:-1])
-        if rises.any():
-            problems.append(
-                f"the objective rose in {int(rises.sum())} of {len(history) - 1} outer "
-                "iterations, so the bound did not hold"
-            )
         if problems:
             warnings.warn(
                 f"ZGYA: {'; '.join(problems)}. Slow convergence needs a larger max_iter or "
-                "bound_max_iter; assignments that overshoot and oscillate (large "
-                f"fairness_weight={self.fairness_weight} for lipschitz={self.lipschitz}, "
-                "or large distances in X) need a larger lipschitz or X scaled down.",
+                "bound_max_iter; assignments that overshoot and oscillate or empty clusters "
+                f"(large fairness_weight={self.fairness_weight} for "
+                f"lipschitz={self.lipschitz}, or large distances in X) need a larger "
+                "lipschitz or X scaled down.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -423,50 +495,55 @@ class ZGYA(ClusterMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, order="C")
         init_centers = self._check_params(X)
         encoded = self._check_sensitive(sensitive_features, X.shape[0])
+        codes = np.zeros(X.shape[0], dtype=np.int64)
         fair = None
         if encoded is not None:
             _, _, codes, targets = encoded
             if self.fairness_weight > 0:
-                fair = (codes, targets)
+                fair = targets
+        rows = _Rows(X, codes)
 
         x_squared_norms = np.einsum("ij,ij->i", X, X)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
+        reseed_seeds = rng.randint(np.iinfo(np.int32).max, size=(self.n_init, _MAX_RESEEDS))
         best = None
-        for seed in seeds:
+        for seed, reseeds in zip(seeds, reseed_seeds, strict=True):
             if init_centers is None:
                 centers, _ = kmeans_plusplus(
                     X, self.n_clusters, x_squared_norms=x_squared_norms, random_state=seed
                 )
             else:
                 centers = init_centers.copy()
-            run = self._run(X, x_squared_norms, centers, fair)
+            run = self._run(X, rows, centers, fair, reseeds)
             if best is None or run["objective"] < best["objective"]:
                 best = run
-        self._warn_convergence(best)
+        self._warn(best)
 
-        S = best["S"]
-        self.labels_ = best["labels"]
-        self.soft_labels_ = S
+        S, inverse = best["S"], rows.inverse
+        self.labels_ = best["labels"][inverse]
+        self.soft_labels_ = np.ascontiguousarray(S.T[inverse])
         self.cluster_centers_ = best["centers"]
-        self.inertia_ = best["inertia"]
+        self.inertia_ = float(
+            best["dist"][best["labels"], np.arange(rows.weights.shape[0])] @ rows.weights)
         self.objective_ = best["objective"]
         self.objective_history_ = best["history"]
         self.n_bound_iter_ = best["bound_iters"]
         self.n_iter_ = len(best["history"])
+        self.n_reseeds_ = best["n_reseeds"]
         if encoded is None:
             self.sensitive_name_ = self.sensitive_categories_ = self.target_proportions_ = None
             self.cluster_proportions_ = None
             self.fairness_ = np.nan
             return self
         self.sensitive_name_, self.sensitive_categories_, _, self.target_proportions_ = encoded
-        group_mass, mass = group_masses(S, codes, targets.shape[0])
+        group_mass, mass = group_masses(S, rows.codes, rows.weights, targets.shape[0])
         self.cluster_proportions_ = np.full(group_mass.T.shape, np.nan)
         np.divide(
             group_mass.T,
             mass[:, None],
             out=self.cluster_proportions_,
-            where=mass[:, None] > MASS_FLOOR,
+            where=mass[:, None] > KL_FLOOR,
         )
         self.fairness_ = fairness_cost(group_mass, mass, targets)
         return self
@@ -491,8 +568,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        dist = squared_distances(X, np.einsum("ij,ij->i", X, X), self.cluster_centers_)
-        return np.argmin(dist, axis=1)
+        return np.argmin(center_distances(X, self.cluster_centers_), axis=0)
 
     def fit_predict(self, X, y=None, *, sensitive_features=None):
         """Fit and return the training labels.
@@ -512,3 +588,13 @@ class ZGYA(ClusterMixin, BaseEstimator):
             Cluster of each training point (``argmax`` of the soft assignments).
         """
         return self.fit(X, sensitive_features=sensitive_features).labels_
+
+
+class _Rows:
+    """The distinct (features, group) rows of a fit, their weights and segments."""
+
+    def __init__(self, X, codes):
+        self.index, self.weights, self.inverse = distinct_rows(X, codes)
+        self.X = np.ascontiguousarray(X[self.index])
+        self.codes = np.ascontiguousarray(codes[self.index])
+        self.starts, self.stops = segments(self.codes, self.weights)
