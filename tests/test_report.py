@@ -396,3 +396,14 @@ def test_notebook_fragment_renders_in_chromium(random_audit, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert '<p id="image-check">decoded 3 of 3</p>' in done.stdout
     assert "cell below" in done.stdout and 'id="verdicts"' in done.stdout
+
+
+def test_a_worst_cluster_no_fairer_than_the_reference_is_said():
+    """Better averages with the same least fair cluster: the headline says the worst did not move."""
+    X, frame, labels, _ = _worsened()
+    audit_ = audit(labels, X, sensitive_features=frame, reference=labels.copy(), name="mine")
+    kinds = dict(audit_.headline())
+    assert "alert" not in kinds
+    assert "no fairer than reference's for sex, race" in kinds["unchanged"]
+    assert "advice" in kinds
+    assert '<p class="unchanged">' in audit_.to_html()

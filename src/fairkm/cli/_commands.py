@@ -173,7 +173,7 @@ def run_evaluate(args):
         facts.append(("features", data.encoding))
     report = audit(
         labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
-        name=args.labels, n_init=N_INIT,
+        name=f"column {args.labels!r}", n_init=N_INIT,
         profile=None if data.X is None else data.frame[data.names], notes=data.notes,
         check_data=False, title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}",
         facts=facts, random_state=args.random_state,

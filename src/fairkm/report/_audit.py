@@ -107,8 +107,9 @@ class Audit:
         list of (str, str)
             ``(kind, sentence)`` pairs; ``kind`` is ``"alert"`` for a
             worsening (an attribute or measure on which the clustering is
-            less fair than the reference), ``"cost"``, ``"summary"`` or
-            ``"advice"``.
+            less fair than the reference), ``"unchanged"`` when an
+            attribute's least fair cluster is no fairer than the reference's
+            (ME), ``"cost"``, ``"summary"`` or ``"advice"``.
         """
         return headline(self)
 

@@ -40,15 +40,16 @@ _CSS = """
 .fairkm-report th { background: #f3f3f3; }
 .fairkm-report td:first-child, .fairkm-report th:first-child { text-align: left; }
 .fairkm-report .scroll { overflow-x: auto; }
-.fairkm-report .facts th, .fairkm-report .facts td, .fairkm-report .worst td { text-align: left; }
+.fairkm-report .facts th, .fairkm-report .facts td, .fairkm-report .worst td,
+.fairkm-report .worst th { text-align: left; }
 .fairkm-report .summary { background: #eef6ee; border-left: 4px solid #4a4;
   padding: 0.6em 1em; margin: 0.5em 0; }
 .fairkm-report .cost { background: #eef2f8; border-left: 4px solid #46a; padding: 0.6em 1em;
   margin: 0.5em 0; }
 .fairkm-report .alert { background: #fbeaea; border-left: 4px solid #c33; padding: 0.6em 1em;
   margin: 0.5em 0; font-weight: bold; }
-.fairkm-report .advice { background: #fdf6e3; border-left: 4px solid #c90; padding: 0.6em 1em;
-  margin: 0.5em 0; }
+.fairkm-report .advice, .fairkm-report .unchanged { background: #fdf6e3;
+  border-left: 4px solid #c90; padding: 0.6em 1em; margin: 0.5em 0; }
 .fairkm-report td.fairer { background: #e3f3e3; } .fairkm-report td.less-fair {
   background: #f8d7d7; font-weight: bold; }
 .fairkm-report td.same { color: #555; } .fairkm-report td.na { color: #999; }

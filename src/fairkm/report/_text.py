@@ -72,8 +72,8 @@ def _cost_sentence(audit):
 
 
 def _worsenings(audit):
-    """``{attribute: ["ME +85%", ...]}`` for every measure that got less fair."""
-    table = audit.verdicts.drop(index="mean", level="attribute")
+    """``{attribute: ["ME +85%", ...]}`` for every measure that got less fair, "mean" too."""
+    table = audit.verdicts
     worse = table[table["verdict"] == "less fair"]
     found = {}
     for (attribute, measure), row in worse.iterrows():
@@ -122,8 +122,9 @@ def headline(audit):
         worse = _worsenings(audit)
         if worse:
             listed = "; ".join(f"{a}: {', '.join(m)}" for a, m in worse.items())
+            n_worse = len([a for a in worse if a != "mean"])
             lines.append(("alert", (
-                f"Less fair than {ref} on {len(worse)} of {audit.sensitive.shape[1]} "
+                f"Less fair than {ref} on {n_worse} of {audit.sensitive.shape[1]} "
                 f"attribute(s), for some measures: {listed} (changes within "
                 f"{TOLERANCE:.0%} count as the same)."
             )))
@@ -137,10 +138,21 @@ def headline(audit):
                 f"{len(judged)} (attribute, measure) pairs"
                 + (f", the same (within {TOLERANCE:.0%}) on {same}." if same else ".")
             )))
+        stuck = [
+            attribute for attribute in audit.sensitive.columns
+            if audit.verdicts.loc[(attribute, "ME"), "verdict"] == "same"
+        ]
+        if stuck:
+            lines.append(("unchanged", (
+                f"The least fair cluster is no fairer than {ref}'s for {', '.join(stuck)} "
+                f"(ME the same within {TOLERANCE:.0%}): the averages improved, the worst "
+                "cluster did not."
+            )))
     else:
         lines.append(("summary", f"Mean AE (lower is fairer): {ae[main]:.3g}."))
     worst = audit.worst.xs(main, level="clustering")
-    flagged = bool(worst["small"].any()) or any(kind == "alert" for kind, _ in lines)
+    flagged = bool(worst["small"].any()) or any(kind in ("alert", "unchanged")
+                                                 for kind, _ in lines)
     if flagged:
         lines.append(("advice", SMALL_CLUSTERS))
     return lines
