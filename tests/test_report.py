@@ -399,7 +399,7 @@ def test_notebook_fragment_renders_in_chromium(random_audit, tmp_path):
 
 
 def test_a_worst_cluster_no_fairer_than_the_reference_is_said():
-    """Better averages with the same least fair cluster: the headline says the worst did not move."""
+    """The same least fair cluster as the reference: the headline says the worst did not move."""
     X, frame, labels, _ = _worsened()
     audit_ = audit(labels, X, sensitive_features=frame, reference=labels.copy(), name="mine")
     kinds = dict(audit_.headline())
