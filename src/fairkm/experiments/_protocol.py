@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import contextmanager
 
+import numba
 import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
@@ -38,6 +40,7 @@ __all__ = [
     "run_columns",
     "run_seed",
     "silhouette_from_distances",
+    "single_threaded",
     "sweep_seed",
 ]
 
@@ -106,10 +109,11 @@ def protocol_parameters(quick=False):
         # FairKM's default tol does not change the reproduction.
         "FairKM": {"max_iter": 5 if quick else 30, "tol": 1e-6, "init": "k-means++",
                    "n_init": "auto"},
+        # The authors' released loop and stopping rules (fairkm.ZGYA's defaults).
         "ZGYA": {
             "fairness_weight": 15.0,
             "max_iter": 5 if quick else 100,
-            "bound_max_iter": 50 if quick else 1000,
+            "bound_max_iter": 50 if quick else 10000,
         },
         "K-Means(N)": {"init": "k-means++", "n_init": "auto"},
         "lambda_sweep": {
@@ -226,6 +230,22 @@ def silhouette_from_distances(distances, inverse, labels):
     return float(scores.mean())
 
 
+@contextmanager
+def single_threaded():
+    """BLAS, OpenMP and numba's parallel loops on one thread each, restored afterwards.
+
+    Seeds run in separate processes, so each fit takes one core; numba's
+    threads are set apart from BLAS's because threadpoolctl does not reach them.
+    """
+    threads = numba.get_num_threads()
+    with threadpool_limits(limits=1):
+        numba.set_num_threads(1)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(threads)
+
+
 def _fit(model, X, sensitive):
     """Fit ``model``, recording ``ConvergenceWarning`` instead of emitting it.
 
@@ -283,8 +303,8 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     ("FairKM(All)"), and for each attribute ZGYA and FairKM on that attribute
     alone ("ZGYA(S)", "FairKM(S)"). Each gets ``random_state=seed``. DevC and
     DevO are measured against the K-Means(N) clustering of the same seed.
-    BLAS and OpenMP run single-threaded so that the numbers are the same
-    whichever process runs the seed.
+    BLAS, OpenMP and numba run single-threaded (:func:`single_threaded`), one
+    seed per process.
 
     Parameters
     ----------
@@ -308,7 +328,8 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     quality : list of dict
         One row per fit: setting, method, ``sensitive`` (what it was fair
         on), the quality measures, ``n_nonempty`` (non-empty clusters), ``n_iter``,
-        ``converged`` and ``fit_seconds``.
+        ``n_updates`` and ``n_reseeds`` (ZGYA's bound updates and reseeds, NaN
+        for the other methods), ``converged`` and ``fit_seconds``.
     fairness : pandas.DataFrame
         One row per fit and attribute, with AE, ME and AW/MW in both
         conventions.
@@ -325,7 +346,7 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
         fits.append((FAIRKM_S, name, FairKM(n_clusters, fairness_weight=weight, **fairkm),
                      sensitive[[name]]))
     quality, fairness = [], []
-    with threadpool_limits(limits=1):
+    with single_threaded():
         reference = None
         for method, fair_on, model, features in fits:
             seconds, converged = _fit(model, X, features)
@@ -335,7 +356,11 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
             scores, per_attribute = _measure(X, sensitive, pairwise, labels, reference)
             setting = {"dataset": dataset, "k": n_clusters, "seed": seed, "method": method,
                        "sensitive": fair_on}
+            # ZGYA's bound updates and reseeds: its cost and how it ended.
+            updates = getattr(model, "n_bound_iter_", None)
             quality.append({**setting, **scores, "n_iter": int(model.n_iter_),
+                            "n_updates": np.nan if updates is None else int(updates.sum()),
+                            "n_reseeds": getattr(model, "n_reseeds_", np.nan),
                             "converged": converged, "fit_seconds": seconds})
             fairness.append(per_attribute.assign(**setting))
     return quality, pd.concat(fairness, ignore_index=True)
@@ -365,7 +390,7 @@ def sweep_seed(dataset, X, sensitive, seed, params):
     """
     sweep = params["lambda_sweep"]
     k = sweep["n_clusters"]
-    with threadpool_limits(limits=1):
+    with single_threaded():
         reference = BlindKMeans(k, random_state=seed).fit(X).labels_
         estimator = FairKM(k, max_iter=params["FairKM"]["max_iter"],
                            tol=params["FairKM"]["tol"], random_state=seed)

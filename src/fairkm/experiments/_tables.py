@@ -250,13 +250,21 @@ def summary_table(runs_quality):
     -------
     pandas.DataFrame
         One row per dataset, k and method: ``n_fits``, ``n_iter`` (mean),
-        ``converged`` (share of fits without ``ConvergenceWarning``),
+        ``n_updates`` and ``n_reseeds`` (means; ZGYA's bound updates and
+        reseeds, NaN for the other methods or for runs recorded without
+        them), ``converged`` (share of fits without ``ConvergenceWarning``),
         ``n_nonempty`` (mean and minimum) and ``fit_seconds`` (mean and total).
     """
+    runs_quality = runs_quality.copy()
+    for column in ("n_updates", "n_reseeds"):
+        if column not in runs_quality:
+            runs_quality[column] = np.nan
     grouped = runs_quality.groupby(["dataset", "k", "method"], sort=False)
     return grouped.agg(
         n_fits=("seed", "size"),
         n_iter=("n_iter", "mean"),
+        n_updates=("n_updates", "mean"),
+        n_reseeds=("n_reseeds", "mean"),
         converged=("converged", "mean"),
         n_nonempty=("n_nonempty", "mean"),
         n_nonempty_min=("n_nonempty", "min"),
@@ -356,10 +364,11 @@ def markdown_summary(table):
     -------
     str
     """
-    header = ["dataset", "k", "method", "fits", "mean n_iter", "converged", "non-empty (mean)",
-              "non-empty (min)", "fit s (mean)", "fit s (total)"]
+    header = ["dataset", "k", "method", "fits", "mean n_iter", "mean updates", "mean reseeds",
+              "converged", "non-empty (mean)", "non-empty (min)", "fit s (mean)", "fit s (total)"]
     rows = [
-        [r.dataset, str(r.k), r.method, str(r.n_fits), f"{r.n_iter:.1f}", f"{r.converged:.0%}",
+        [r.dataset, str(r.k), r.method, str(r.n_fits), f"{r.n_iter:.1f}",
+         _cell(r.n_updates, digits=0), _cell(r.n_reseeds, digits=2), f"{r.converged:.0%}",
          f"{r.n_nonempty:.2f}", str(r.n_nonempty_min), f"{r.fit_seconds:.3f}",
          f"{r.fit_seconds_total:.1f}"]
         for r in table.itertuples(index=False)
