@@ -330,7 +330,8 @@ def _add_output_options(parser, *, report=True):
                             "viewable offline)")
     parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
     parser.add_argument("--quiet", action="store_true",
-                        help="print nothing but errors (no summary, no progress bar)")
+                        help="print nothing but errors and warnings (no summary, no progress "
+                        "bar)")
 
 
 def _subparser(commands, name, *, help, description, epilog):
