@@ -34,6 +34,7 @@ from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
 __all__ = [
     "CONVENTIONS",
     "DATASETS",
+    "fit_recording_convergence",
     "load_dataset",
     "pairwise_distances_unique",
     "protocol_parameters",
@@ -246,7 +247,7 @@ def single_threaded():
             numba.set_num_threads(threads)
 
 
-def _fit(model, X, sensitive):
+def fit_recording_convergence(model, X, sensitive):
     """Fit ``model``, recording ``ConvergenceWarning`` instead of emitting it.
 
     The protocol caps FairKM at the paper's 30 iterations, so the warning is
@@ -349,7 +350,7 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     with single_threaded():
         reference = None
         for method, fair_on, model, features in fits:
-            seconds, converged = _fit(model, X, features)
+            seconds, converged = fit_recording_convergence(model, X, features)
             labels = model.labels_
             if reference is None:
                 reference = labels
