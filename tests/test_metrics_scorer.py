@@ -1,5 +1,6 @@
 """make_fair_clustering_scorer: the fairest clustering within a K-Means cost budget."""
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,12 +27,18 @@ OVER_BUDGET = 1e6
 
 
 @pytest.fixture(autouse=True)
-def _one_openmp_thread():
-    # On a busy machine KMeans' OpenMP threads wait for each other at every pass: a fit
-    # of diabetes' 442 rows took 3.3 s with 2 threads against 0.02 s with 1 (load 5 on
-    # 2 cores). Nothing here measures threading.
-    with threadpool_limits(1, user_api="openmp"):
-        yield
+def _one_thread():
+    # On a busy machine KMeans' OpenMP threads (and FairKM's numba ones) wait for each
+    # other at every pass: a KMeans fit of diabetes' 442 rows took 3.3 s with 2 threads
+    # against 0.02 s with 1 (load 5 on 2 cores). Nothing here measures threading, and
+    # FairKM's results do not depend on its thread count.
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with threadpool_limits(1, user_api="openmp"):
+            yield
+    finally:
+        numba.set_num_threads(threads)
 
 
 class Fixed(ClusterMixin, BaseEstimator):
