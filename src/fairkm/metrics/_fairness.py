@@ -67,27 +67,8 @@ def _categorical_wasserstein(counts, convention):
 
 def _standardized(sf, j, weights=None):
     values = sf.columns[j]
-    if weights is None:
-        mean, scale = standardize_numeric(values, sf.names[j])
-    else:
-        mean, scale = _weighted_standardization(values, weights, sf.names[j])
+    mean, scale = standardize_numeric(values, sf.names[j], weights)
     return (values - mean) / scale
-
-
-def _weighted_standardization(values, weights, name):
-    # standardize_numeric with weights: the weighted mean and population
-    # standard deviation (a row of weight w counts as w rows).
-    total = float(np.sum(weights))
-    mean = float(np.dot(weights, values)) / total
-    centred = values - mean
-    scale = float(np.sqrt(float(np.dot(weights, centred * centred)) / total))
-    if not scale > 0.0 or not np.isfinite(scale):
-        raise ValueError(
-            f"numeric sensitive attribute {name!r} has zero variance (every value of "
-            f"positive weight is {mean!r}); it carries no fairness information. Drop it "
-            "or treat it as categorical."
-        )
-    return mean, scale
 
 
 def _numeric_euclidean(codes, n_clusters, z, weights=None):
