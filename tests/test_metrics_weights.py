@@ -331,3 +331,13 @@ def test_every_entry_point_takes_sample_weight(name):
     assert "sample_weight" in inspect.signature(
         metrics.MEASURES[name].function if name in metrics.MEASURES else getattr(metrics, name)
     ).parameters
+
+
+def test_numeric_attribute_constant_on_the_weighted_rows():
+    # Varies only through a row of weight zero: as if dropped, it has zero variance.
+    with pytest.raises(ValueError, match="zero variance"):
+        metrics.average_euclidean([0, 1, 1], sensitive_features=[1.0, 2.0, 2.0],
+                                  sample_weight=[0, 1, 3])
+    with pytest.raises(ValueError, match="zero variance"):
+        metrics.fairness_report([0, 1, 1, 0], sensitive_features=[1.0, 2.0, 2.0, 5.0],
+                                sample_weight=[0, 1, 0.5, 0])
