@@ -224,6 +224,23 @@ def test_an_attribute_that_cannot_improve_is_named_in_a_warning(trade):
     assert ae["s1"] > blind["s1"] and ae["s0"] < blind["s0"]
 
 
+@pytest.mark.parametrize("tol", [1e-2, 5e-2])
+def test_relative_weight_zero_is_the_s_blind_clustering_without_warnings(diabetes, tol):
+    # A loose tol stops the S-blind phase early; weight 0 must not go on minimising
+    # (and then judge the attributes against where the S-blind phase stopped).
+    X, sensitive = diabetes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = FairKM(6, relative_weight=0.0, n_init=10, tol=tol, random_state=0).fit(
+            X, sensitive_features=sensitive
+        )
+    blind = FairKM(6, fairness_weight=0.0, n_init=10, tol=tol, random_state=0).fit(
+        X, sensitive_features=sensitive
+    )
+    assert_array_equal(model.labels_, blind.labels_)
+    assert model.fairness_weight_ == 0.0 and model.cost_increase_ == 0.0
+
+
 def test_an_attribute_left_less_fair_gets_more_weight(trade):
     X, sensitive, blind = trade
     u = np.array([1.0, 0.01])

@@ -165,8 +165,9 @@ def fit_weighted(starts, plan, encoding, user_weights, *, max_iter, tol):
     driver = _Driver(best, encoding, user_weights, max_iter, tol, converged)
     if plan.kind == "relative":
         alpha = plan.value
-        driver.apply(alpha)
-        driver.repair(alpha)
+        if alpha > 0:  # weight 0 asks for the S-blind clustering, which the fit holds already
+            driver.apply(alpha)
+            driver.repair(alpha)
     else:
         alpha = driver.search(plan)
     lam, weights = driver.weights(alpha)
