@@ -292,13 +292,13 @@ EVERY_ENTRY_POINT = [*metrics.MEASURES, "fairness_report", "clustering_report"]
     ("sample_weight", "error", "match"),
     [
         ([1, 1], ValueError, "sample_weight has 2 entries but labels has 4"),
-        ([1, -1, 1, 1], ValueError, "sample_weight must be finite and >= 0, got -1 at position 1"),
-        ([1, 1, np.nan, 1], ValueError, "got nan at position 2"),
-        ([np.inf, 1, 1, 1], ValueError, "got inf at position 0"),
+        ([1, -1, 1, 1], ValueError, "sample_weight must be finite and >= 0, got -1 at row 1"),
+        ([1, 1, np.nan, 1], ValueError, "got nan at row 2"),
+        ([np.inf, 1, 1, 1], ValueError, "got inf at row 0"),
         ([0, 0, 0.0, 0], ValueError, "sample_weight is 0 for every row"),
         ([[1, 1], [1, 1]], ValueError, r"must be 1-D, got an array of shape \(2, 2\)"),
-        (2.0, TypeError, "sample_weight must be an array-like of shape"),
-        ("1111", TypeError, "sample_weight must be an array-like of shape"),
+        (True, TypeError, "sample_weight must be a number or an array-like of shape"),
+        ("1111", TypeError, "sample_weight must be a number or an array-like of shape"),
         (list("abcd"), TypeError, "sample_weight must hold real numbers, got an array of dtype"),
         ([True, False, True, True], TypeError, "dtype bool"),
         ([1, None, 1, 1], TypeError, "dtype object"),
@@ -307,6 +307,18 @@ EVERY_ENTRY_POINT = [*metrics.MEASURES, "fairness_report", "clustering_report"]
 def test_bad_sample_weight(name, sample_weight, error, match):
     with pytest.raises(error, match=match):
         _call(name, sample_weight)
+
+
+@pytest.mark.parametrize("name", EVERY_ENTRY_POINT)
+def test_a_number_as_sample_weight_weighs_every_row_alike(name):
+    # As in scikit-learn's estimators: 3.0 means [3.0, 3.0, 3.0, 3.0].
+    got, want = _call(name, 3.0), _call(name, [3.0] * 4)
+    if isinstance(got, pd.DataFrame):
+        pd.testing.assert_frame_equal(got, want)
+    elif isinstance(got, pd.Series):
+        pd.testing.assert_series_equal(got, want)
+    else:
+        assert got == want or (np.isnan(got) and np.isnan(want))
 
 
 @pytest.mark.parametrize("name", EVERY_ENTRY_POINT)

@@ -58,38 +58,70 @@ def check_real(name, value, *, positive=False):
         raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")
 
 
-def check_sample_weight(sample_weight, n_samples):
+def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
     """Validate sample weights; return a float64 array, or None for unit weights.
 
-    Weights must be finite, non-negative and not all zero, one per row. All
-    ones is returned as None, so unit weights take the unweighted code paths.
+    One rule for the estimators and the measures: a row of weight w counts as
+    w rows. A number stands for that weight on every row (as in
+    scikit-learn); otherwise one finite, non-negative real number per row,
+    not all zero. Booleans, strings and objects are refused rather than
+    converted. All ones is returned as None, so unit weights take the
+    unweighted code paths bit for bit.
+
+    Parameters
+    ----------
+    sample_weight : float, array-like of shape (n_samples,) or None
+    n_samples : int
+        The number of rows the weights must match.
+    length_of : str, default="X"
+        What has ``n_samples`` rows, for the length message.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64, or None
+
+    Raises
+    ------
+    TypeError
+        If the weights are not real numbers.
+    ValueError
+        On a shape or length mismatch, a negative or non-finite weight, or
+        weights that are all zero.
     """
     if sample_weight is None:
         return None
-    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
-        weights = np.full(n_samples, float(sample_weight))
-    else:
-        try:
-            weights = np.asarray(sample_weight, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"sample_weight must be numbers, got {type(sample_weight).__name__} ({exc})."
-            ) from exc
-    if weights.ndim != 1 or weights.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight must have one weight per sample ({n_samples}), got shape "
-            f"{weights.shape}."
+    if isinstance(sample_weight, (str, bytes, bool, np.bool_)):
+        raise TypeError(
+            "sample_weight must be a number or an array-like of shape (n_samples,), got "
+            f"{type(sample_weight).__name__} {sample_weight!r}."
         )
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        i = int(np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))[0])
-        raise ValueError(
-            f"sample_weight must be finite and >= 0, got {float(weights[i])!r} at row {i}."
+    if isinstance(sample_weight, numbers.Real):
+        sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    try:
+        array = np.asarray(sample_weight)
+    except (TypeError, ValueError) as exc:  # ragged lists and other unconvertible input
+        raise TypeError(f"sample_weight could not be converted to an array: {exc}.") from exc
+    if array.dtype.kind not in "iuf":
+        raise TypeError(
+            f"sample_weight must hold real numbers, got an array of dtype {array.dtype}."
         )
-    if not np.any(weights > 0):
+    if array.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got an array of shape {array.shape}.")
+    if array.shape[0] != n_samples:
         raise ValueError(
-            "sample_weight is zero for every sample; at least one weight must be positive."
+            f"sample_weight has {array.shape[0]} entries but {length_of} has {n_samples}; "
+            "they must have the same length."
         )
-    if np.all(weights == 1.0):
+    weights = array.astype(np.float64)
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i}."
+        )
+    if not (weights > 0).any():
+        raise ValueError("sample_weight is 0 for every row; at least one must be positive.")
+    if (weights == 1.0).all():
         return None
     return np.ascontiguousarray(weights)
 

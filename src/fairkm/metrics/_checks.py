@@ -24,6 +24,7 @@ from fairkm._encoding import (
     check_sensitive_features,
     with_intersections,
 )
+from fairkm._validation import check_sample_weight
 
 __all__ = [
     "check_delta",
@@ -110,68 +111,6 @@ def check_reference(reference_labels, n_samples):
             "they must have the same length."
         )
     return codes, n_clusters
-
-
-def check_sample_weight(sample_weight, n_samples):
-    """Validate sample weights: one finite, non-negative number per row, not all zero.
-
-    Parameters
-    ----------
-    sample_weight : array-like of shape (n_samples,) or None
-        The weights passed.
-    n_samples : int
-        Length of ``labels``.
-
-    Returns
-    -------
-    ndarray of shape (n_samples,), float64, or None
-        ``None`` when ``sample_weight`` is None or every weight is 1, so that
-        unit weights take the unweighted code paths.
-
-    Raises
-    ------
-    TypeError
-        If the weights are not numbers (booleans, strings, objects).
-    ValueError
-        On a shape or length mismatch, a negative or non-finite weight, or
-        weights that are all zero.
-    """
-    if sample_weight is None:
-        return None
-    if isinstance(sample_weight, (str, bytes)) or np.isscalar(sample_weight):
-        raise TypeError(
-            "sample_weight must be an array-like of shape (n_samples,), got "
-            f"{type(sample_weight).__name__} {sample_weight!r}."
-        )
-    try:
-        arr = np.asarray(sample_weight)
-    except Exception as exc:  # ragged lists and other unconvertible input
-        raise TypeError(
-            f"sample_weight could not be converted to an array: {exc}."
-        ) from exc
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"sample_weight must hold real numbers, got an array of dtype {arr.dtype}."
-        )
-    if arr.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got an array of shape {arr.shape}.")
-    if arr.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight has {arr.shape[0]} entries but labels has {n_samples}; "
-            "they must have the same length."
-        )
-    weights = arr.astype(np.float64)
-    bad = ~(np.isfinite(weights) & (weights >= 0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"sample_weight must be finite and >= 0, got {arr[i].item()!r} at position {i}."
-        )
-    if not (weights > 0).any():
-        raise ValueError("sample_weight is 0 for every row; at least one must be positive.")
-    if (weights == 1.0).all():
-        return None
-    return weights
 
 
 def drop_zero_weights(weights, codes, *others):
@@ -273,7 +212,7 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
             f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
             "entries; they must have the same length."
         )
-    weights = check_sample_weight(sample_weight, codes.shape[0])
+    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     weights, codes, n_clusters, sf = drop_zero_weights(weights, codes, sf)
     return codes, n_clusters, sf, weights
 

@@ -69,7 +69,7 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
     """
     codes, _ = encode_labels(labels)
     X = check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0])
+    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
     centers = _centroids(X, codes, n_clusters, weights)
     residuals = X - centers[codes]
@@ -92,7 +92,7 @@ def _prepare_pair(X, labels, reference_labels, sample_weight):
     codes, _ = encode_labels(labels)
     ref, _ = check_reference(reference_labels, codes.shape[0])
     X = None if X is None else check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0])
+    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     kept, codes, k1 = drop_zero_weights(weights, codes)
     _, ref, k2 = drop_zero_weights(weights, ref)
     if X is not None and weights is not None:
@@ -153,7 +153,7 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     """
     codes, n_clusters = encode_labels(labels)
     X = check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0])
+    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
     n = codes.shape[0] if weights is None else float(np.sum(weights))
     if not 2 <= n_clusters <= n - 1:
