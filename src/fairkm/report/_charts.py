@@ -1,10 +1,18 @@
-"""The report's charts: each cluster's mix of one sensitive attribute against the dataset's."""
+r"""The report's charts: each cluster's mix of one sensitive attribute against the dataset's.
+
+Every string from the data (attribute names, values, cluster labels, the
+clustering's name) is drawn as typed: matplotlib's math parsing is off for
+every text of a chart (``$5-$10`` stays so, ``$\foo$`` cannot fail), and the
+legend is built from explicit lists, so a value starting with ``_`` (which
+matplotlib otherwise leaves out of legends) is listed too.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
 __all__ = ["composition_chart", "segments"]
@@ -42,6 +50,7 @@ def _mark_worst(ax, names):
 
 
 def _draw_categorical(ax, text, order, labels, colors, worst):
+    """Draw the stacked bars; return one bar container per value, in ``order``."""
     clusters, names = _row_names(labels, worst)
     shares = pd.crosstab(labels, text.to_numpy(), normalize="index").reindex(
         index=clusters, columns=order, fill_value=0.0
@@ -50,9 +59,10 @@ def _draw_categorical(ax, text, order, labels, colors, worst):
     rows = np.vstack([overall.to_numpy(), shares.to_numpy()])
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
     left = np.zeros(len(y))
-    for j, value in enumerate(order):
-        ax.barh(y, rows[:, j], left=left, color=colors[j], edgecolor="white", linewidth=0.5,
-                label=value)
+    bars = []
+    for j in range(len(order)):
+        bars.append(ax.barh(y, rows[:, j], left=left, color=colors[j], edgecolor="white",
+                            linewidth=0.5))
         for yi, start, width in zip(y, left, rows[:, j], strict=True):
             if width >= 0.08:
                 ax.text(start + width / 2, yi, f"{width:.0%}", ha="center", va="center",
@@ -63,6 +73,7 @@ def _draw_categorical(ax, text, order, labels, colors, worst):
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("share of the rows")
+    return bars
 
 
 def _draw_numeric(ax, values, labels, name, worst):
@@ -109,6 +120,7 @@ def composition_chart(audit, attribute):
         layout="constrained",
     )
     axes = fig.subplots(1, len(audit.labels), squeeze=False)[0]
+    handles = None
     for ax, (name, labels) in zip(axes, audit.labels.items(), strict=True):
         worst = audit.worst.loc[(attribute, name), "cluster"]
         if numeric:
@@ -117,13 +129,20 @@ def composition_chart(audit, attribute):
             colors = [f"C{j}" for j in range(len(order))]
             if order[-1] == "other":
                 colors[-1] = "0.75"
-            _draw_categorical(ax, text, order, labels, colors, worst)
+            bars = _draw_categorical(ax, text, order, labels, colors, worst)
+            if handles is None:
+                handles = bars  # the first panel's (every panel has the same values)
         ax.invert_yaxis()
         ax.set_title(name)
         ax.tick_params(axis="y", labelsize=8)
     if not numeric:
-        handles, names = axes[0].get_legend_handles_labels()
-        fig.legend(handles, names, loc="outside lower center", ncols=min(len(order), 5),
-                   title=attribute, fontsize=8, title_fontsize=9, frameon=False)
+        # Placeholder labels, then the values: matplotlib drops labels starting with "_".
+        legend = fig.legend(handles, [f"v{j}" for j in range(len(order))],
+                            loc="outside lower center", ncols=min(len(order), 5),
+                            title=attribute, fontsize=8, title_fontsize=9, frameon=False)
+        for entry, value in zip(legend.get_texts(), order, strict=True):
+            entry.set_text(value)
     fig.suptitle(f"{attribute}: each cluster's mix against the dataset's", fontsize=11)
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     return fig
