@@ -1,0 +1,234 @@
+"""How far a clustering is from the bounds: per attribute, the worst cluster and value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._encoding import CATEGORICAL
+from ._spec import resolve_bounds
+
+__all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "from_codes", "measure"]
+
+# A bound counts as met when no share (or standardised mean) lies further than
+# this outside its band: shares are ratios of float sums.
+TOLERANCE = 1e-9
+
+_COLUMNS = ["kind", "bound", "deviation", "violation", "satisfied", "cluster", "value",
+            "cluster_value", "dataset_value", "cluster_size"]
+
+
+def _plain(value):
+    """Return a NumPy scalar as the Python scalar it holds (for tables and messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _categorical_cells(attr, kind, codes, n_clusters, weights, sizes):
+    n_values = len(attr.categories)
+    counts = np.bincount(codes * n_values + attr.values, weights=weights,
+                         minlength=n_clusters * n_values).reshape(n_clusters, n_values)
+    live = np.flatnonzero(sizes > 0)
+    shares = counts[live] / sizes[live, None]
+    p = attr.proportions[None, :]
+    if kind == "additive":
+        deviation = np.abs(shares - p)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            deviation = np.maximum(1.0 - shares / p, 1.0 - p / shares)
+        deviation = np.where(p > 0, np.where(shares > 0, deviation, 1.0), 0.0)
+    if attr.bounded:
+        violation = np.maximum(0.0, np.maximum(shares - attr.upper[None, :],
+                                               attr.lower[None, :] - shares))
+    else:
+        violation = np.zeros_like(shares)
+    return live, shares, deviation, violation
+
+
+def measure(bounds, codes, n_clusters):
+    """Measure cluster codes against a bound set.
+
+    Parameters
+    ----------
+    bounds : BoundSet
+        From :func:`fairkm.bounds._spec.resolve_bounds`.
+    codes : ndarray of shape (n_samples,), int64
+        Cluster codes 0..n_clusters-1.
+    n_clusters : int
+        Number of codes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per attribute, indexed by name, with the columns of
+        :attr:`BoundsCheck.table`; ``cluster`` is a code.
+    """
+    weights = bounds.weights
+    sizes = np.bincount(codes, weights=weights, minlength=n_clusters).astype(np.float64)
+    rows = []
+    for attr in bounds.attributes:
+        if attr.kind == CATEGORICAL:
+            live, shares, deviation, violation = _categorical_cells(
+                attr, bounds.kind, codes, n_clusters, weights, sizes)
+            score = violation if violation.max() > 0 else deviation
+            c, v = np.unravel_index(int(np.argmax(score)), score.shape)
+            rows.append([bounds.kind, attr.delta, float(deviation.max()),
+                         float(violation.max()), None, int(live[c]), _plain(attr.categories[v]),
+                         float(shares[c, v]), float(attr.proportions[v]),
+                         float(sizes[live[c]])])
+        else:
+            live = np.flatnonzero(sizes > 0)
+            zw = attr.values if weights is None else attr.values * weights
+            means = np.bincount(codes, weights=zw, minlength=n_clusters)[live] / sizes[live]
+            deviation = np.abs(means)
+            violation = np.maximum(0.0, deviation - attr.delta) if attr.bounded else 0 * means
+            c = int(np.argmax(violation if violation.max() > 0 else deviation))
+            rows.append(["numeric", attr.delta, float(deviation.max()), float(violation.max()),
+                         None, int(live[c]), None, float(means[c]), 0.0, float(sizes[live[c]])])
+    table = pd.DataFrame(rows, columns=_COLUMNS,
+                         index=pd.Index([a.name for a in bounds.attributes], name="attribute"))
+    table["satisfied"] = table["violation"] <= TOLERANCE
+    return table
+
+
+@dataclass(frozen=True)
+class BoundsCheck:
+    """Whether every cluster stays within the bounds, and where it comes closest to failing.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per sensitive attribute (index: its name) with columns
+        ``kind`` ("additive", "multiplicative" or "numeric"), ``bound`` (the
+        bound asked for, NaN if none), ``deviation`` (the attribute's largest
+        deviation over clusters and values: ``|share - p|`` for additive, the
+        smallest delta whose band ``[(1 - delta) p, p / (1 - delta)]`` holds
+        the share for multiplicative, ``|mean_C(z)|`` of the standardised
+        values for numeric), ``violation`` (how far the worst share, or mean,
+        lies outside its band; 0 when met), ``satisfied``, and the worst
+        cell: ``cluster`` (its label), ``value``, ``cluster_value`` (the
+        cluster's share of ``value``, or its standardised mean),
+        ``dataset_value`` and ``cluster_size`` (total weight).
+    violation : float
+        The largest violation over the bounded attributes (share units;
+        standard deviations for numeric attributes); 0 when every bound holds.
+    satisfied : bool
+        ``violation <= 1e-9``.
+    kind : {"additive", "multiplicative"}
+        How the categorical bounds read.
+    """
+
+    table: pd.DataFrame
+    violation: float
+    satisfied: bool
+    kind: str
+
+    def summary(self):
+        """One sentence: is every cluster within the bounds, and which cluster is worst.
+
+        Returns
+        -------
+        str
+        """
+        bounded = self.table[self.table["bound"].notna()]
+        if bounded.empty:
+            return "No bound was asked for."
+        bounds = sorted(set(bounded["bound"].round(6)))
+        what = (f"within {bounds[0]:g} of the dataset's mix" if len(bounds) == 1
+                else "within the bounds asked")
+        if self.kind == "multiplicative" and (bounded["kind"] != "numeric").any():
+            what += " (multiplicative)"
+        name = bounded["violation"].idxmax() if not self.satisfied else bounded[
+            "deviation"].idxmax()
+        row = bounded.loc[name]
+        if row["kind"] == "numeric":
+            cell = (f"{name}, cluster {row['cluster']!r} ({row['cluster_size']:g} rows): "
+                    f"standardised mean {row['cluster_value']:+.3f}")
+        else:
+            cell = (f"{name}, cluster {row['cluster']!r} ({row['cluster_size']:g} rows): "
+                    f"{row['value']!r} {row['cluster_value']:.3f} against "
+                    f"{row['dataset_value']:.3f} overall")
+        if self.satisfied:
+            return f"Every cluster {what}: yes (closest to the bound: {cell})."
+        return (f"Every cluster {what}: no, largest violation {self.violation:.3g} "
+                f"({cell}).")
+
+
+def from_codes(bounds, codes, n_clusters, cluster_labels=None):
+    """Build a :class:`BoundsCheck` from cluster codes (``cluster_labels[code]`` names them)."""
+    table = measure(bounds, codes, n_clusters)
+    if cluster_labels is not None:
+        table["cluster"] = [_plain(cluster_labels[c]) for c in table["cluster"]]
+    bounded = table["bound"].notna()
+    violation = float(table.loc[bounded, "violation"].max()) if bounded.any() else 0.0
+    return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind)
+
+
+def check_bounds(labels, sensitive_features, *, max_deviation, kind="additive",
+                 numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
+                 intersections=None):
+    """Check that every cluster's mix stays within bounds of the dataset's, for every attribute.
+
+    For every cluster ``C`` and every value ``v`` of every bounded categorical
+    attribute, additive bounds ask ``|share_C(v) - share_X(v)| <= max_deviation``
+    and multiplicative ones (Bera et al., 2019)
+    ``(1 - max_deviation) p <= share_C(v) <= p / (1 - max_deviation)`` with
+    ``p = share_X(v)``. ``numeric_bound`` asks ``|mean_C(z)| <= numeric_bound``
+    of every numeric attribute standardised over the dataset (``z``, in
+    standard deviations).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        Cluster labels of any values (a clustering from any algorithm).
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
+            Series or DataFrame
+        One column per sensitive attribute.
+    max_deviation : float, dict or None
+        The bound on every categorical attribute, or ``{name: bound}`` for
+        some of them (the others are reported, not bounded), or None.
+    kind : {"additive", "multiplicative"}, default="additive"
+        How ``max_deviation`` reads (see above).
+    numeric_bound : float, dict or None, default=None
+        Bound on the standardised cluster means of numeric attributes.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights: a row of weight w counts as w rows in the shares.
+    numeric_sensitive : "auto", bool or list, default="auto"
+        Which attributes are numeric (as in :class:`fairkm.FairKM`).
+    intersections : sequence of sequence of str, default=None
+        Combined attributes (``[("sex", "race")]``), bounded as the others.
+
+    Returns
+    -------
+    BoundsCheck
+        ``satisfied``, ``violation``, the per-attribute ``table`` and
+        ``summary()``.
+
+    Examples
+    --------
+    >>> from fairkm.bounds import check_bounds
+    >>> check = check_bounds([0, 0, 1, 1], ["a", "b", "a", "a"], max_deviation=0.25)
+    >>> check.satisfied, round(check.violation, 3)
+    (True, 0.0)
+    >>> check_bounds([0, 0, 1, 1], ["a", "b", "a", "a"], max_deviation=0.2).satisfied
+    False
+    """
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
+    bounds = resolve_bounds(sensitive_features, None, max_deviation=max_deviation,
+                            kind=kind, numeric_bound=numeric_bound,
+                            sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
+                            intersections=intersections)
+    if bounds.n_samples != arr.shape[0]:
+        raise ValueError(
+            f"sensitive_features has {bounds.n_samples} rows but labels has {arr.shape[0]} "
+            "entries; they must have the same length."
+        )
+    codes, uniques = pd.factorize(arr, sort=True)
+    if codes.min() < 0:
+        i = int(np.flatnonzero(codes < 0)[0])
+        raise ValueError(f"labels has a missing value at position {i}.")
+    values = list(uniques)
+    return from_codes(bounds, codes.astype(np.int64), len(values), values)

@@ -1,0 +1,227 @@
+"""The bounds asked for, read against the data: share bands per value, mean bands per number.
+
+A bound set holds, for every sensitive attribute, the dataset's mix (weighted
+proportions of a categorical attribute's values, or the standardised values of
+a numeric one) and the band each cluster must stay in. Both the check of a
+clustering (:func:`fairkm.bounds.check_bounds`) and the solver read it, so they
+cannot disagree on what a bound means.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._encoding import (
+    CATEGORICAL,
+    check_sensitive_features,
+    standardize_numeric,
+    with_intersections,
+)
+from .._validation import check_real, check_sample_weight
+
+__all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "resolve_bounds"]
+
+KINDS = ("additive", "multiplicative")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One sensitive attribute and the band its clusters must stay in.
+
+    Attributes
+    ----------
+    name : str
+        The attribute's name.
+    kind : {"categorical", "numeric"}
+        Its kind.
+    values : ndarray of shape (n_samples,)
+        int64 codes into ``categories`` (categorical) or standardised float64
+        values, mean 0 and variance 1 under the weights (numeric).
+    categories : pandas.Index or None
+        The observed values of a categorical attribute.
+    proportions : ndarray of shape (n_values,) or None
+        The dataset's (weighted) share of each value.
+    delta : float
+        The bound asked for: ``max_deviation`` (categorical) or
+        ``numeric_bound`` (numeric); NaN when the attribute is not bounded.
+    lower, upper : ndarray of shape (n_values,) or None
+        Share band of each value (categorical; NaN-free, may lie outside
+        [0, 1], in which case that side never binds).
+    """
+
+    name: str
+    kind: str
+    values: np.ndarray
+    categories: pd.Index | None
+    proportions: np.ndarray | None
+    delta: float
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+
+    @property
+    def bounded(self):
+        """Whether a bound was asked for this attribute."""
+        return not np.isnan(self.delta)
+
+
+@dataclass(frozen=True)
+class BoundSet:
+    """Every attribute's band, the kind of categorical bound, and the row weights.
+
+    Attributes
+    ----------
+    attributes : list of Attribute
+        In column order (intersections last).
+    kind : {"additive", "multiplicative"}
+        How ``max_deviation`` reads for categorical attributes.
+    weights : ndarray of shape (n_samples,) or None
+        Row weights; None for unit weights.
+    """
+
+    attributes: list
+    kind: str
+    weights: np.ndarray | None
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self.attributes[0].values.shape[0]
+
+    def categorical(self, bounded_only=True):
+        """Return the categorical attributes (the bounded ones by default)."""
+        return [a for a in self.attributes
+                if a.kind == CATEGORICAL and (a.bounded or not bounded_only)]
+
+    def numeric(self, bounded_only=True):
+        """Return the numeric attributes (the bounded ones by default)."""
+        return [a for a in self.attributes
+                if a.kind != CATEGORICAL and (a.bounded or not bounded_only)]
+
+    def with_floor(self, t):
+        """Return the bound set with every bounded attribute's bound raised to at least ``t``."""
+        attributes = []
+        for a in self.attributes:
+            if a.bounded and a.kind == CATEGORICAL and a.delta < t:
+                lower, upper = band(a.proportions, t, self.kind)
+                a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions, float(t),
+                              lower, upper)
+            attributes.append(a)
+        return BoundSet(attributes, self.kind, self.weights)
+
+
+def check_kind(kind):
+    """Raise ``ValueError`` unless ``kind`` is "additive" or "multiplicative"."""
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"kind must be 'additive' or 'multiplicative', got {kind!r}.")
+
+
+def band(proportions, delta, kind):
+    """Share band ``(lower, upper)`` of each value for a bound ``delta`` of the given kind."""
+    if kind == "additive":
+        return proportions - delta, proportions + delta
+    return (1.0 - delta) * proportions, proportions / (1.0 - delta)
+
+
+def _check_delta(name, value, kind):
+    check_real(name, value)
+    if kind == "multiplicative" and name.startswith("max_deviation") and not value < 1.0:
+        raise ValueError(
+            f"{name} must be < 1 with kind='multiplicative' (the band is "
+            f"[(1 - delta) p, p / (1 - delta)]), got {value!r}."
+        )
+    return float(value)
+
+
+def _per_attribute(value, parameter, names, eligible, kind, what):
+    """Map a bound (a number, a mapping name -> number, or None) onto the attributes."""
+    out = dict.fromkeys(names, np.nan)
+    if value is None:
+        return out
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key not in names:
+                raise ValueError(
+                    f"{parameter} names {key!r}, which is not a sensitive attribute; the "
+                    f"attributes are {names}."
+                )
+            if key not in eligible:
+                raise ValueError(
+                    f"{parameter} names {key!r}, which is not a {what} attribute; "
+                    + ("bound numeric attributes with numeric_bound."
+                       if what == "categorical" else
+                       "bound categorical attributes with max_deviation.")
+                )
+            out[key] = _check_delta(f"{parameter}[{key!r}]", item, kind)
+        return out
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(
+            f"{parameter} must be a float or a dict {{attribute name: float}}, got "
+            f"{type(value).__name__} {value!r}."
+        )
+    value = _check_delta(parameter, value, kind)
+    for name in eligible:
+        out[name] = value
+    return out
+
+
+def resolve_bounds(sensitive_features, n_samples, *, max_deviation, kind="additive",
+                   numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
+                   intersections=None):
+    """Validate and encode the sensitive features and the bounds asked for.
+
+    Parameters
+    ----------
+    sensitive_features : array-like, Series or DataFrame
+        One column per sensitive attribute.
+    n_samples : int or None
+        Expected number of rows (that of ``X``); checked when given.
+    max_deviation : float, dict or None
+        Bound on every categorical attribute (a float), on the named ones (a
+        dict), or on none (None).
+    kind : {"additive", "multiplicative"}, default="additive"
+        How ``max_deviation`` reads.
+    numeric_bound : float, dict or None, default=None
+        Bound on the standardised cluster means of numeric attributes.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Row weights.
+    numeric_sensitive : "auto", bool or list, default="auto"
+        Which attributes are numeric (as in :class:`fairkm.FairKM`).
+    intersections : sequence of sequence of str or None, default=None
+        Combined attributes added as further categorical attributes.
+
+    Returns
+    -------
+    BoundSet
+    """
+    check_kind(kind)
+    sensitive_features = with_intersections(sensitive_features, intersections,
+                                            numeric=numeric_sensitive)
+    sf = check_sensitive_features(sensitive_features, n_samples=n_samples,
+                                  numeric=numeric_sensitive)
+    weights = check_sample_weight(sample_weight, sf.n_samples)
+    categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
+    numeric = [name for name in sf.names if name not in categorical]
+    deltas = _per_attribute(max_deviation, "max_deviation", sf.names, categorical, kind,
+                            "categorical")
+    numeric_deltas = _per_attribute(numeric_bound, "numeric_bound", sf.names, numeric,
+                                    "additive", "numeric")
+    attributes = []
+    for name, kind_j, column, values in zip(sf.names, sf.kinds, sf.columns, sf.categories,
+                                            strict=True):
+        if kind_j == CATEGORICAL:
+            counts = np.bincount(column, weights=weights, minlength=len(values))
+            proportions = counts / counts.sum()
+            delta = deltas[name]
+            lower, upper = band(proportions, 0.0 if np.isnan(delta) else delta, kind)
+            attributes.append(Attribute(name, kind_j, column, values, proportions, delta,
+                                        lower, upper))
+        else:
+            mean, scale = standardize_numeric(column, name, weights)
+            attributes.append(Attribute(name, kind_j, (column - mean) / scale, None, None,
+                                        numeric_deltas[name], None, None))
+    return BoundSet(attributes, kind, weights)
