@@ -50,7 +50,10 @@ def _change(value, reference):
 def _cost_sentence(audit):
     main, ref = audit.main, audit.reference
     co = audit.quality["CO"]
-    change = co[main] / co[ref] - 1.0
+    if co[ref] == 0:  # every row on its centre: no price to state as a ratio
+        change = 0.0 if co[main] == 0 else np.inf
+    else:
+        change = co[main] / co[ref] - 1.0
     if change < -1e-9:
         text = (
             f"The K-Means objective (CO) is {format_number(co[main])} for {main}, "
@@ -145,8 +148,8 @@ def headline(audit):
         if stuck:
             lines.append(("unchanged", (
                 f"The least fair cluster is no fairer than {ref}'s for {', '.join(stuck)} "
-                f"(ME the same within {TOLERANCE:.0%}): the averages improved, the worst "
-                "cluster did not."
+                f"(ME the same within {TOLERANCE:.0%}): whatever the averages say, the worst "
+                "cluster did not get fairer."
             )))
     else:
         lines.append(("summary", f"Mean AE (lower is fairer): {ae[main]:.3g}."))
