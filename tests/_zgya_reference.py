@@ -162,7 +162,11 @@ def zgya(X, codes, targets, n_clusters, centers, reseed, *, fairness_weight=15.0
             continue
         history.append(value)
         bound_iters.append(n_updates)
-        if it >= 2 and abs(value - history[-2]) <= tol * abs(history[-2]):
+        # Relative to the authors' energy, whose fairness term is the cross-entropy
+        # sum_k H(U, P_k) = sum_k (H(U) + KL(U || P_k)).
+        entropy = -sum(u * np.log(u) for u in targets if u > 0) if fair else 0.0
+        if it >= 2 and abs(value - history[-2]) <= tol * abs(
+                history[-2] + fairness_weight * k * entropy):
             break
     return {"labels": labels, "S": S, "centers": centers, "objective": value,
             "history": np.array(history), "bound_iters": np.array(bound_iters),

@@ -397,10 +397,11 @@ def test_adult_collapse_is_repaired(adult_sex):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed, released", [(0, 85.50), (2, 80.62), (6, 86.77)])
+@pytest.mark.parametrize("seed, released", [(0, 85.5035), (1, 81.7217), (6, 86.7736)])
 def test_adult_objective_matches_released_code(adult_sex, seed, released):
-    # Objectives of the authors' released code from the same centres (issue 16).
+    # Objectives of the authors' released code from the same centres (issue 16; the code
+    # run on current NumPy with its removed imports shimmed). Before: 86.22, 95.85, 89.99.
     X, sex = adult_sex
     centers = kmeans_plusplus(X, 5, random_state=seed)[0]
     model = ZGYA(5, init=centers).fit(X, sensitive_features=sex)
-    assert model.objective_ <= released * 1.005
+    assert model.objective_ == pytest.approx(released, rel=1e-4)

@@ -93,8 +93,9 @@ class ZGYA(ClusterMixin, BaseEstimator):
         optimisation of ``S``) per run, as in the authors' code.
     tol : float, default=1e-4
         A run stops, from its third outer iteration on, when the objective
-        changes by no more than ``tol`` times its previous value (the authors'
-        rule).
+        changes by no more than ``tol`` times the previous value of the
+        authors' energy, which writes the KL term as a cross-entropy and so
+        exceeds ``E`` by ``fairness_weight * n_clusters * H(U)`` (their rule).
     bound_max_iter : int, default=10000
         Maximum number of bound updates per outer iteration (the authors'
         value).
@@ -169,7 +170,8 @@ class ZGYA(ClusterMixin, BaseEstimator):
        repeated until the bound changes by at most ``bound_tol``
        (relative) or ``bound_max_iter`` updates;
     3. labels become ``argmax_k s_pk``, and the run stops once ``E``
-       changes by at most ``tol`` (relative) from the third iteration on.
+       changes by at most ``tol`` from the third iteration on, relative to
+       their energy (``E`` with the KL term as a cross-entropy).
 
     **Empty clusters.** When a cluster has no nearest point before the bound
     optimisation, or no label after it, the run reseeds: centres and labels
@@ -382,6 +384,8 @@ class ZGYA(ClusterMixin, BaseEstimator):
         k = self.n_clusters
         dist = self._distances(rows, centers)
         labels = np.argmin(dist, axis=0)
+        present = np.zeros(0) if fair is None else fair[fair > 0]
+        entropy = float(-np.sum(present * np.log(present)))
         S = objective = None
         history, bound_iters = [], []
         n_reseeds, trivial, converged = 0, False, False
@@ -422,7 +426,9 @@ class ZGYA(ClusterMixin, BaseEstimator):
                 continue
             history.append(objective)
             bound_iters.append(n_updates)
-            if it >= 2 and abs(objective - history[-2]) <= self.tol * abs(history[-2]):
+            # Relative to the authors' energy: each KL(U || P_k) as a cross-entropy, H(U) + KL.
+            if it >= 2 and abs(objective - history[-2]) <= self.tol * abs(
+                    history[-2] + self.fairness_weight * k * entropy):
                 converged = True
                 break
         return dict(
