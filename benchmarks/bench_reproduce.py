@@ -6,7 +6,8 @@ k = 5 and 15, S-blind K-Means, FairKM on all five attributes (lambda 1e6, at mos
 measured (CO twice, exact silhouette, DevC, DevO, fairness in both conventions).
 Then, in the same process, it times the S-blind K-Means fits of the same seeds
 alone (one process) as the reference, and prints the ratio and where the time went
-(total fit seconds per method, summed over both worker processes).
+(total fit seconds per method, summed over both worker processes), and ZGYA's bound
+updates per fit and time per update.
 
 The issue's target is the full protocol (100 seeds) under 10 minutes on 2 cores.
 ``--n-seeds`` runs fewer seeds; the per-seed cost is then extrapolated linearly
@@ -78,6 +79,14 @@ def main():
     total = by_method.to_numpy().sum()
     print(f"all fits {total:.1f} s; measuring and overhead take the rest of "
           f"{protocol * args.n_jobs:.1f} worker-seconds available")
+    runs = tables["runs_quality"]
+    zgya = runs[runs["method"] == "ZGYA(S)"]
+    print("\nZGYA: bound updates per fit and time per update (fit time / updates):")
+    for k, part in zgya.groupby("k"):
+        per_update = part["fit_seconds"].sum() / part["n_updates"].sum()
+        print(f"  k={k}: {part['n_updates'].mean():9.0f} updates per fit (median "
+              f"{part['n_updates'].median():.0f}), {1e3 * per_update:.4f} ms per update, "
+              f"{part['n_reseeds'].mean():.2f} reseeds per fit")
 
 
 if __name__ == "__main__":
