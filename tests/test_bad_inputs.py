@@ -10,7 +10,7 @@ import pytest
 from scipy import sparse
 
 from fairkm import FairKM
-from fairkm.metrics import fairness_report
+from fairkm.metrics import fairness_report, silhouette
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(40, 2))
@@ -76,6 +76,8 @@ CASES = [
     ("fairness_report with labels of another length",
      lambda: fairness_report(np.zeros(10), sensitive_features=S), ValueError,
      "sensitive_features has 40 rows but labels has 10"),
+    ("silhouette of a single cluster", lambda: silhouette(X, np.zeros(40)), ValueError,
+     "needs between 2 and n_samples - 1 distinct labels, got 1"),
     ("fairness_report with a sensitive column named mean",
      lambda: fairness_report(np.arange(40) % 2, sensitive_features=S.rename(
          columns={"sex": "mean"})),

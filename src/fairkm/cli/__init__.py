@@ -2,8 +2,11 @@
 
 The CLI parses arguments, reads and writes files, calls the library and
 prints; it holds no clustering or measuring code of its own. Exit status: 0 on
-success, 1 on a data or file problem (one line on stderr naming the file,
-column or value at fault), 2 on a usage error.
+success (also when standard output is a pipe closed early), 1 on a data or
+file problem (one line on stderr naming the file, column or value at fault)
+or when standard output fails otherwise, 2 on a usage error, 130 when
+interrupted. Outputs are checked before any work and written together before
+anything is printed.
 
 Its modules: ``_main`` (:func:`main`, errors to exit statuses), ``_parser``
 (option types, subcommands, help texts), ``_commands`` (one function per

@@ -1,8 +1,10 @@
 """The commands: fit, evaluate, tradeoff, demo and reproduce.
 
-Each takes the parsed arguments, reads the data (:mod:`._tables`), calls the
-library (the audit is :func:`fairkm.report.audit`), prints (:mod:`._printing`)
-and writes its files (:mod:`._io`), and returns the exit status.
+Each takes the parsed arguments, checks its output files and names (before
+any work), reads the data (:mod:`._tables`), calls the library (the audit is
+:func:`fairkm.report.audit`), writes its files together (:mod:`._io`), then
+prints (:mod:`._printing`), and returns the exit status. Printing comes last
+so that a failing standard output never costs the files.
 """
 
 from __future__ import annotations
@@ -21,31 +23,51 @@ from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
 from ..report import audit
 from ..tradeoff import fairness_tradeoff, plot_tradeoff
 from ._errors import DataError, UsageError
-from ._io import check_output_path, write_atomic, write_table
+from ._io import OutputFiles, check_writable
 from ._printing import print_facts, print_tradeoff
 from ._progress_bar import progress_bar
-from ._tables import check_roles, prepare_data
+from ._tables import check_names, check_roles, prepare_data
 
-__all__ = ["run_demo", "run_evaluate", "run_fit", "run_reproduce", "run_tradeoff"]
+__all__ = [
+    "reproduction_files",
+    "run_demo",
+    "run_evaluate",
+    "run_fit",
+    "run_reproduce",
+    "run_tradeoff",
+]
 
 # Starts of the S-blind K-Means every command compares with; the best is kept,
 # so the price of fairness is not measured against an unlucky start.
 N_INIT = 10
 
 
-def _finish(args, report):
-    """Print the audit (its facts, then its text) and write the HTML report if asked."""
-    if not args.quiet:
-        print_facts(report.facts)
-        print(report.to_text())
+def _outputs(args, **paths):
+    """Check the output files (``option=path``, None skipped) before any work."""
+    data = getattr(args, "data", None)
+    outputs = OutputFiles(inputs=[] if data is None else [data], overwrite=args.overwrite,
+                          written=getattr(args, "written", None))
+    for option, path in paths.items():
+        outputs.add(path, f"--{option}")
+    return outputs
+
+
+def _write_report(args, outputs, report):
+    """Write the HTML report (if asked) into ``outputs``, stamped with the version and time."""
     if args.report:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         report = dataclasses.replace(
             report, facts=[*report.facts, ("made by", f"fairkm {__version__}, {stamp}")]
         )
-        page = report.to_html()
-        write_atomic(args.report, lambda path: path.write_text(page, encoding="utf-8"))
-        if not args.quiet:
+        outputs.write_text(args.report, report.to_html())
+
+
+def _print_report(args, report):
+    """Print the audit (its facts, then its text) and say where the report went."""
+    if not args.quiet:
+        print_facts(report.facts)
+        print(report.to_text())
+        if args.report:
             print(f"wrote the report to {args.report}")
 
 
@@ -108,123 +130,116 @@ def _fit_facts(fair, seconds):
     return facts
 
 
-def _check_outputs(args, first, second):
-    """Check the output files of options ``first`` and ``second``, and that they differ."""
-    outputs = [path for path in (getattr(args, first), getattr(args, second)) if path is not None]
-    for path in outputs:
-        check_output_path(path, inputs=[args.data], overwrite=args.overwrite)
-    if len({Path(p).resolve() for p in outputs}) < len(outputs):
-        raise UsageError(f"--{first} and --{second} name the same file")
-
-
 def run_fit(args):
     """``fairkm fit``: cluster a table with FairKM, audit it against S-blind K-Means."""
     check_roles(args)
-    _check_outputs(args, "output", "report")
-    data = prepare_data(args)
-    if args.output is not None and args.cluster_column in data.frame.columns:
-        raise DataError(
-            f"{str(args.data)!r} already has a column {args.cluster_column!r}; name the new "
-            "column with --cluster-column."
+    check_names(args)
+    with _outputs(args, output=args.output, report=args.report) as outputs:
+        data = prepare_data(args)
+        if args.output is not None and args.cluster_column in data.frame.columns:
+            raise DataError(
+                f"{str(args.data)!r} already has a column {args.cluster_column!r}; name the new "
+                "column with --cluster-column."
+            )
+        numeric = list(args.numeric_sensitive or [])
+        fair, seconds = _fit_fairkm(data.X, data.sensitive, args, numeric)
+        facts = [
+            *_data_facts(args, data),
+            ("features", data.encoding),
+            ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
+            *_fit_facts(fair, seconds),
+        ]
+        report = audit(
+            fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+            n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
+            title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
+            random_state=args.random_state,
         )
-    numeric = list(args.numeric_sensitive or [])
-    fair, seconds = _fit_fairkm(data.X, data.sensitive, args, numeric)
-    facts = [
-        *_data_facts(args, data),
-        ("features", data.encoding),
-        ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
-        *_fit_facts(fair, seconds),
-    ]
-    report = audit(
-        fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
-        n_init=N_INIT, profile=data.frame[data.names], notes=data.notes, check_data=False,
-        title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
-        random_state=args.random_state,
-    )
-    _finish_fit(args, report, data, fair)
+        if args.output is not None:
+            result = data.frame.assign(**{args.cluster_column: fair.labels_})
+            outputs.write_table(args.output, result, sep=args.sep)
+        _write_report(args, outputs, report)
+        outputs.commit()
+    _print_report(args, report)
+    if args.output is not None and not args.quiet:
+        print(f"wrote {len(result):,} rows with column {args.cluster_column!r} to {args.output}")
     return 0
-
-
-def _finish_fit(args, report, data, fair):
-    """Print and write the report, then the clustered rows."""
-    _finish(args, report)
-    if args.output is not None:
-        result = data.frame.assign(**{args.cluster_column: fair.labels_})
-        write_table(result, args.output)
-        if not args.quiet:
-            print(f"wrote {len(result):,} rows with column {args.cluster_column!r} to "
-                  f"{args.output}")
 
 
 def run_evaluate(args):
     """``fairkm evaluate``: audit the clustering in a column of the table."""
     check_roles(args, labels=args.labels)
-    if args.report is not None:
-        check_output_path(args.report, inputs=[args.data], overwrite=args.overwrite)
-    data = prepare_data(args, labels=args.labels, need_features=False)
-    labels = data.frame[args.labels].to_numpy()
-    numeric = list(args.numeric_sensitive or [])
-    facts = [
-        *_data_facts(args, data),
-        ("clustering", f"column {args.labels!r}: {len(np.unique(labels))} clusters"),
-        ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
-    ]
-    if data.X is not None:
-        facts.append(("features", data.encoding))
-    report = audit(
-        labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
-        name=f"column {args.labels!r}", n_init=N_INIT,
-        profile=None if data.X is None else data.frame[data.names], notes=data.notes,
-        check_data=False, title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}",
-        facts=facts, random_state=args.random_state,
-    )
-    _finish(args, report)
+    check_names(args)
+    with _outputs(args, report=args.report) as outputs:
+        data = prepare_data(args, labels=args.labels, need_features=False)
+        labels = data.frame[args.labels].to_numpy()
+        numeric = list(args.numeric_sensitive or [])
+        facts = [
+            *_data_facts(args, data),
+            ("clustering", f"column {args.labels!r}: {len(np.unique(labels))} clusters"),
+            ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
+        ]
+        if data.X is not None:
+            facts.append(("features", data.encoding))
+        report = audit(
+            labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+            name=f"column {args.labels!r}", n_init=N_INIT, profile=data.profile,
+            notes=data.notes, check_data=False,
+            title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}", facts=facts,
+            random_state=args.random_state,
+        )
+        _write_report(args, outputs, report)
+        outputs.commit()
+    _print_report(args, report)
     return 0
 
 
 def run_tradeoff(args):
     """``fairkm tradeoff``: FairKM at several fairness weights, one table row each."""
     check_roles(args)
-    _check_outputs(args, "output", "plot")
-    data = prepare_data(args)
-    frame, sensitive, X = data.frame, data.sensitive, data.X
-    numeric = list(args.numeric_sensitive or [])
-    blind = BlindKMeans(args.n_clusters, n_init=N_INIT, random_state=args.random_state).fit(X)
+    check_names(args)
     relative = args.fairness_weights is None
-    weights = args.relative_weights if relative else args.fairness_weights
-    n_fits = len(weights) + (args.max_cost is not None)
     if args.max_cost is not None and not relative:
         raise UsageError("--max-cost goes with --relative-weights, not --fairness-weights")
+    with _outputs(args, output=args.output, plot=args.plot) as outputs:
+        data = prepare_data(args)
+        frame, sensitive, X = data.frame, data.sensitive, data.X
+        numeric = list(args.numeric_sensitive or [])
+        blind = BlindKMeans(args.n_clusters, n_init=N_INIT,
+                            random_state=args.random_state).fit(X)
+        weights = args.relative_weights if relative else args.fairness_weights
+        n_fits = len(weights) + (args.max_cost is not None)
+        with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
+            estimator = FairKM(
+                args.n_clusters, attribute_weights=args.attribute_weights,
+                algorithm=args.algorithm, batch_size=args.batch_size,
+                numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
+            )
+            table = fairness_tradeoff(
+                estimator, X, sensitive, None if relative else weights,
+                relative_weights=weights if relative else None, max_cost=args.max_cost,
+                reference_labels=blind.labels_,
+                sample_size=5000 if len(frame) > 5000 else None,
+                random_state=args.random_state,
+            )
+        if args.output is not None:
+            outputs.write_table(args.output, table, sep=args.sep)
+        if args.plot is not None:
+            fig = Figure(figsize=(7.0, 4.4))
+            plot_tradeoff(table, axes=fig.subplots())
+            fmt = Path(args.plot).suffix.lower().lstrip(".")
+            outputs.write(args.plot, lambda path: fig.savefig(path, format=fmt, dpi=120))
+        outputs.commit()
     if not args.quiet:
         print_facts([
             *_data_facts(args, data),
             ("features", data.encoding),
             ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
         ])
-    with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
-        estimator = FairKM(
-            args.n_clusters, attribute_weights=args.attribute_weights,
-            algorithm=args.algorithm, batch_size=args.batch_size,
-            numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
-        )
-        table = fairness_tradeoff(
-            estimator, X, sensitive, None if relative else weights,
-            relative_weights=weights if relative else None, max_cost=args.max_cost,
-            reference_labels=blind.labels_,
-            sample_size=5000 if len(frame) > 5000 else None, random_state=args.random_state,
-        )
-    if not args.quiet:
         print_tradeoff(table)
-    if args.output is not None:
-        write_table(table, args.output)
-        if not args.quiet:
+        if args.output is not None:
             print(f"wrote the table to {args.output}")
-    if args.plot is not None:
-        fig = Figure(figsize=(7.0, 4.4))
-        plot_tradeoff(table, axes=fig.subplots())
-        fmt = Path(args.plot).suffix.lower().lstrip(".")
-        write_atomic(args.plot, lambda path: fig.savefig(path, format=fmt, dpi=120))
-        if not args.quiet:
+        if args.plot is not None:
             print(f"wrote the plot to {args.plot}")
     return 0
 
@@ -256,32 +271,111 @@ def _demo_data(args):
 
 def run_demo(args):
     """``fairkm demo``: FairKM against S-blind K-Means on built-in data."""
-    if args.report is not None:
-        check_output_path(args.report, overwrite=args.overwrite)
-    title, X, sensitive, numeric, profile = _demo_data(args)
-    fair, seconds = _fit_fairkm(X, sensitive, args, numeric)
-    facts = [
-        ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
-        ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
-        *_fit_facts(fair, seconds),
-    ]
-    report = audit(
-        fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
-        profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
-        random_state=args.random_state,
-    )
+    with _outputs(args, report=args.report) as outputs:
+        title, X, sensitive, numeric, profile = _demo_data(args)
+        fair, seconds = _fit_fairkm(X, sensitive, args, numeric)
+        facts = [
+            ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
+            ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+            *_fit_facts(fair, seconds),
+        ]
+        report = audit(
+            fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
+            profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
+            random_state=args.random_state,
+        )
+        _write_report(args, outputs, report)
+        outputs.commit()
     if not args.quiet:
         print(f"fairkm {__version__} demo: FairKM against S-blind K-Means")
-    _finish(args, report)
+    _print_report(args, report)
     return 0
+
+
+# How fairkm.experiments.reproduce names its files (its docstring's Notes):
+# the paper's tables per dataset family, Figures 1-4 per dataset, and the lambda
+# sweep's table and Figures 5-7 for the Kinematics datasets.
+_TABLES = {"adult": (4, 5), "kinematics": (6, 7)}
+_FIGURES = {"adult": (1, 2), "kinematics": (3, 4)}
+_SWEPT = ("kinematics", "kinematics-l2")
+
+
+def reproduction_files(datasets):
+    """Name the files ``fairkm reproduce`` writes for ``datasets``.
+
+    Parameters
+    ----------
+    datasets : sequence of str
+        From ``"adult"``, ``"kinematics"``, ``"kinematics-l2"``.
+
+    Returns
+    -------
+    list of str
+        The file names in the output directory.
+    """
+    families = {"kinematics" if d.startswith("kinematics") else d for d in datasets}
+    names = []
+    for family, (quality, fairness) in _TABLES.items():
+        if family in families:
+            for stem in (f"table{quality}_{family}_quality", f"table{fairness}_{family}_fairness"):
+                names += [f"{stem}.csv", f"{stem}.md"]
+    names.append("figures1-4_per_attribute.csv")
+    for dataset in datasets:
+        family = "kinematics" if dataset.startswith("kinematics") else dataset
+        first, second = _FIGURES[family]
+        names += [f"figure{first}_{dataset}_aw.png", f"figure{second}_{dataset}_mw.png"]
+    swept = [d for d in datasets if d in _SWEPT]
+    if swept:
+        names += ["lambda_sensitivity.csv", "lambda_runs.csv"]
+        for dataset in swept:
+            names += [f"figure5_{dataset}_co_sh.png", f"figure6_{dataset}_devc_devo.png",
+                      f"figure7_{dataset}_fairness.png"]
+    names += ["runs_summary.csv", "runs_summary.md", "tables.md", "runs_quality.csv",
+              "runs_fairness.csv", "run.json"]
+    return names
+
+
+def _check_output_dir(out, datasets, overwrite):
+    """Before any work: refuse existing outputs, and check that the folder can be written.
+
+    Returns the folders that do not exist yet (the run creates them).
+    """
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--output-dir {str(out)!r} is not a directory.")
+    if out.is_dir() and not overwrite:
+        existing = [name for name in reproduction_files(datasets) if (out / name).exists()]
+        if existing:
+            raise DataError(
+                f"{str(out)!r} already holds {', '.join(existing)}; pass --overwrite to replace "
+                "them, or choose another --output-dir."
+            )
+    missing = []
+    folder = out
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if not folder.is_dir():
+        raise DataError(f"cannot create {str(out)!r}: {str(folder)!r} is not a directory.")
+    check_writable(folder)
+    return missing
 
 
 def run_reproduce(args):
     """``fairkm reproduce``: the paper's evaluation (:func:`fairkm.experiments.reproduce`)."""
-    tables = experiments.reproduce(
-        Path(args.output_dir), n_seeds=args.seeds, quick=args.quick, data_home=args.data_home,
-        n_jobs=args.n_jobs, progress=not args.quiet, datasets=tuple(args.datasets),
-    )
+    out = Path(args.output_dir)
+    created = _check_output_dir(out, args.datasets, args.overwrite)
+    try:
+        tables = experiments.reproduce(
+            out, n_seeds=args.seeds, quick=args.quick, data_home=args.data_home,
+            n_jobs=args.n_jobs, progress=not args.quiet, datasets=tuple(args.datasets),
+        )
+    except BaseException:
+        for folder in created:  # the deepest first; only the empty ones
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise
     if not args.quiet:
         print(f"wrote {len(tables)} table(s) to {args.output_dir}: {', '.join(tables)}")
     return 0

@@ -53,7 +53,12 @@ data files:
   --max-categories values, or whose values are mostly numbers but not all, is
   an error that names the column (and the odd value). Missing values in the
   columns used are one error naming every such column, unless --dropna drops
-  those rows (and says how many).
+  those rows (and says how many). In CSV files NA, None, NULL, nan and empty
+  fields are missing, unless --keep-na-strings keeps them as text (an empty
+  field among numbers stays missing); --sep sets another separator (a file
+  that reads as one column named with ';' or tabs gets that hint). Two
+  columns of one name are an error, and so is a column of lists used;
+  Parquet decimals are numbers.
 """
 
 FIT_EPILOG = DATA_HELP + """
@@ -65,9 +70,11 @@ output:
   every attribute and measure on which FairKM is less fair, and each
   attribute's least fair cluster (its size, its mix against the data's).
   --output writes every input row (with --dropna, every row kept) plus the
-  cluster column (CSV or Parquet, by
-  extension); files are written to a temporary file and then renamed, never
-  over the input, and an existing file is replaced only with --overwrite.
+  cluster column (CSV or Parquet, by extension). Output files are checked
+  before the fit (never the input; an existing file only with --overwrite,
+  which keeps its permissions), written to temporary files and renamed
+  together at the end, and only then is the summary printed: a closed pipe
+  (| head) or a full disk on standard output never costs them.
 
 examples:
   fairkm fit people.csv --sensitive sex,race --exclude id --n-clusters 5 \\
@@ -93,7 +100,9 @@ EVALUATE_EPILOG = DATA_HELP + """
 Audits a clustering made by any tool: the fairness measures per attribute and
 each attribute's least fair cluster; with --features, the quality measures
 and the same for S-blind K-Means with as many clusters (best of 10 starts),
-with every attribute and measure on which the clustering is less fair.
+with every attribute and measure on which the clustering is less fair. A
+--labels column with more distinct values than --max-categories or than half
+the rows (an identifier) is an error, before any work.
 
 examples:
   fairkm evaluate clusters.csv --labels cluster --sensitive sex,race
@@ -135,7 +144,9 @@ examples:
 
 REPRODUCE_EPILOG = """\
 Runs the FairKM paper's evaluation (fairkm.experiments.reproduce) on the
-real datasets and writes its tables to --output-dir.
+real datasets and writes its tables to --output-dir. Files of an earlier run
+there are an error, before the run, unless --overwrite; a failed run removes
+the folders it created.
 
 examples:
   fairkm reproduce --quick --output-dir results
@@ -230,6 +241,16 @@ def _cluster_count(text):
     return value
 
 
+def _separator(text):
+    if text in ("tab", "\\t"):
+        return "\t"
+    if len(text) != 1 or text in ('"', "\n", "\r"):
+        raise argparse.ArgumentTypeError(
+            f"expected one character (or 'tab') as the separator, got {text!r}"
+        )
+    return text
+
+
 def _table_path(path):
     if table_format(path) is None:
         raise argparse.ArgumentTypeError(
@@ -282,6 +303,13 @@ def _add_data_options(parser, *, features_default):
     parser.add_argument("--max-categories", type=_positive_int, default=100, metavar="N",
                         help="most distinct values allowed in a categorical column (default "
                         "100)")
+    parser.add_argument("--sep", type=_separator, metavar="CHAR",
+                        help="field separator of CSV files, read and written (default ','; "
+                        "'tab' or '\\t' for tabs)")
+    parser.add_argument("--keep-na-strings", action="store_true",
+                        help="CSV: read NA, None, NULL, nan and empty fields of text columns as "
+                        "values (categories), not as missing; an empty field in a column of "
+                        "numbers is still missing")
     parser.add_argument("--dropna", action="store_true",
                         help="drop the rows with a missing value in a column used (sensitive, "
                         "feature or labels) and say how many went; without it, missing values "
@@ -448,6 +476,9 @@ def build_parser():
                            metavar="NAMES", help="comma-separated, from adult,kinematics,"
                            "kinematics-l2 (Kinematics with unit-norm rows; default adult,"
                            "kinematics)")
+    reproduce.add_argument("--overwrite", action="store_true",
+                           help="replace the files of an earlier run in --output-dir (without "
+                           "it, any is an error, before the run)")
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     reproduce.set_defaults(func=run_reproduce)
     return parser

@@ -20,7 +20,7 @@ from ..report.checks import id_like_features, missing_values_message, sensitive_
 from ._errors import DataError, UsageError
 from ._io import read_table
 
-__all__ = ["Prepared", "check_roles", "prepare_data"]
+__all__ = ["Prepared", "check_names", "check_roles", "prepare_data"]
 
 _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
@@ -38,6 +38,50 @@ def _check_columns(frame, names, option, path):
         raise DataError(
             f"column {missing[0]!r} (from {option}) is not in {str(path)!r}; its columns are: "
             f"{listed}."
+        )
+
+
+def _unhashable(frame, names, path):
+    """Refuse a column holding lists or mappings (Parquet can): no category, no number."""
+    for name in names:
+        column = frame[name]
+        if column.dtype != object:
+            continue
+        try:
+            column.nunique()
+        except TypeError:
+            for row, value in enumerate(column, start=1):
+                try:
+                    hash(value)
+                except TypeError:
+                    kind = "a mapping" if isinstance(value, dict) else "a list"
+                    raise DataError(
+                        f"column {name!r} of {str(path)!r} holds {kind} on data row {row} "
+                        f"({_short(value)}), not a single value; leave it out (--exclude) or "
+                        "make one column per item."
+                    ) from None
+
+
+def _short(value, width=40):
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _as_numbers(frame):
+    """Return ``frame`` with its decimal columns (Parquet's money) as float64."""
+    decimal = [name for name in frame.columns if frame[name].dtype == object
+               and pd.api.types.infer_dtype(frame[name], skipna=True) == "decimal"]
+    return frame.astype({name: np.float64 for name in decimal}) if decimal else frame
+
+
+def _check_labels(frame, labels, max_categories):
+    """Refuse a labels column that cannot be a clustering (an identifier), before any work."""
+    n_clusters, n_rows = frame[labels].nunique(), len(frame)
+    if n_clusters > max_categories or n_clusters > n_rows / 2:
+        raise DataError(
+            f"--labels column {labels!r} has {n_clusters:,} distinct values for {n_rows:,} rows: "
+            f"too many clusters (at most --max-categories={max_categories}, and half the rows); "
+            "is it an identifier? Name the clustering's column, or raise --max-categories."
         )
 
 
@@ -144,6 +188,15 @@ def _feature_names(frame, args, taken):
     return [name for name in frame.columns if name not in excluded]
 
 
+def check_names(args):
+    """Refuse, before any work, a column name the audit's tables cannot hold."""
+    if "mean" in args.sensitive:
+        raise DataError(
+            "a sensitive column cannot be named 'mean': the fairness tables use 'mean' for the "
+            "row averaging the attributes; rename the column (e.g. with a prefix)."
+        )
+
+
 def check_roles(args, *, labels=None):
     """Usage errors: a column may play only one role."""
     sensitive = set(args.sensitive)
@@ -171,6 +224,7 @@ class Prepared:
     sensitive: pd.DataFrame
     X: np.ndarray | None
     names: list | None  # the feature columns
+    profile: pd.DataFrame | None  # the feature columns as the report shows them
     encoding: str | None  # one line saying how the features were encoded
     dropped: str | None  # one line saying what --dropna dropped
     notes: list  # the data warnings, also issued as DataWarning
@@ -199,7 +253,7 @@ def prepare_data(args, *, labels=None, need_features=True):
     naming them all, unless ``--dropna`` drops those rows. Suspicious
     columns (their kind, identifiers among the features) are warned about.
     """
-    frame = read_table(args.data)
+    frame = read_table(args.data, sep=args.sep, keep_na_strings=args.keep_na_strings)
     _check_columns(frame, args.sensitive, "--sensitive", args.data)
     if labels:
         _check_columns(frame, [labels], "--labels", args.data)
@@ -219,6 +273,7 @@ def prepare_data(args, *, labels=None, need_features=True):
                 "set aside."
             )
         roles.update({name: "feature" for name in names})
+    _unhashable(frame, list(roles), args.data)
     dropped = None
     if args.dropna:
         frame, dropped = _drop(frame, roles)
@@ -228,13 +283,19 @@ def prepare_data(args, *, labels=None, need_features=True):
         )
         if message:
             raise DataError(message)
+    if labels:
+        _check_labels(frame, labels, args.max_categories)
     sensitive, notes = _sensitive_frame(frame, args)
-    X = encoding = None
+    X = encoding = profile = None
     if names is not None:
+        features = _as_numbers(frame[names])
         how = ("leave it out of --features" if args.features is not None
                else "--exclude {name}")
-        notes += id_like_features(frame[names], how_to_exclude=how)
-        X, encoding = _encode_features(frame, names, args.scale, args.max_categories)
+        notes += id_like_features(features, how_to_exclude=how)
+        X, encoding = _encode_features(features, names, args.scale, args.max_categories)
+        # The report's cluster table is indexed by "cluster": a feature of that
+        # name is shown as the report shows other clashing names.
+        profile = features.rename(columns={"cluster": "cluster (data)"})
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)
-    return Prepared(frame, sensitive, X, names, encoding, dropped, notes)
+    return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes)
