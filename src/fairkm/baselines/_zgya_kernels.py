@@ -28,10 +28,11 @@ added in segment order, so results do not depend on the number of threads.
 import numba
 import numpy as np
 
-# A cluster whose soft mass 1^T S_k is at most this is empty: it has no
-# fairness term and exerts no fairness force. Group masses V_j^T S_k are
-# floored at it inside the KL. Both as in the authors' released code
-# (fairness_term_V_j: np.maximum(., 1e-20)).
+# Group masses V_j^T S_k are floored at this inside the KL, as in the authors'
+# released code (fairness_term_V_j: np.maximum(., 1e-20)). A cluster whose soft
+# mass 1^T S_k is at most this is empty: no fairness term (their floor gives it
+# none either) and no fairness force (their gradient divides by the mass and
+# turns to inf/NaN there, after which their run reseeds; ours reseeds too).
 KL_FLOOR = 1e-20
 
 # Group masses are floored at this in the fairness gradient, as in the
