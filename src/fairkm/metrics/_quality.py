@@ -100,6 +100,28 @@ def _prepare_pair(X, labels, reference_labels, sample_weight):
     return X, codes, k1, ref, k2, kept
 
 
+def _silhouette_undefined(codes, n_clusters, weights):
+    """Why the silhouette of these (positive-weight) rows is undefined, or ``""``."""
+    n = codes.shape[0] if weights is None else float(np.sum(weights))
+    if 2 <= n_clusters <= n - 1:
+        return ""
+    size = f"n_samples={n}" if weights is None else f"a total sample_weight of {n!r}"
+    bound = "n_samples - 1" if weights is None else "the total weight - 1"
+    return (f"silhouette needs between 2 and {bound} distinct labels, got "
+            f"{n_clusters} distinct label(s) for {size}.")
+
+
+def silhouette_or_nan(X, labels, **kwargs):
+    """:func:`silhouette`, or NaN where it is undefined (one cluster, one row per cluster)."""
+    codes, n_clusters = encode_labels(labels)
+    weights = check_sample_weight(kwargs.get("sample_weight"), codes.shape[0],
+                                  length_of="labels")
+    weights, codes, n_clusters = drop_zero_weights(weights, codes)
+    if _silhouette_undefined(codes, n_clusters, weights):
+        return np.nan
+    return silhouette(X, labels, **kwargs)
+
+
 @fill_docstring
 def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=None):
     r"""Mean silhouette coefficient (SH), Euclidean.
@@ -155,14 +177,9 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     X = check_X(X, codes.shape[0])
     weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
-    n = codes.shape[0] if weights is None else float(np.sum(weights))
-    if not 2 <= n_clusters <= n - 1:
-        size = f"n_samples={n}" if weights is None else f"a total sample_weight of {n!r}"
-        bound = "n_samples - 1" if weights is None else "the total weight - 1"
-        raise ValueError(
-            f"silhouette needs between 2 and {bound} distinct labels, got "
-            f"{n_clusters} distinct label(s) for {size}."
-        )
+    problem = _silhouette_undefined(codes, n_clusters, weights)
+    if problem:
+        raise ValueError(problem)
     if sample_size is not None:
         check_scalar(sample_size, "sample_size", numbers.Integral, min_val=2)
     if weights is None:

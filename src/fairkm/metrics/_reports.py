@@ -15,7 +15,7 @@ from ._quality import (
     centroid_deviation,
     clustering_objective,
     object_pair_deviation,
-    silhouette,
+    silhouette_or_nan,
 )
 from ._table import MEASURES
 from ._wasserstein import CONVENTIONS
@@ -167,7 +167,9 @@ def clustering_report(
     pandas.Series
         ``CO`` (:func:`clustering_objective`), ``SH`` (:func:`silhouette`)
         and, with reference labels, ``DevC`` (:func:`centroid_deviation`) and
-        ``DevO`` (:func:`object_pair_deviation`).
+        ``DevO`` (:func:`object_pair_deviation`). ``SH`` is NaN where the
+        silhouette is undefined: a single cluster, or every row its own
+        cluster (:func:`silhouette` itself raises there).
 
     Examples
     --------
@@ -180,7 +182,7 @@ def clustering_report(
     weights = {"sample_weight": sample_weight}
     compute = {
         "CO": lambda: clustering_objective(X, labels, squared=squared, **weights),
-        "SH": lambda: silhouette(
+        "SH": lambda: silhouette_or_nan(
             X, labels, sample_size=sample_size, random_state=random_state, **weights
         ),
         "DevC": lambda: centroid_deviation(X, labels, reference_labels, **weights),
