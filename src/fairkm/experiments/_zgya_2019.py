@@ -1,11 +1,11 @@
-"""ZGYA as the FairKM paper ran it: the June 2019 code of Ziko et al., and its Adult table.
+"""ZGYA as the FairKM paper ran it: the June 2019 code of Ziko et al., and its tables.
 
 The FairKM paper's ZGYA columns come from the first public version of
 Variational Fair Clustering (June 2019), kept as ``baseline_imtiaz.py`` in the
 FairKM authors' repository (savithasam88/FairKM) and driven by their
 ``baseline()``. :func:`zgya_2019` is that algorithm, written from reading it;
 :func:`zgya_2019_comparison` runs it and :class:`fairkm.ZGYA` (the released
-algorithm) on Adult and sets both beside the paper's numbers. This is not a
+algorithm) on the paper's data and sets both beside its numbers. This is not a
 method to use: its distance term makes the fairness term dominate (see
 :func:`zgya_2019`).
 """
@@ -24,9 +24,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch, check_random_state
 
 from ..baselines import ZGYA
-from ..datasets import fetch_adult
 from ..metrics import clustering_objective, fairness_report
-from ._protocol import pairwise_distances_unique, silhouette_from_distances, single_threaded
+from ._protocol import (
+    load_dataset,
+    pairwise_distances_unique,
+    protocol_parameters,
+    silhouette_from_distances,
+    single_threaded,
+)
 from ._published import published_fairness, published_quality
 
 __all__ = ["VARIANTS", "comparison_table", "zgya_2019", "zgya_2019_comparison"]
@@ -247,12 +252,13 @@ def _one_run(X, column, k, seed, pairwise, variant, params):
     }
 
 
-def zgya_2019_comparison(output_dir=None, *, n_seeds=10, n_clusters=(5, 15), data_home=None,
-                         attributes=None, progress=False):
-    """ZGYA as the paper ran it and as released, on Adult, beside the paper's ZGYA columns.
+def zgya_2019_comparison(output_dir=None, *, dataset="adult", n_seeds=10, n_clusters=None,
+                         data_home=None, attributes=None, progress=False):
+    """ZGYA as the paper ran it and as released, beside the paper's ZGYA columns.
 
-    For each k, sensitive attribute and seed ``0, 100, 200, ...`` (the seeds
-    of the FairKM authors' driver), both variants start from
+    On one of the protocol's datasets, for each k, sensitive attribute and
+    seed ``0, 100, 200, ...`` (the seeds of the FairKM authors' driver), both
+    variants start from
     ``kmeans_plusplus(X, k, random_state=seed)`` with lambda 15:
     :func:`zgya_2019` (the June 2019 code the paper ran) and
     :class:`fairkm.ZGYA` (the released code's algorithm, with its defaults).
@@ -265,10 +271,14 @@ def zgya_2019_comparison(output_dir=None, *, n_seeds=10, n_clusters=(5, 15), dat
         Where to write ``zgya_2019_runs.csv``, ``zgya_2019_table.csv`` and
         ``zgya_2019.json`` (seeds, parameters, version); nothing is written
         when None.
+    dataset : {"adult", "kinematics", "kinematics-l2"}, default="adult"
+        Prepared as :func:`fairkm.experiments.reproduce` prepares it.
     n_seeds : int, default=10
-    n_clusters : sequence of int, default=(5, 15)
+    n_clusters : sequence of int, default=None
+        The paper's: (5, 15) on Adult, (5,) on Kinematics.
     data_home : str or path-like, default=None
-        Passed to :func:`~fairkm.datasets.fetch_adult`.
+        Passed to the dataset's ``fetch_*`` loader (Kinematics caches its
+        vectors there).
     attributes : sequence of str, default=None
         Sensitive attributes to run (all five by default).
     progress : bool, default=False
@@ -285,9 +295,11 @@ def zgya_2019_comparison(output_dir=None, *, n_seeds=10, n_clusters=(5, 15), dat
     """
     import fairkm
 
-    bunch = fetch_adult(data_home=data_home, preprocess="paper")
-    X = np.ascontiguousarray(bunch.features.to_numpy(dtype=np.float64))
-    sensitive = bunch.sensitive.reset_index(drop=True)
+    protocol = protocol_parameters()
+    family = "kinematics" if dataset.startswith("kinematics") else dataset
+    if n_clusters is None:
+        n_clusters = protocol[family]["n_clusters"]
+    X, sensitive = load_dataset(dataset, protocol, data_home=data_home)
     attributes = list(sensitive.columns if attributes is None else attributes)
     seeds = [100 * i for i in range(n_seeds)]
     params = {"fairness_weight": 15.0, "zgya_2019": {"fairness_weight": 15.0},
@@ -306,20 +318,20 @@ def zgya_2019_comparison(output_dir=None, *, n_seeds=10, n_clusters=(5, 15), dat
                             print(f"k={k} {name} seed={seed} {variant}: CO {row['CO']:.1f} "
                                   f"AE {row['AE']:.4f} {row['fit_seconds']:.1f} s", flush=True)
     runs = pd.DataFrame(rows)
-    table = comparison_table(runs)
+    table = comparison_table(runs, family)
     if output_dir is not None:
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
         runs.to_csv(out / "zgya_2019_runs.csv", index=False)
         table.to_csv(out / "zgya_2019_table.csv", index=False)
-        record = {"fairkm_version": fairkm.__version__, "seeds": seeds,
+        record = {"fairkm_version": fairkm.__version__, "dataset": dataset, "seeds": seeds,
                   "n_clusters": list(n_clusters), "attributes": attributes,
                   "parameters": params}
         (out / "zgya_2019.json").write_text(json.dumps(record, indent=2) + "\n")
     return table
 
 
-def comparison_table(runs):
+def comparison_table(runs, dataset="adult"):
     """Summarise :func:`zgya_2019_comparison`'s per-run rows beside the paper's numbers.
 
     Parameters
@@ -327,14 +339,16 @@ def comparison_table(runs):
     runs : pandas.DataFrame
         Per-run rows (``k``, ``attribute``, ``seed``, ``variant`` and the
         measures).
+    dataset : {"adult", "kinematics"}, default="adult"
+        Whose published numbers.
 
     Returns
     -------
     pandas.DataFrame
         As :func:`zgya_2019_comparison`.
     """
-    quality = published_quality("adult").query("method == 'Avg. ZGYA'")
-    fairness = published_fairness("adult").query("method == 'ZGYA(S)' and attribute == 'mean'")
+    quality = published_quality(dataset).query("method == 'Avg. ZGYA'")
+    fairness = published_fairness(dataset).query("method == 'ZGYA(S)' and attribute == 'mean'")
     paper = {(r.k, r.measure): r.paper for r in quality.itertuples()}
     paper.update({(r.k, r.measure): r.paper for r in fairness.itertuples()})
     rows = []
