@@ -407,3 +407,19 @@ def test_a_worst_cluster_no_fairer_than_the_reference_is_said():
     assert "no fairer than reference's for sex, race" in kinds["unchanged"]
     assert "advice" in kinds
     assert '<p class="unchanged">' in audit_.to_html()
+
+
+def test_profile_columns_named_like_the_cluster_table_keep_their_own_names(blobs, tmp_path):
+    # The cluster table's index is "cluster" and its columns start with "size": a data
+    # column of either name is shown as "NAME (data)", beside the table's own.
+    X, sensitive = blobs
+    labels = np.arange(300) % 3
+    profile = pd.DataFrame({"cluster": np.arange(300.0), "size": labels * 10.0})
+    report = audit(labels, X, sensitive_features=sensitive, numeric_sensitive=["age"],
+                   reference=labels[::-1].copy(), profile=profile)
+    table = report.clusters[report.main]
+    assert table.index.name == "cluster"
+    assert table["size"].tolist() == [100, 100, 100]
+    assert table["size (data)"].tolist() == [0.0, 10.0, 20.0]
+    assert table["cluster (data)"].tolist() == [148.5, 149.5, 150.5]
+    assert "cluster (data)" in report.to_html(tmp_path / "audit.html")

@@ -293,9 +293,7 @@ def prepare_data(args, *, labels=None, need_features=True):
                else "--exclude {name}")
         notes += id_like_features(features, how_to_exclude=how)
         X, encoding = _encode_features(features, names, args.scale, args.max_categories)
-        # The report's cluster table is indexed by "cluster": a feature of that
-        # name is shown as the report shows other clashing names.
-        profile = features.rename(columns={"cluster": "cluster (data)"})
+        profile = features
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)
     return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes)

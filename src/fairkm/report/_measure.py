@@ -154,8 +154,10 @@ def cluster_table(labels, X, profile):
         table["centre distance to data mean"] = np.linalg.norm(centers - X.mean(axis=0), axis=1)
     if profile is not None:
         for column in profile.columns:
-            # A data column named like a summary column ("size") must not replace it.
-            name = f"{column} (data)" if column in table.columns else column
+            # A data column named like a summary column ("size") or the index ("cluster")
+            # must not replace or shadow it.
+            taken = column in table.columns or column == table.index.name
+            name = f"{column} (data)" if taken else column
             table[name] = _profile_column(profile[column], codes, clusters)
     return table
 
