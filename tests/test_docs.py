@@ -55,6 +55,7 @@ def site(tmp_path_factory):
     shutil.copytree(ROOT / "docs", work / "docs",
                     ignore=shutil.ignore_patterns("_build", "auto_examples"))
     shutil.copytree(ROOT / "examples", work / "examples")
+    shutil.copy(ROOT / "README.md", work / "README.md")  # pages include its sections
     out = work / "html"
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
