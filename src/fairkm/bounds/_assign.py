@@ -19,6 +19,7 @@ from sklearn.utils import check_array, check_random_state
 from .._validation import check_int, check_real
 from ._check import BoundsCheck, from_codes
 from ._model import (
+    MILP_TIME_LIMIT,
     fixed_offsets,
     make_context,
     solve_lp,
@@ -40,9 +41,10 @@ __all__ = [
 
 # Up to this many (row, cluster) pairs the integral problem is solved exactly
 # as one integer programme whenever the relaxation is fractional.
-EXACT_MILP_PAIRS = 5000
+EXACT_MILP_PAIRS = 200
+_CHECK_TIME = 2.0      # seconds per feasibility check of the search for the tightest bound
 _EXTRA_ROWS = (1000,)  # rows freed for a second rounding when the first falls short
-_EXTRA_TIME = 10.0     # its time limit in seconds
+_EXTRA_TIME = 5.0      # its time limit in seconds
 _FRACTIONAL = 1e-6      # a row is fractional when no cluster holds 1 - this of it
 
 
@@ -310,7 +312,8 @@ def _round(ctx, rows, dist, x, labels, frac, fixed):
     k = ctx.n_clusters
     if rows.shape[0] * k <= EXACT_MILP_PAIRS:
         pos, clu = np.repeat(np.arange(rows.shape[0]), k), np.tile(np.arange(k), rows.shape[0])
-        out, status, _, proven = solve_milp(ctx, rows, pos, clu, dist[pos, clu], fixed)
+        out, status, _, proven = solve_milp(ctx, rows, pos, clu, dist[pos, clu], fixed,
+                                            gap=1e-7)
         return (labels if out is None else out), f"exact integer programme: {status}", proven
     near = np.argsort(dist, axis=1)[:, :min(k, 3)]
     is_frac = np.zeros(rows.shape[0], bool)
@@ -353,7 +356,7 @@ def _round(ctx, rows, dist, x, labels, frac, fixed):
 # ------------------------------------------------------------------------------ infeasibility
 
 
-def _feasible(ctx, bounds, live, floor, all_rows_exact):
+def _feasible(ctx, bounds, live, floor, all_rows_exact, time_limit=_CHECK_TIME):
     """Whether an integral assignment meets ``bounds`` raised to ``floor`` (None: unknown)."""
     tight = make_context(ctx.X, bounds.with_floor(floor), ctx.n_clusters)
     k = ctx.n_clusters
@@ -361,11 +364,12 @@ def _feasible(ctx, bounds, live, floor, all_rows_exact):
         pos, clu = np.repeat(np.arange(live.shape[0]), k), np.tile(np.arange(k), live.shape[0])
         dist = np.zeros(pos.shape[0])
         empty = fixed_offsets(tight, live[:0], live[:0])
-        out, _, met, proven = solve_milp(tight, live, pos, clu, dist, empty, soft=False)
+        out, _, met, proven = solve_milp(tight, live, pos, clu, dist, empty, soft=False,
+                                         time_limit=time_limit)
         return True if met else (False if proven else None)
     if not ctx.unit or not tight.cat:
         return None
-    answer = type_feasible(tight, live)
+    answer = type_feasible(tight, live, time_limit=time_limit)
     if answer is True and tight.num:
         return None
     return answer
@@ -494,16 +498,18 @@ def _explain(ctx, bounds, live, check, step):
     if all_rows_exact:
         proven = step.proven_infeasible
     else:
-        proven = _feasible(ctx, bounds, live, 0.0, False) is False
+        proven = _feasible(ctx, bounds, live, 0.0, False, MILP_TIME_LIMIT) is False
     if not proven:
         return
-    reached = float(check.table.loc[check.table["kind"] != "numeric", "deviation"].max()) \
-        if (check.table["kind"] != "numeric").any() else 0.0
+    table = check.table
+    bounded = (table["kind"] != "numeric") & table["bound"].notna()
+    reached = float(table.loc[bounded, "deviation"].max()) if bounded.any() else 0.0
     tightest = _tightest(ctx, bounds, live, reached, all_rows_exact)
     asked = {a.name: a.delta for a in bounds.categorical()}
     asked_text = (f"{next(iter(asked.values()))!r}" if len(set(asked.values())) == 1
                   else repr(asked))
-    found = ("no bound < 1 that is met was found" if tightest is None
+    found = ("raising max_deviation does not make it feasible (see numeric_bound)"
+             if tightest is None
              else f"the tightest bound found that an integral assignment meets is "
                   f"max_deviation={tightest:.4g}")
     raise InfeasibleBoundError(
@@ -631,7 +637,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
     The relaxation is always feasible (each row split evenly over the
     clusters gives every cluster the dataset's mix), so a bound can only fail
     on whole rows. When it does, an integer programme decides whether any
-    assignment meets it (on every row up to 5,000 rows x clusters, else on the
+    assignment meets it (on every row up to 200 rows x clusters, else on the
     number of rows of each combination of values in each cluster, unit weights
     only), and the tightest bound is bisected.
 

@@ -41,7 +41,7 @@ __all__ = [
 
 # Seconds HiGHS may spend on one integer programme (rounding, or one step of the
 # search for the tightest feasible bound); the best solution found is used.
-MILP_TIME_LIMIT = 20.0
+MILP_TIME_LIMIT = 10.0
 _CHUNK = 65536
 
 
@@ -261,7 +261,7 @@ def solve_lp(ctx, rows, w_rows, dist, fixed, margin=0.0):
     return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message))
 
 
-def _milp(model, slack_weight=0.0, time_limit=None):
+def _milp(model, slack_weight=0.0, time_limit=None, gap=1e-4):
     c = model.c.copy()
     if model.n_slack:
         c[-model.n_slack:] = slack_weight
@@ -272,11 +272,11 @@ def _milp(model, slack_weight=0.0, time_limit=None):
         constraints.append(LinearConstraint(model.A_ub, -np.inf, model.b_ub))
     return milp(c, integrality=integrality, bounds=Bounds(model.lb, model.ub),
                 constraints=constraints,
-                options={"time_limit": time_limit or MILP_TIME_LIMIT, "mip_rel_gap": 1e-4})
+                options={"time_limit": time_limit or MILP_TIME_LIMIT, "mip_rel_gap": gap})
 
 
 def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
-               time_limit=None):
+               time_limit=None, gap=1e-4):
     """Assign ``rows`` integrally, each to one of its allowed clusters, at the least cost.
 
     Parameters
@@ -299,6 +299,8 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
         make it, and then the cost.
     time_limit : float, default=None
         Seconds per programme (``MILP_TIME_LIMIT`` if None).
+    gap : float, default=1e-4
+        Relative optimality gap at which HiGHS may stop.
 
     Returns
     -------
@@ -317,13 +319,13 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
     res, met, proven = None, False, False
     if hard:
         model = _build(ctx, rows, ctx.weights, pos, clu, cost / scale, fixed, elastic=False)
-        res = _milp(model, time_limit=time_limit)
+        res = _milp(model, time_limit=time_limit, gap=gap)
         met = res.x is not None
         proven = res.status == 2
     if not met and soft and (model := _build(ctx, rows, ctx.weights, pos, clu, cost / scale,
                                              fixed, elastic=True)).n_slack:
         penalty = 10.0 * max(1.0, float((cost / scale).max(initial=0.0)))
-        res = _milp(model, slack_weight=penalty, time_limit=time_limit)
+        res = _milp(model, slack_weight=penalty, time_limit=time_limit, gap=gap)
         if res.x is not None:
             met = float(res.x[-model.n_slack:].max()) <= 1e-9
     if res is None or res.x is None:
@@ -335,12 +337,20 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
     return labels, str(res.message), met, proven
 
 
-def type_feasible(ctx, rows):
+def type_feasible(ctx, rows, time_limit=None):
     """Whether some integral assignment of ``rows`` (unit weights) meets the categorical bounds.
 
     Rows of one type are interchangeable for the bounds, so the question is
     an integer programme on the number of rows of each type in each cluster
     (types x clusters variables, whatever the number of rows).
+
+    Parameters
+    ----------
+    ctx : Context
+    rows : ndarray of shape (m,), int64
+        The rows to assign.
+    time_limit : float, default=None
+        Seconds (``MILP_TIME_LIMIT`` if None).
 
     Returns
     -------
@@ -375,7 +385,7 @@ def type_feasible(ctx, rows):
     ub[:model.n_pairs] = n_t[pos]
     res = milp(np.zeros(model.c.shape[0]), integrality=integrality,
                bounds=Bounds(model.lb, ub), constraints=constraints,
-               options={"time_limit": MILP_TIME_LIMIT})
+               options={"time_limit": time_limit or MILP_TIME_LIMIT})
     if res.status == 2:
         return False
     if res.x is not None:
