@@ -62,7 +62,7 @@ CASES = [
      lambda: FairKM(2).fit(X, sample_weight=-np.ones(40)), ValueError,
      "sample_weight must be finite and >= 0"),
     ("sample weights all zero", lambda: FairKM(2).fit(X, sample_weight=np.zeros(40)),
-     ValueError, "sample_weight is 0 for every row"),
+     ValueError, "sample_weight is zero for every row"),
     # predict
     ("predict with other attributes",
      lambda: fitted().predict(X, sensitive_features=S.rename(columns={"sex": "gender"})),

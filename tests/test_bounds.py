@@ -226,7 +226,10 @@ def test_every_clustering_meets_the_bound_up_to_the_reported_violation(problem):
     assert_allclose(result.centers, means, atol=1e-12)
     d = ((X - means[result.labels]) ** 2).sum(axis=1)
     assert_allclose(result.inertia, np.dot(w, d), rtol=1e-10)
-    assert result.inertia == min(result.cost_history) or not result.satisfied
+    # The iterate kept is one of those made: the cheapest unless a cheaper one was rounded
+    # with a larger violation (the least violation comes first).
+    assert result.inertia in result.cost_history
+    assert result.n_iter == len(result.cost_history) <= 2
 
 
 def test_large_problem_rounds_the_fractional_rows_within_the_bound():

@@ -295,7 +295,7 @@ EVERY_ENTRY_POINT = [*metrics.MEASURES, "fairness_report", "clustering_report"]
         ([1, -1, 1, 1], ValueError, "sample_weight must be finite and >= 0, got -1 at row 1"),
         ([1, 1, np.nan, 1], ValueError, "got nan at row 2"),
         ([np.inf, 1, 1, 1], ValueError, "got inf at row 0"),
-        ([0, 0, 0.0, 0], ValueError, "sample_weight is 0 for every row"),
+        ([0, 0, 0.0, 0], ValueError, "sample_weight is zero for every row"),
         ([[1, 1], [1, 1]], ValueError, r"must be 1-D, got an array of shape \(2, 2\)"),
         (True, TypeError, "sample_weight must be a number or an array-like of shape"),
         ("1111", TypeError, "sample_weight must be a number or an array-like of shape"),

@@ -145,7 +145,7 @@ def test_every_engine_takes_weights(blobs):
         (-np.ones(600), ValueError, r"sample_weight must be finite and >= 0, got -1.0 at row 0"),
         (np.r_[np.ones(599), np.nan], ValueError, "sample_weight must be finite"),
         (np.ones(5), ValueError, "sample_weight has 5 entries but X has 600"),
-        (np.zeros(600), ValueError, "sample_weight is 0 for every row"),
+        (np.zeros(600), ValueError, "sample_weight is zero for every row"),
         (["a"] * 600, TypeError, "sample_weight must hold real numbers, got an array of dtype <U1"),
     ],
 )

@@ -120,7 +120,7 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
             f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i}."
         )
     if not (weights > 0).any():
-        raise ValueError("sample_weight is 0 for every row; at least one must be positive.")
+        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
     if (weights == 1.0).all():
         return None
     return np.ascontiguousarray(weights)

@@ -297,7 +297,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             total = float(sum(shape[4] for shape in shapes))
             if not total > 0:
                 raise ValueError(
-                    "sample_weight is 0 for every row; at least one must be positive."
+                    "sample_weight is zero for every row; at least one must be positive."
                 )
 
         encoding = (
