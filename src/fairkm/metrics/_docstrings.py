@@ -63,6 +63,19 @@ eps : float, default=1e-20
 delta : float, default=0.2
     Slack of the bounds of MPV (:func:`max_proportional_violation`), in
     [0, 1); Bera et al.'s experiments use 0.2.""",
+    "max_deviation": """\
+max_deviation : float, dict or None, default=None
+    A guarantee to check: every cluster's share of every value of every
+    categorical attribute within this distance of the dataset's share
+    (a float for all attributes, ``{name: float}`` for some), read as
+    ``deviation_kind`` says; see :func:`fairkm.bounds.check_bounds`. None
+    checks nothing.""",
+    "deviation_kind": """\
+deviation_kind : {"additive", "multiplicative"}, default="additive"
+    How ``max_deviation`` reads: ``"additive"`` asks
+    :math:`|C_S(s) - X_S(s)| \\le \\delta`, ``"multiplicative"`` (Bera et
+    al.'s band, as MPV) asks :math:`(1 - \\delta) X_S(s) \\le C_S(s) \\le
+    X_S(s) / (1 - \\delta)`, with :math:`\\delta` below 1.""",
     "fairness_returns": """\
 float or ndarray of shape (n_attributes,)""",
     "categorical_only": """\

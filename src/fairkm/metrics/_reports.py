@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fairkm.bounds import check_bounds
+
 from ._checks import check_delta, check_eps, check_option, prepare_fairness
 from ._docstrings import fill_docstring
 from ._fairness import attribute_fairness
@@ -24,6 +26,9 @@ __all__ = ["clustering_report", "fairness_report"]
 
 _QUALITY = [m for m in MEASURES.values() if m.kind == "quality"]
 _FAIRNESS = [m.name for m in MEASURES.values() if m.kind == "fairness"]
+#: Columns a guarantee (``max_deviation``) adds to :func:`fairness_report`.
+BOUND_COLUMNS = ["deviation", "bound", "within bound"]
+_DEVIATION_KINDS = ("additive", "multiplicative")
 
 
 @fill_docstring
@@ -37,6 +42,8 @@ def fairness_report(
     wasserstein="principled",
     eps=1e-20,
     delta=0.2,
+    max_deviation=None,
+    deviation_kind="additive",
 ):
     r"""Every fairness measure for every sensitive attribute, plus their mean.
 
@@ -53,6 +60,8 @@ def fairness_report(
     %(wasserstein)s
     %(eps)s
     %(delta)s
+    %(max_deviation)s
+    %(deviation_kind)s
 
     Returns
     -------
@@ -67,6 +76,17 @@ def fairness_report(
         (:func:`max_proportional_violation`). ``balance``, ``KL`` and ``MPV``
         are NaN for numeric attributes and their mean runs over the
         categorical ones.
+
+        With ``max_deviation``, three more columns state the guarantee (see
+        Notes): ``deviation``, the attribute's largest deviation over
+        clusters and values (``|C_S(s) - X_S(s)|``, or with
+        ``deviation_kind="multiplicative"`` the smallest :math:`\delta`
+        whose band holds every cluster's share); ``bound``, the bound asked
+        (NaN where none was); and ``within bound``, a nullable boolean
+        (``<NA>`` where no bound was asked). Numeric attributes get NaN and
+        ``<NA>``. In the ``"mean"`` row, ``deviation`` is the mean over the
+        categorical rows like the other columns, ``bound`` is NaN and
+        ``within bound`` says whether every bounded row is within its bound.
 
     Notes
     -----
@@ -99,6 +119,18 @@ def fairness_report(
     an intersection as "is some small group left out of some cluster?", and
     AE or AW as the typical deviation.
 
+    **Guarantee.** ``max_deviation`` asks the auditor's question of
+    :func:`fairkm.bounds.check_bounds` (which computes the three columns,
+    with the same weights, numeric attributes and intersections): is
+    *every* cluster within the bound of the dataset's mix, for every value?
+    Unlike ME, which measures a whole distribution's distance, ``deviation``
+    looks at one value at a time, and unlike the averages it gives a small
+    cluster the same say as a large one. MPV is Bera et al.'s violation of
+    the multiplicative band at ``delta``; with
+    ``deviation_kind="multiplicative"``, ``deviation`` is instead the
+    tightest such band that holds, so MPV is 0 exactly when ``deviation``
+    is at most ``delta``.
+
     Examples
     --------
     >>> from fairkm.metrics import fairness_report
@@ -109,6 +141,7 @@ def fairness_report(
     check_option(wasserstein, "wasserstein", CONVENTIONS)
     check_eps(eps)
     check_delta(delta)
+    check_option(deviation_kind, "deviation_kind", _DEVIATION_KINDS)
     codes, n_clusters, sf, weights = prepare_fairness(
         labels, sensitive_features, numeric_sensitive, sample_weight, intersections
     )
@@ -129,7 +162,33 @@ def fairness_report(
     index = pd.Index(sf.names, name="attribute")
     report = pd.DataFrame(table, index=index, columns=_FAIRNESS)
     report.loc["mean"] = report.mean(axis=0, skipna=True)
+    if max_deviation is not None:
+        report = _with_guarantee(
+            report, labels, sensitive_features, max_deviation, deviation_kind,
+            sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
+            intersections=intersections,
+        )
     return report
+
+
+def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):
+    """Add the :data:`BOUND_COLUMNS` of ``max_deviation`` to a fairness report."""
+    check = check_bounds(labels, sensitive_features, max_deviation=max_deviation, kind=kind,
+                         **encoding)
+    table = check.table.reindex(report.index)
+    categorical = table["kind"].isin(_DEVIATION_KINDS)
+    bounded = categorical & table["bound"].notna()
+    deviation = table["deviation"].where(categorical)
+    deviation["mean"] = deviation.drop("mean").mean()
+    within = pd.Series(pd.NA, index=report.index, dtype="boolean")
+    within[bounded] = table.loc[bounded, "satisfied"].astype(bool)
+    if bounded.any():
+        within["mean"] = bool(within[bounded].all())
+    return report.assign(**{
+        "deviation": deviation.astype(np.float64),
+        "bound": table["bound"].where(bounded).astype(np.float64),
+        "within bound": within,
+    })
 
 
 @fill_docstring
