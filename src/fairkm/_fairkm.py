@@ -23,6 +23,8 @@ from ._encoding import SensitiveEncoding, check_sensitive_features
 from ._engine import Session, Stats, fill_empty_clusters
 from ._validation import check_int, check_no_overflow, check_sample_weight
 from ._weights import fit_weighted
+from .bounds._assign import solve as solve_bounded
+from .bounds._spec import resolve_bounds
 
 __all__ = ["FairKM"]
 
@@ -104,6 +106,21 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         empty in the dataset; a rare combination has a small share, so its
         deviations count little in the fairness term (as in AE), while
         balance, KL and MPV of the combined attribute are driven by it.
+    max_deviation : float, dict or None, default=None
+        A worst-case guarantee on top of FairKM's averages: after the fit,
+        the rows are assigned once more to FairKM's centres at the least
+        K-Means cost such that *every* cluster's share of every value of
+        every categorical attribute is within ``max_deviation`` of the
+        dataset's (:func:`fairkm.bounds.fair_assignment`: a linear programme
+        solved by scipy's HiGHS, rounded by an integer programme that keeps
+        the bounds), and the fitted attributes describe that clustering. A
+        dict bounds the named attributes only. ``None``: no guarantee.
+        Numeric attributes are not bounded (see
+        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``).
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
+        How ``max_deviation`` reads: ``|share_C(v) - share_X(v)| <= delta``,
+        or Bera et al.'s ``(1 - delta) p <= share_C(v) <= p / (1 - delta)``
+        with ``p = share_X(v)`` (then ``delta < 1``).
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
@@ -227,6 +244,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
     sensitive_means_, sensitive_scales_ : ndarray of shape (n_attributes,)
         Mean and standard deviation used to standardise each numeric
         attribute (``nan`` for categorical ones).
+    bounds_check_ : fairkm.bounds.BoundsCheck or None
+        With ``max_deviation``: the bounds measured on ``labels_``
+        (``satisfied``, ``violation``, per attribute the largest deviation
+        and its cluster, ``summary()``); None without.
+    violation_ : float
+        With ``max_deviation``: the largest violation of the bounds left
+        after rounding, 0 when every cluster meets them (NaN without).
 
     See Also
     --------
@@ -245,7 +269,21 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
     Fairness is a weighted sum over clusters of squared deviations, each
     cluster weighted by ``(|C|/n)^2``: small clusters can stay unfair at
     little cost (look at the worst cluster of each attribute before signing
-    off, for instance with :func:`fairkm.metrics.max_euclidean`).
+    off, for instance with :func:`fairkm.metrics.max_euclidean`), or ask
+    for a guarantee with ``max_deviation``.
+
+    With ``max_deviation`` the fitted ``labels_``, ``cluster_centers_``,
+    ``inertia_``, ``fairness_``, ``objective_``, ``attribute_fairness_``,
+    ``cost_increase_`` and ``unfairness_ratio_`` are those of the bounded
+    assignment (the centres are its clusters' means);
+    ``objective_history_`` and ``n_iter_`` stay those of the FairKM run it
+    started from. Bounds that no assignment of whole rows can meet raise
+    :class:`fairkm.bounds.InfeasibleBoundError` (a ``ValueError``) naming
+    the tightest bound found that can be met; a violation the rounding
+    leaves is in ``violation_`` and warned about
+    (:class:`fairkm.bounds.BoundNotMetWarning`). :meth:`predict` prices new
+    rows against the fitted clustering and does not bound them; to assign
+    new rows within the bounds, use :class:`fairkm.bounds.BoundedKMeans`.
 
     The exact engine visits the points round-robin in data order, as the
     paper's algorithm does, and moves each to the cluster that lowers the
@@ -280,6 +318,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         attribute_weights=None,
         numeric_sensitive="auto",
         intersections=None,
+        max_deviation=None,
+        deviation_kind="additive",
         init="k-means++",
         init_size=None,
         n_init="auto",
@@ -298,6 +338,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self.attribute_weights = attribute_weights
         self.numeric_sensitive = numeric_sensitive
         self.intersections = intersections
+        self.max_deviation = max_deviation
+        self.deviation_kind = deviation_kind
         self.init = init
         self.init_size = init_size
         self.n_init = n_init
@@ -401,6 +443,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
                 numeric=self.numeric_sensitive,
             )
         weights = self._check_attribute_weights([] if features is None else features.names)
+        bounds = self._check_bounds(sensitive_features, n_samples, sample_weight)
         total = n_samples if sample_weight is None else float(sample_weight.sum())
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         terms = encoding.terms(features, weights, n_rows=n_samples, sample_weight=sample_weight)
@@ -425,6 +468,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         session, weighting, converged = fit_weighted(
             starts(), plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
         )
+        bounds_check = None
+        if bounds is not None:
+            bounded = solve_bounded(X, session.stats.cluster_centers(), bounds, max_iter=1,
+                                    random_state=int(rng.randint(np.iinfo(np.int32).max)))
+            session.labels[:] = bounded.labels
+            session.inertia, session.fairness, session.objective = session.evaluate()
+            bounds_check = bounded.check
         labels = session.labels
         if sample_weight is not None and np.any(sample_weight == 0):
             # Rows of weight 0 changed nothing; they go to their nearest centre.
@@ -440,7 +490,36 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             unit="sweeps", weighting=weighting, encoding=encoding, stats=session.stats,
             attribute_fairness=encoding.in_column_order(session.attribute_fairness()),
         )
+        self.bounds_check_ = bounds_check
+        self.violation_ = np.nan if bounds_check is None else bounds_check.violation
         return self
+
+    def _check_bounds(self, sensitive_features, n_samples, sample_weight):
+        """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None)."""
+        kind = self.deviation_kind
+        if not isinstance(kind, str) or kind not in ("additive", "multiplicative"):
+            raise ValueError(
+                f"deviation_kind must be 'additive' or 'multiplicative', got {kind!r}."
+            )
+        if self.max_deviation is None:
+            return None
+        if sensitive_features is None:
+            raise ValueError(
+                f"max_deviation={self.max_deviation!r} bounds the clusters' mix of the "
+                "sensitive attributes, but fit got no sensitive_features."
+            )
+        bounds = resolve_bounds(
+            sensitive_features, n_samples, max_deviation=self.max_deviation, kind=kind,
+            sample_weight=sample_weight, numeric_sensitive=self.numeric_sensitive,
+            intersections=self.intersections,
+        )
+        if not bounds.categorical():
+            raise ValueError(
+                f"max_deviation={self.max_deviation!r} bounds categorical attributes, and "
+                "there is none: bound numeric ones with fairkm.bounds.BoundedKMeans's "
+                "numeric_bound."
+            )
+        return bounds
 
     # ------------------------------------------------------------------ prediction
 

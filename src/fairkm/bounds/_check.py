@@ -142,12 +142,13 @@ class BoundsCheck:
         name = bounded["violation"].idxmax() if not self.satisfied else bounded[
             "deviation"].idxmax()
         row = bounded.loc[name]
+        cluster, value = _plain(row["cluster"]), _plain(row["value"])
         if row["kind"] == "numeric":
-            cell = (f"{name}, cluster {row['cluster']!r} ({row['cluster_size']:g} rows): "
+            cell = (f"{name}, cluster {cluster!r} ({row['cluster_size']:g} rows): "
                     f"standardised mean {row['cluster_value']:+.3f}")
         else:
-            cell = (f"{name}, cluster {row['cluster']!r} ({row['cluster_size']:g} rows): "
-                    f"{row['value']!r} {row['cluster_value']:.3f} against "
+            cell = (f"{name}, cluster {cluster!r} ({row['cluster_size']:g} rows): "
+                    f"{value!r} {row['cluster_value']:.3f} against "
                     f"{row['dataset_value']:.3f} overall")
         if self.satisfied:
             return f"Every cluster {what}: yes (closest to the bound: {cell})."

@@ -1,0 +1,163 @@
+"""FairKM(max_deviation=...): FairKM's clustering, then one bounded assignment from its centres.
+
+The references are plain NumPy: the shares of every value in every cluster,
+the K-Means cost of the labels and the paper's fairness term
+(``tests/_reference.py``).
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from fairkm import FairKM
+from fairkm.bounds import BoundNotMetWarning, InfeasibleBoundError, fair_assignment
+from fairkm.datasets import make_sensitive_blobs
+
+from . import _reference
+
+
+def largest_excess(labels, columns, weights, kind, delta):
+    """Largest distance of any cluster's share of any value outside its band (0: all within)."""
+    worst = 0.0
+    for col in columns:
+        for v in np.unique(col[weights > 0]):
+            p = weights[col == v].sum() / weights.sum()
+            lower, upper = (p - delta, p + delta) if kind == "additive" else (
+                (1 - delta) * p, p / (1 - delta))
+            for c in np.unique(labels[weights > 0]):
+                in_c = labels == c
+                share = weights[in_c & (col == v)].sum() / weights[in_c].sum()
+                worst = max(worst, lower - share, share - upper)
+    return worst
+
+
+@st.composite
+def bounded_problems(draw):
+    k = draw(st.integers(2, 3))
+    n = draw(st.integers(4 * k, 30))
+    X = np.array(draw(st.lists(st.lists(st.integers(-20, 20), min_size=2, max_size=2),
+                               min_size=n, max_size=n)), dtype=np.float64) / 4.0
+    n_cat = draw(st.integers(1, 2))
+    columns = [np.array(draw(st.lists(st.integers(0, draw(st.integers(1, 2))),
+                                      min_size=n, max_size=n))) for _ in range(n_cat)]
+    weights = None
+    if draw(st.booleans()):
+        weights = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=n,
+                                         max_size=n)))
+    kind = draw(st.sampled_from(["additive", "multiplicative"]))
+    delta = draw(st.sampled_from([0.1, 0.25, 0.4] if kind == "additive" else [0.3, 0.6]))
+    return X, columns, weights, kind, delta, k
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=bounded_problems())
+def test_fitted_clustering_meets_the_bound_and_describes_itself(problem):
+    X, columns, weights, kind, delta, k = problem
+    S = pd.DataFrame({f"c{j}": col for j, col in enumerate(columns)})
+    params = dict(n_clusters=k, fairness_weight=10.0, n_init=1, random_state=0)
+    model = FairKM(**params, max_deviation=delta, deviation_kind=kind)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BoundNotMetWarning)
+            model.fit(X, sensitive_features=S, sample_weight=weights)
+    except InfeasibleBoundError:
+        assume(False)
+    w = np.ones(X.shape[0]) if weights is None else weights
+    # The bound holds up to the violation reported, measured independently.
+    assert_allclose(model.violation_, max(largest_excess(model.labels_, columns, w, kind,
+                                                         delta), 0.0), atol=1e-12)
+    assert model.bounds_check_.satisfied == (model.violation_ <= 1e-9)
+    # Every cluster is used; centres, cost and fairness are those of the bounded labels.
+    assert np.unique(model.labels_).shape[0] == k
+    means = np.array([np.average(X[model.labels_ == c], axis=0, weights=w[model.labels_ == c])
+                      for c in range(k)])
+    assert_allclose(model.cluster_centers_, means, atol=1e-10)
+    assert_allclose(model.inertia_, _reference.inertia(X, model.labels_, k, w), rtol=1e-9,
+                    atol=1e-9)
+    problem_ref = _reference.Problem(X=X, categorical=columns, numeric=[],
+                                     cat_weights=np.ones(len(columns)), num_weights=np.ones(0),
+                                     fairness_weight=10.0, n_clusters=k, sample_weight=weights)
+    assert_allclose(model.fairness_, _reference.fairness(problem_ref, model.labels_),
+                    rtol=1e-9, atol=1e-12)
+    assert_allclose(model.objective_, model.inertia_ + 10.0 * model.fairness_, rtol=1e-12)
+    # It is the bounded assignment from the unbounded fit's centres.
+    plain = FairKM(**params).fit(X, sensitive_features=S, sample_weight=weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundNotMetWarning)
+        direct = fair_assignment(X, plain.cluster_centers_, S, max_deviation=delta, kind=kind,
+                                 sample_weight=weights)
+    np.testing.assert_array_equal(model.labels_, direct.labels)
+
+
+def blobs(n=600):
+    X, S, _ = make_sensitive_blobs(n, n_values=(2, 3), random_state=0)
+    return X, S
+
+
+def test_the_bound_tightens_the_worst_cluster_and_leaves_no_bound_unbounded():
+    X, S = blobs()
+    plain = FairKM(4, random_state=0).fit(X, sensitive_features=S)
+    assert plain.bounds_check_ is None and np.isnan(plain.violation_)
+    bounded = FairKM(4, random_state=0, max_deviation=0.05).fit(X, sensitive_features=S)
+    w = np.ones(len(X))
+    cols = [S[c].to_numpy() for c in S]
+    assert largest_excess(plain.labels_, cols, w, "additive", 0.05) > 0
+    assert largest_excess(bounded.labels_, cols, w, "additive", 0.05) <= 1e-9
+    assert bounded.bounds_check_.satisfied and bounded.violation_ == 0
+    assert "within 0.05 of the dataset's mix: yes" in bounded.bounds_check_.summary()
+    # The price is counted against the same S-blind reference.
+    assert bounded.blind_inertia_ == plain.blind_inertia_
+    assert bounded.cost_increase_ >= plain.cost_increase_
+    # Same random_state, same labels.
+    again = FairKM(4, random_state=0, max_deviation=0.05).fit(X, sensitive_features=S)
+    np.testing.assert_array_equal(again.labels_, bounded.labels_)
+
+
+def test_a_dict_bounds_only_the_named_attribute():
+    X, S = blobs()
+    model = FairKM(4, random_state=0, max_deviation={"s1": 0.04}).fit(X, sensitive_features=S)
+    table = model.bounds_check_.table
+    assert np.isnan(table.loc["s0", "bound"]) and table.loc["s1", "bound"] == 0.04
+    assert largest_excess(model.labels_, [S["s1"].to_numpy()], np.ones(len(X)), "additive",
+                          0.04) <= 1e-9
+
+
+def test_infeasible_bound_names_the_tightest_one():
+    X = np.arange(6.0)[:, None]
+    S = np.array(["a", "a", "a", "b", "b", "b"])
+    # Four non-empty clusters each exactly half "a" need at least 8 rows.
+    with pytest.raises(InfeasibleBoundError, match="tightest"):
+        FairKM(4, fairness_weight=0.0, random_state=0, max_deviation=0.0).fit(
+            X, sensitive_features=S)
+
+
+@pytest.mark.parametrize(
+    ("params", "fit_sensitive", "error", "match"),
+    [
+        ({"max_deviation": 0.1}, False, ValueError,
+         r"max_deviation=0\.1 .*no sensitive_features"),
+        ({"max_deviation": -0.1}, True, ValueError, r"max_deviation.*-0\.1"),
+        ({"max_deviation": "0.1"}, True, TypeError, r"max_deviation must be a float.*'0\.1'"),
+        ({"max_deviation": {"nope": 0.1}}, True, ValueError, "names 'nope'"),
+        ({"max_deviation": 1.0, "deviation_kind": "multiplicative"}, True, ValueError,
+         r"must be < 1 with kind='multiplicative'"),
+        ({"deviation_kind": "relative"}, True, ValueError,
+         "deviation_kind must be 'additive' or 'multiplicative', got 'relative'"),
+    ],
+)
+def test_bad_bounds_are_refused_before_fitting(params, fit_sensitive, error, match):
+    X, S = blobs(60)
+    with pytest.raises(error, match=match):
+        FairKM(3, **params).fit(X, sensitive_features=S if fit_sensitive else None)
+
+
+def test_only_numeric_attributes_cannot_be_bounded():
+    X, S = blobs(60)
+    numeric = pd.DataFrame({"age": np.linspace(0, 1, 60)})
+    with pytest.raises(ValueError, match="bounds categorical attributes, and there is none"):
+        FairKM(3, max_deviation=0.1).fit(X, sensitive_features=numeric)
