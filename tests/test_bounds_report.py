@@ -1,6 +1,8 @@
 """The guarantee asked (``max_deviation``) in fairness_report, the audit and its reports."""
 
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from fairkm import metrics
+from fairkm import FairKM, metrics
+from fairkm.bounds import BoundedKMeans, check_bounds
+from fairkm.datasets import make_sensitive_blobs
+from fairkm.report import audit
 
 MEASURE_COLUMNS = [m.name for m in metrics.MEASURES.values() if m.kind == "fairness"]
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
@@ -149,3 +154,115 @@ def test_bad_deviation_kind():
     with pytest.raises(ValueError, match=r"max_deviation must be < 1 .*got 1\.0"):
         metrics.fairness_report([0, 1], sensitive_features=["a", "b"], max_deviation=1.0,
                                 deviation_kind="multiplicative")
+
+
+# --------------------------------------------------------------------------- the audit
+
+ODD = "sex <script>&"  # an attribute name that HTML must escape
+BLIND = "S-blind K-Means (best of 10)"
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, sensitive, _ = make_sensitive_blobs(400, n_values=(2, 3), numeric=1, random_state=0)
+    sensitive.columns = [ODD, "region", "age"]
+    return X, sensitive
+
+
+@pytest.fixture(scope="module")
+def fair(blobs):
+    X, sensitive = blobs
+    return FairKM(n_clusters=3, random_state=0).fit(X, sensitive_features=sensitive)
+
+
+def test_audit_checks_the_bound_of_both_clusterings(blobs, fair):
+    X, sensitive = blobs
+    report = audit(fair, X, sensitive_features=sensitive, max_deviation=0.05)
+    assert list(report.bounds) == ["FairKM", BLIND]
+    for name, labels in report.labels.items():
+        want = check_bounds(labels, sensitive, max_deviation=0.05, numeric_sensitive=["age"])
+        pd.testing.assert_frame_equal(report.bounds[name].table, want.table)
+    guarantee = [text for kind, text in report.headline() if kind == "guarantee"]
+    assert guarantee == [f"FairKM: {report.bounds['FairKM'].summary()}",
+                         f"{BLIND}: {report.bounds[BLIND].summary()}"]
+    # Neither meets so tight a bound on these blobs: the sentence says no and where.
+    assert all("Every cluster within 0.05 of the dataset's mix: no, largest violation" in t
+               for t in guarantee)
+    text = " ".join(report.to_text().split())
+    for sentence in guarantee:
+        assert " ".join(sentence.split()) in text
+
+
+def test_a_bound_met_says_yes_and_where_it_comes_closest(blobs, fair):
+    X, sensitive = blobs
+    report = audit(fair, X, sensitive_features=sensitive, max_deviation={"region": 0.9},
+                   deviation_kind="multiplicative", reference=None)
+    assert list(report.bounds) == ["FairKM"]
+    (sentence,) = [text for kind, text in report.headline() if kind == "guarantee"]
+    assert sentence.startswith(
+        "FairKM: Every cluster within 0.9 of the dataset's mix (multiplicative): yes "
+        "(closest to the bound: region, cluster ")
+    page = report.to_html()
+    assert '<p class="guarantee met">' in page
+    assert 'class="guarantee missed"' not in page and 'class="missed"' not in page
+    assert "<td>not bounded</td>" not in page and 'class="na">not bounded' in page
+
+
+def test_html_shows_the_sentences_and_escapes_names(blobs, fair):
+    X, sensitive = blobs
+    report = audit(fair, X, sensitive_features=sensitive, max_deviation=0.05)
+    page = report.to_html()
+    assert ODD not in page and html.escape(ODD) in page
+    for name, check in report.bounds.items():
+        paragraph = f'<p class="guarantee missed">{html.escape(f"{name}: {check.summary()}")}</p>'
+        assert paragraph in page
+    table = page[page.index('id="bounds"'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 1 + 2 * 2  # the head, then (sex, region) x 2 clusterings
+    assert "age" not in table  # numeric attributes are not bounded by max_deviation
+    assert "no</td>" in table
+    assert page.index('class="guarantee missed"') < page.index('id="verdicts"')
+
+
+def test_no_bound_asked_changes_nothing(blobs, fair):
+    X, sensitive = blobs
+    report = audit(fair, X, sensitive_features=sensitive, reference=None)
+    assert report.bounds == {}
+    assert "guarantee" not in dict(report.headline())
+    assert "Every cluster within" not in report.to_text()
+    assert 'class="guarantee' not in report.to_html()
+
+
+def test_an_estimator_with_a_bound_is_checked_against_it(blobs):
+    X, sensitive = blobs
+    bounded = BoundedKMeans(3, max_deviation=0.4, kind="multiplicative", max_iter=2,
+                            random_state=0).fit(X, sensitive_features=sensitive)
+    report = audit(bounded, X, sensitive_features=sensitive, reference=None)
+    assert report.bounds["BoundedKMeans"].kind == "multiplicative"
+    assert set(report.bounds["BoundedKMeans"].table["bound"].dropna()) == {0.4}
+    # A bound given to the audit wins over the estimator's.
+    given = audit(bounded, X, sensitive_features=sensitive, reference=None, max_deviation=0.2)
+    assert given.bounds["BoundedKMeans"].kind == "additive"
+    assert set(given.bounds["BoundedKMeans"].table["bound"].dropna()) == {0.2}
+
+
+def test_fairkm_with_a_bound_is_checked_against_it(blobs):
+    if "max_deviation" not in FairKM().get_params():
+        pytest.skip("FairKM has no max_deviation yet")
+    X, sensitive = blobs
+    model = FairKM(n_clusters=3, max_deviation=0.3, random_state=0).fit(
+        X, sensitive_features=sensitive)
+    report = audit(model, X, sensitive_features=sensitive, reference=None)
+    assert report.bounds["FairKM"].kind == model.deviation_kind
+    assert report.bounds["FairKM"].violation == pytest.approx(model.violation_)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"max_deviation": -0.1}, r"max_deviation must be a finite number >= 0, got -0\.1"),
+    ({"max_deviation": 0.1, "deviation_kind": "ratio"}, r"deviation_kind must be .*'ratio'"),
+    ({"max_deviation": {"age": 0.1}}, r"max_deviation names 'age', which is not a categorical"),
+])
+def test_audit_rejects_bad_bounds(blobs, kwargs, match):
+    X, sensitive = blobs
+    with pytest.raises(ValueError, match=match):
+        audit(np.arange(400) % 3, X, sensitive_features=sensitive, **kwargs)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 
+from ..bounds import check_bounds
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -73,6 +74,10 @@ class Audit:
     own_blind_inertia : float
         The K-Means term of the S-blind clustering a :class:`fairkm.FairKM`
         fit started from (NaN when unknown).
+    bounds : dict of str to fairkm.bounds.BoundsCheck
+        With a guarantee asked (``max_deviation``), per clustering: is every
+        cluster within the bound of the dataset's mix, and its worst cluster
+        per attribute (:func:`fairkm.bounds.check_bounds`); empty otherwise.
     """
 
     title: str
@@ -87,6 +92,7 @@ class Audit:
     verdicts: pd.DataFrame | None
     notes: list = field(default_factory=list)
     own_blind_inertia: float = np.nan
+    bounds: dict = field(default_factory=dict)
 
     @property
     def main(self):
@@ -109,7 +115,9 @@ class Audit:
             worsening (an attribute or measure on which the clustering is
             less fair than the reference), ``"unchanged"`` when an
             attribute's least fair cluster is no fairer than the reference's
-            (ME), ``"cost"``, ``"summary"`` or ``"advice"``.
+            (ME), ``"cost"``, ``"summary"``, ``"guarantee"`` (with a bound
+            asked: is every cluster within it, one sentence per clustering)
+            or ``"advice"``.
         """
         return headline(self)
 
@@ -173,6 +181,18 @@ def _numeric_of_model(model, numeric_sensitive, names):
     return numeric_sensitive
 
 
+def _guarantee_of_model(model, max_deviation, deviation_kind):
+    """Return the bound to check: the one given, else a fitted model's ``max_deviation``."""
+    if max_deviation is not None or model is None:
+        return max_deviation, deviation_kind
+    asked = getattr(model, "max_deviation", None)
+    if asked is None:
+        return None, deviation_kind
+    # FairKM names the kind deviation_kind, fairkm.bounds.BoundedKMeans kind.
+    kind = getattr(model, "deviation_kind", getattr(model, "kind", deviation_kind))
+    return asked, kind
+
+
 def _features(X, n_samples):
     """Return (float64 array or None, id-like notes) for the features ``X``."""
     if X is None:
@@ -231,6 +251,8 @@ def audit(
     notes=(),
     check_data=True,
     random_state=0,
+    max_deviation=None,
+    deviation_kind="additive",
 ):
     """Audit a clustering for fairness, against S-blind K-Means.
 
@@ -283,6 +305,17 @@ def audit(
         identifiers (when ``X`` is a DataFrame).
     random_state : int, default=0
         Seed of the K-Means reference and of the silhouette's sample.
+    max_deviation : float, dict or None, default=None
+        A guarantee to check of the clustering and of the reference: is every
+        cluster's share of every value of every categorical attribute within
+        this distance of the dataset's (a float for all attributes,
+        ``{name: float}`` for some)? See :func:`fairkm.bounds.check_bounds`.
+        None takes the bound of a fitted estimator that has one (such as
+        ``FairKM(max_deviation=0.05)``), else checks nothing.
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
+        How ``max_deviation`` reads: ``|share - p| <= delta``, or Bera et
+        al.'s ``(1 - delta) p <= share <= p / (1 - delta)``. With the bound
+        taken from an estimator, so is its kind.
 
     Returns
     -------
@@ -292,7 +325,8 @@ def audit(
     ------
     ValueError
         On missing values (every column that has some, in one message), on
-        rows that do not match, or on an unknown numeric attribute.
+        rows that do not match, on an unknown numeric attribute, or on a bad
+        ``max_deviation`` or ``deviation_kind``.
 
     See Also
     --------
@@ -312,6 +346,10 @@ def audit(
     >>> report.verdicts.loc[("mean", "AE"), "verdict"]
     'fairer'
     """
+    if deviation_kind not in ("additive", "multiplicative"):
+        raise ValueError(
+            f"deviation_kind must be 'additive' or 'multiplicative', got {deviation_kind!r}."
+        )
     values, default_name, model = _labels_of(labels)
     if values.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
@@ -337,6 +375,11 @@ def audit(
         all_notes += own
     main = str(name or default_name)
     clusterings = {main: values}
+    max_deviation, deviation_kind = _guarantee_of_model(model, max_deviation, deviation_kind)
+    bounds = {}
+    if max_deviation is not None:  # checked before the reference is fitted
+        bounds[main] = check_bounds(values, sensitive, max_deviation=max_deviation,
+                                    kind=deviation_kind, numeric_sensitive=numeric)
     if isinstance(reference, str):
         if reference != "kmeans":
             raise ValueError(
@@ -355,6 +398,10 @@ def audit(
         clusterings["reference"] = ref
     names = list(clusterings)
     ref_name = names[1] if len(names) > 1 else None
+    if bounds and ref_name is not None:
+        bounds[ref_name] = check_bounds(clusterings[ref_name], sensitive,
+                                        max_deviation=max_deviation, kind=deviation_kind,
+                                        numeric_sensitive=numeric)
     fairness = fairness_table(clusterings, sensitive, numeric)
     quality = (None if features is None
                else quality_table(features, clusterings, ref_name, random_state))
@@ -377,4 +424,5 @@ def audit(
         verdicts=None if ref_name is None else verdict_table(fairness, main, ref_name),
         notes=all_notes,
         own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
+        bounds=bounds,
     )

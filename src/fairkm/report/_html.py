@@ -18,7 +18,7 @@ import pandas as pd
 from ..metrics import MEASURES
 from ._charts import composition_chart
 from ._measure import TOLERANCE
-from ._text import SMALL_CLUSTERS, format_number, headline
+from ._text import SMALL_CLUSTERS, bound_cell, bound_sentences, format_number, headline
 
 __all__ = ["render_html"]
 
@@ -54,6 +54,11 @@ _CSS = """
   background: #f8d7d7; font-weight: bold; }
 .fairkm-report td.same { color: #555; } .fairkm-report td.na { color: #999; }
 .fairkm-report tr.small td { background: #fff4d6; }
+.fairkm-report .guarantee { padding: 0.6em 1em; margin: 0.5em 0; }
+.fairkm-report .guarantee.met { background: #eef6ee; border-left: 4px solid #4a4; }
+.fairkm-report .guarantee.missed { background: #fbeaea; border-left: 4px solid #c33; }
+.fairkm-report td.met { background: #e3f3e3; } .fairkm-report td.missed {
+  background: #f8d7d7; font-weight: bold; }
 .fairkm-report figure { margin: 1em 0; }
 .fairkm-report figure img { max-width: 100%; height: auto; }
 .fairkm-report dt { font-weight: bold; } .fairkm-report dd { margin: 0 0 0.4em 1.5em; }
@@ -113,6 +118,55 @@ def _worst_table(audit):
         "data's</th><th>distance (sets ME)</th></tr></thead><tbody>"
         f"{''.join(rows)}</tbody></table></div>"
     )
+
+
+def _bounds_table(audit):
+    """Per attribute and clustering: the bound, the largest deviation, met or not, and where."""
+    esc = html.escape
+    first = next(iter(audit.bounds.values()))
+    kind, table = first.kind, first.table
+    rows = []
+    for attribute in table.index[table["kind"] != "numeric"]:  # categorical bounds only
+        for name, check in audit.bounds.items():
+            row = check.table.loc[attribute]
+            if np.isnan(row["bound"]):
+                bound, verdict = "–", '<td class="na">not bounded</td>'
+            else:
+                met = bool(row["satisfied"])
+                bound = format_number(row["bound"])
+                verdict = (f'<td class="{"met" if met else "missed"}">'
+                           f'{"yes" if met else "no"}</td>')
+            rows.append(
+                f"<tr><td>{esc(str(attribute))}</td><td>{esc(name)}</td><td>{bound}</td>"
+                f"<td>{format_number(row['deviation'])}</td>{verdict}"
+                f"<td>{esc(bound_cell(row))}</td></tr>"
+            )
+    what = ("the smallest delta whose band [(1 - delta) p, p / (1 - delta)] holds every "
+            "share" if kind == "multiplicative" else "the largest |share - p|")
+    return (
+        '<div class="scroll" id="bounds"><table class="worst"><thead><tr><th>attribute</th>'
+        f"<th>clustering</th><th>bound ({esc(kind)})</th><th>deviation: {esc(what)}</th>"
+        "<th>every cluster within</th><th>where it comes closest (or misses most)</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _guarantee_lines(audit):
+    """Return one paragraph per clustering saying whether every cluster is within the bound."""
+    esc = html.escape
+    return [f'<p class="guarantee {"met" if met else "missed"}">{esc(sentence)}</p>'
+            for _, met, sentence in bound_sentences(audit)]
+
+
+def _guarantee(audit):
+    """Return the section on the bound asked (``max_deviation``), per attribute."""
+    return [
+        '<h2 id="guarantee">Every cluster within the bound of the dataset\'s mix?</h2>',
+        "<p>For every value of every categorical attribute, each cluster's share against "
+        "the dataset's (p): the cluster that comes closest to the bound, or misses it most. "
+        "Unlike the averages, a small cluster counts as much as a large one.</p>",
+        _bounds_table(audit),
+    ]
 
 
 def _measures(audit):
@@ -201,7 +255,8 @@ def render_html(audit, *, full_page=True):
     ]
     lines = headline(audit)
     parts += [f'<p class="{kind}">{esc(text)}</p>' for kind, text in lines
-              if kind != "advice"]
+              if kind not in ("advice", "guarantee")]
+    parts += _guarantee_lines(audit)
     if audit.notes:
         parts.append('<h2>Data checks</h2><ul id="notes">')
         parts += [f"<li>{esc(note)}</li>" for note in audit.notes]
@@ -221,6 +276,8 @@ def render_html(audit, *, full_page=True):
         _worst_table(audit),
         f'<p class="advice">{esc(SMALL_CLUSTERS)}</p>',
     ]
+    if audit.bounds:
+        parts += _guarantee(audit)
     parts += _measures(audit)
     parts += _clusters(audit)
     parts.append(
