@@ -247,14 +247,15 @@ def test_an_estimator_with_a_bound_is_checked_against_it(blobs):
 
 
 def test_fairkm_with_a_bound_is_checked_against_it(blobs):
-    if "max_deviation" not in FairKM().get_params():
-        pytest.skip("FairKM has no max_deviation yet")
     X, sensitive = blobs
-    model = FairKM(n_clusters=3, max_deviation=0.3, random_state=0).fit(
-        X, sensitive_features=sensitive)
+    model = FairKM(n_clusters=3, max_deviation=0.3, intersections=[(ODD, "region")],
+                   random_state=0).fit(X, sensitive_features=sensitive)
     report = audit(model, X, sensitive_features=sensitive, reference=None)
-    assert report.bounds["FairKM"].kind == model.deviation_kind
-    assert report.bounds["FairKM"].violation == pytest.approx(model.violation_)
+    check = report.bounds["FairKM"]
+    assert check.kind == model.deviation_kind
+    assert list(check.table.index) == [ODD, "region", "age", f"{ODD} & region"]
+    pd.testing.assert_frame_equal(check.table, model.bounds_check_.table)
+    assert f"{html.escape(ODD)} &amp; region" in report.to_html()
 
 
 @pytest.mark.parametrize("kwargs, match", [

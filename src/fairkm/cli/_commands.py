@@ -26,7 +26,7 @@ from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
 from ._printing import print_facts, print_tradeoff
 from ._progress_bar import progress_bar
-from ._tables import check_names, check_roles, prepare_data
+from ._tables import check_bound, check_names, check_roles, prepare_data
 
 __all__ = [
     "reproduction_files",
@@ -85,8 +85,16 @@ def _data_facts(args, data):
     return facts
 
 
+def _bound(args):
+    """Return the guarantee asked (--max-deviation, --deviation-kind) as keyword arguments."""
+    return {"max_deviation": args.max_deviation,
+            "deviation_kind": args.deviation_kind or "additive"}
+
+
 def _fit_fairkm(X, sensitive, args, numeric):
     """Fit FairKM (with a progress bar); return it and its time."""
+    # Only a bound asked reaches FairKM, so that without one it is the same call as ever.
+    bound = _bound(args) if args.max_deviation is not None else {}
     start = time.perf_counter()
     with progress_bar(args.quiet, desc="FairKM"):
         fair = FairKM(
@@ -94,9 +102,21 @@ def _fit_fairkm(X, sensitive, args, numeric):
             relative_weight=args.relative_weight, max_cost=args.max_cost,
             max_unfairness=args.max_unfairness, attribute_weights=args.attribute_weights,
             algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
-            random_state=args.random_state, verbose=0,
+            random_state=args.random_state, verbose=0, **bound,
         ).fit(X, sensitive_features=sensitive)
     return fair, time.perf_counter() - start
+
+
+def _bound_fact(fair):
+    """Say what guarantee FairKM was asked for, and how far it was met."""
+    asked = fair.max_deviation
+    within = (", ".join(f"of {name} within {value:g}" for name, value in asked.items())
+              if isinstance(asked, dict) else f"within {asked:g}")
+    left = ("every bound met" if fair.bounds_check_.satisfied
+            else f"largest violation left {fair.violation_:.3g}")
+    return ("guarantee", f"every cluster's share of each value {within} of the dataset's "
+            f"({fair.deviation_kind}): after FairKM, one assignment to its centres within the "
+            f"bound; {left}")
 
 
 def _fit_facts(fair, seconds):
@@ -110,6 +130,8 @@ def _fit_facts(fair, seconds):
             else f"unfairness at most {fair.max_unfairness:.0%} of the S-blind clustering's"
         )
         facts.append(("budget", f"{asked}: chose relative weight {fair.relative_weight_:.3g}"))
+    if getattr(fair, "max_deviation", None) is not None:
+        facts.append(_bound_fact(fair))
     if np.isnan(fair.relative_weight_):
         how = " (the paper's (n/k)^2)" if fair.fairness_weight == "paper" else ""
         facts.append(("fairness weight", f"lambda = {fair.fairness_weight_:.4g}{how}, absolute"))
@@ -153,7 +175,7 @@ def run_fit(args):
             fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
             title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
-            random_state=args.random_state,
+            random_state=args.random_state, **_bound(args),
         )
         if args.output is not None:
             result = data.frame.assign(**{args.cluster_column: fair.labels_})
@@ -186,7 +208,7 @@ def run_evaluate(args):
             name=f"column {args.labels!r}", n_init=N_INIT, profile=data.profile,
             notes=data.notes, check_data=False,
             title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}", facts=facts,
-            random_state=args.random_state,
+            random_state=args.random_state, **_bound(args),
         )
         _write_report(args, outputs, report)
         outputs.commit()
@@ -273,6 +295,7 @@ def run_demo(args):
     """``fairkm demo``: FairKM against S-blind K-Means on built-in data."""
     with _outputs(args, report=args.report) as outputs:
         title, X, sensitive, numeric, profile = _demo_data(args)
+        check_bound(args, list(sensitive.columns), numeric)
         fair, seconds = _fit_fairkm(X, sensitive, args, numeric)
         facts = [
             ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
@@ -282,7 +305,7 @@ def run_demo(args):
         report = audit(
             fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
             profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
-            random_state=args.random_state,
+            random_state=args.random_state, **_bound(args),
         )
         _write_report(args, outputs, report)
         outputs.commit()

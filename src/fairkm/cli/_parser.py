@@ -207,6 +207,29 @@ def _fraction(text):
     return value
 
 
+def _share(text, what):
+    """Read a share such as 0.05 or 5% (at least 0)."""
+    if text.endswith("%"):
+        return _number(text[:-1], what) / 100
+    return _number(text, what)
+
+
+def _max_deviation(text):
+    """Read --max-deviation: one share for every column, or NAME=SHARE pairs."""
+    if "=" not in text:
+        return _share(text, "a share such as 0.05 or 5%, or NAME=SHARE pairs")
+    bounds = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if not name or name in bounds:
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=SHARE pairs, each column once, separated by commas, got {item!r}"
+            )
+        bounds[name] = _share(value.strip(), f"a share such as 0.05 or 5% for {name!r}")
+    return bounds
+
+
 def _attribute_weights(text):
     weights = {}
     for item in text.split(","):
@@ -265,6 +288,13 @@ def _plot_path(text):
         raise argparse.ArgumentTypeError(f"the extension must be .png, .svg or .pdf: {text!r}")
     return text
 
+
+_FIT_BOUND = (
+    "After FairKM, the rows are assigned once more to its centres at the least K-Means cost "
+    "within the bound (a linear programme); a bound no assignment can meet is an error that "
+    "names the tightest one found. The summary and the report say whether FairKM (and "
+    "S-blind K-Means) meets it."
+)
 
 _REPRODUCIBLE = ("adult", "kinematics", "kinematics-l2")
 
@@ -351,6 +381,20 @@ def _add_clustering_options(parser, *, weight=True):
                         help="seed; the same seed gives the same clusters (default 0)")
 
 
+def _add_bound_options(parser, *, what):
+    parser.add_argument("--max-deviation", type=_max_deviation, metavar="SHARE|NAME=SHARE,...",
+                        help="a guarantee: every cluster's share of every value of every "
+                        "categorical sensitive column within SHARE of the dataset's (0.05 or "
+                        f"5%%: five percentage points); NAME=SHARE,... bounds those columns only. "
+                        f"{what}")
+    parser.add_argument("--deviation-kind", choices=("additive", "multiplicative"),
+                        metavar="additive|multiplicative",
+                        help="how --max-deviation reads: 'additive' (the default) asks "
+                        "|share - p| <= SHARE of each value of dataset share p, "
+                        "'multiplicative' (Bera et al. 2019) (1 - SHARE) p <= share <= "
+                        "p / (1 - SHARE), with SHARE below 1")
+
+
 def _add_output_options(parser, *, report=True):
     if report:
         parser.add_argument("--report", metavar="REPORT.html",
@@ -395,6 +439,7 @@ def build_parser():
     )
     _add_data_options(fit, features_default="all columns but the sensitive ones")
     _add_clustering_options(fit)
+    _add_bound_options(fit, what=_FIT_BOUND)
     fit.add_argument("--output", type=_table_path, metavar="OUT",
                      help="write the input rows plus the cluster column (.csv or .parquet)")
     fit.add_argument("--cluster-column", default="cluster", metavar="NAME",
@@ -413,6 +458,9 @@ def build_parser():
                           help="the column holding each row's cluster (any values)")
     evaluate.add_argument("--random-state", type=int, default=0, metavar="N",
                           help="seed of the K-Means comparison and silhouette sample (default 0)")
+    _add_bound_options(evaluate, what="The summary and the report say whether the "
+                       "clustering (and S-blind K-Means) meets it, and where it comes closest "
+                       "or misses most.")
     _add_output_options(evaluate)
     evaluate.set_defaults(func=run_evaluate)
 
@@ -453,6 +501,7 @@ def build_parser():
     demo.add_argument("--n-samples", type=_positive_int, metavar="N",
                       help="synthetic points (default 5000)")
     _add_clustering_options(demo)
+    _add_bound_options(demo, what=_FIT_BOUND)
     _add_output_options(demo)
     demo.set_defaults(func=run_demo)
 

@@ -20,7 +20,7 @@ from ..report.checks import id_like_features, missing_values_message, sensitive_
 from ._errors import DataError, UsageError
 from ._io import read_table
 
-__all__ = ["Prepared", "check_names", "check_roles", "prepare_data"]
+__all__ = ["Prepared", "check_bound", "check_names", "check_roles", "prepare_data"]
 
 _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
@@ -214,6 +214,40 @@ def check_roles(args, *, labels=None):
     for name in weights:
         if name not in sensitive:
             raise UsageError(f"--attribute-weights names {name!r}, which is not in --sensitive")
+    check_bound(args, sensitive, args.numeric_sensitive or [])
+
+
+def check_bound(args, sensitive, numeric):
+    """Usage errors of --max-deviation and --deviation-kind, before any fitting.
+
+    ``sensitive`` and ``numeric`` name the sensitive columns and the numeric
+    ones among them.
+    """
+    bound = getattr(args, "max_deviation", None)
+    kind = getattr(args, "deviation_kind", None)
+    if bound is None:
+        if kind is not None:
+            raise UsageError("--deviation-kind goes with --max-deviation")
+        return
+    numeric = set(numeric)
+    bounds = bound if isinstance(bound, dict) else {}
+    for name in bounds:
+        if name not in sensitive:
+            raise UsageError(f"--max-deviation names {name!r}, which is not in --sensitive")
+        if name in numeric:
+            raise UsageError(
+                f"--max-deviation names {name!r}, which is numeric; it bounds the shares of "
+                "a categorical column's values"
+            )
+    if not bounds and not set(sensitive) - numeric:
+        raise UsageError("--max-deviation bounds categorical columns, and every sensitive "
+                         "column is numeric")
+    values = bounds.values() if bounds else [bound]
+    if kind == "multiplicative" and max(values) >= 1:
+        raise UsageError(
+            f"--max-deviation must be below 1 with --deviation-kind multiplicative (the band "
+            f"is [(1 - SHARE) p, p / (1 - SHARE)]), got {max(values):g}"
+        )
 
 
 @dataclass(frozen=True)

@@ -182,15 +182,19 @@ def _numeric_of_model(model, numeric_sensitive, names):
 
 
 def _guarantee_of_model(model, max_deviation, deviation_kind):
-    """Return the bound to check: the one given, else a fitted model's ``max_deviation``."""
+    """Return the bound to check: the one given, else a fitted model's ``max_deviation``.
+
+    Returns ``(max_deviation, deviation_kind, intersections)``; a model's own
+    bound comes with the intersections it was fitted with, which it bounds too.
+    """
     if max_deviation is not None or model is None:
-        return max_deviation, deviation_kind
+        return max_deviation, deviation_kind, None
     asked = getattr(model, "max_deviation", None)
     if asked is None:
-        return None, deviation_kind
+        return None, deviation_kind, None
     # FairKM names the kind deviation_kind, fairkm.bounds.BoundedKMeans kind.
     kind = getattr(model, "deviation_kind", getattr(model, "kind", deviation_kind))
-    return asked, kind
+    return asked, kind, getattr(model, "intersections", None)
 
 
 def _features(X, n_samples):
@@ -311,7 +315,8 @@ def audit(
         this distance of the dataset's (a float for all attributes,
         ``{name: float}`` for some)? See :func:`fairkm.bounds.check_bounds`.
         None takes the bound of a fitted estimator that has one (such as
-        ``FairKM(max_deviation=0.05)``), else checks nothing.
+        ``FairKM(max_deviation=0.05)``, with the intersections it was fitted
+        with), else checks nothing.
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads: ``|share - p| <= delta``, or Bera et
         al.'s ``(1 - delta) p <= share <= p / (1 - delta)``. With the bound
@@ -375,11 +380,13 @@ def audit(
         all_notes += own
     main = str(name or default_name)
     clusterings = {main: values}
-    max_deviation, deviation_kind = _guarantee_of_model(model, max_deviation, deviation_kind)
+    max_deviation, deviation_kind, intersections = _guarantee_of_model(
+        model, max_deviation, deviation_kind)
+    bound = {"max_deviation": max_deviation, "kind": deviation_kind,
+             "numeric_sensitive": numeric, "intersections": intersections}
     bounds = {}
     if max_deviation is not None:  # checked before the reference is fitted
-        bounds[main] = check_bounds(values, sensitive, max_deviation=max_deviation,
-                                    kind=deviation_kind, numeric_sensitive=numeric)
+        bounds[main] = check_bounds(values, sensitive, **bound)
     if isinstance(reference, str):
         if reference != "kmeans":
             raise ValueError(
@@ -399,9 +406,7 @@ def audit(
     names = list(clusterings)
     ref_name = names[1] if len(names) > 1 else None
     if bounds and ref_name is not None:
-        bounds[ref_name] = check_bounds(clusterings[ref_name], sensitive,
-                                        max_deviation=max_deviation, kind=deviation_kind,
-                                        numeric_sensitive=numeric)
+        bounds[ref_name] = check_bounds(clusterings[ref_name], sensitive, **bound)
     fairness = fairness_table(clusterings, sensitive, numeric)
     quality = (None if features is None
                else quality_table(features, clusterings, ref_name, random_state))

@@ -164,7 +164,8 @@ def _guarantee(audit):
         '<h2 id="guarantee">Every cluster within the bound of the dataset\'s mix?</h2>',
         "<p>For every value of every categorical attribute, each cluster's share against "
         "the dataset's (p): the cluster that comes closest to the bound, or misses it most. "
-        "Unlike the averages, a small cluster counts as much as a large one.</p>",
+        "Unlike the averages, a small cluster counts as much as a large one. A violation (in "
+        "the sentences above) is how far that share lies outside the bound's band.</p>",
         _bounds_table(audit),
     ]
 

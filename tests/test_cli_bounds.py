@@ -1,0 +1,145 @@
+"""The command line's guarantee: --max-deviation and --deviation-kind of fit, evaluate and demo."""
+
+import html
+
+import pandas as pd
+import pytest
+
+from fairkm import FairKM
+from fairkm.bounds import check_bounds
+
+from ._people import FIT, make_people, run
+
+BLIND = "S-blind K-Means (best of 10)"
+
+
+@pytest.fixture
+def people_csv(tmp_path):
+    path = tmp_path / "people.csv"
+    make_people(150).to_csv(path, index=False)
+    return path
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def fitted(monkeypatch):
+    """Record the FairKM models the command line fits."""
+    models = []
+    fit = FairKM.fit
+
+    def recording(self, *args, **kwargs):
+        models.append(self)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(FairKM, "fit", recording)
+    return models
+
+
+def test_fit_passes_the_bound_to_fairkm_and_the_audit(capsys, people_csv, tmp_path, fitted):
+    report, output = tmp_path / "audit.html", tmp_path / "out.csv"
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "20%",
+                           "--report", report, "--output", output)
+    assert status == 0, err
+    (model,) = fitted
+    assert model.max_deviation == 0.2 and model.deviation_kind == "additive"
+    assert model.bounds_check_.satisfied
+    labels = pd.read_csv(output)["cluster"]
+    people = pd.read_csv(people_csv)
+    check = check_bounds(labels, people[["sex", "group"]], max_deviation=0.2)
+    assert check.satisfied
+    flat = _flat(out)
+    assert ("guarantee: every cluster's share of each value within 0.2 of the dataset's "
+            "(additive): after FairKM, one assignment to its centres within the bound; every "
+            "bound met") in flat
+    assert _flat(f"FairKM: {check.summary()}") in flat
+    assert f"{BLIND}: Every cluster within 0.2 of the dataset's mix: " in flat
+    page = report.read_text(encoding="utf-8")
+    assert f'<p class="guarantee met">{html.escape(f"FairKM: {check.summary()}")}</p>' in page
+    assert 'id="bounds"' in page
+
+
+def test_fit_per_column_multiplicative_bound(capsys, people_csv, fitted):
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "sex=0.3",
+                           "--deviation-kind", "multiplicative")
+    assert status == 0, err
+    (model,) = fitted
+    assert model.max_deviation == {"sex": 0.3} and model.deviation_kind == "multiplicative"
+    flat = _flat(out)
+    assert "every cluster's share of each value of sex within 0.3 of the dataset's " \
+           "(multiplicative)" in flat
+    assert "FairKM: Every cluster within 0.3 of the dataset's mix (multiplicative): " in flat
+
+
+def test_without_a_bound_nothing_changes(capsys, people_csv, fitted):
+    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+    assert status == 0
+    (model,) = fitted
+    assert model.max_deviation is None
+    assert "guarantee:" not in out and "Every cluster within" not in out
+
+
+def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_csv, tmp_path):
+    report = tmp_path / "audit.html"
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "0.0001",
+                           "--report", report)
+    assert status == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fairkm: error: max_deviation=0.0001")
+    assert "tightest bound found" in lines[0]
+    assert "Traceback" not in err and out == ""
+    assert not report.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--max-deviation", "-0.1"], "expected a share such as 0.05 or 5%, or NAME=SHARE pairs >= 0"),
+    (["--max-deviation", "tight"], "expected a share such as 0.05 or 5%, or NAME=SHARE pairs"),
+    (["--max-deviation", "sex=-1%"], "for 'sex' >= 0"),
+    (["--max-deviation", "sex=0.1,sex=0.2"], "each column once"),
+    (["--max-deviation", "height=0.1"], "--max-deviation names 'height', which is not in"),
+    (["--max-deviation", "0.1", "--deviation-kind", "ratio"], "invalid choice: 'ratio'"),
+    (["--max-deviation", "100%", "--deviation-kind", "multiplicative"], "must be below 1"),
+    (["--deviation-kind", "multiplicative"], "--deviation-kind goes with --max-deviation"),
+    (["--max-deviation", "group=0.1", "--numeric-sensitive", "group"],
+     "--max-deviation names 'group', which is numeric"),
+    (["--max-deviation", "0.1", "--numeric-sensitive", "sex,group"],
+     "every sensitive column is numeric"),
+])
+def test_bad_bounds_are_usage_errors_before_any_fit(capsys, people_csv, fitted, args, message):
+    status, out, err = run(capsys, "fit", people_csv, *FIT, *args)
+    assert status == 2, err
+    assert message in err and "usage: fairkm fit" in err
+    assert fitted == [] and out == ""
+
+
+def test_evaluate_checks_the_bound_of_the_clustering_and_of_kmeans(capsys, tmp_path):
+    people = make_people(150)
+    people["segment"] = people["group"].map({"a": "x", "b": "y", "c": "x"})
+    path = tmp_path / "segments.csv"
+    people.to_csv(path, index=False)
+    report = tmp_path / "audit.html"
+    status, out, err = run(capsys, "evaluate", path, "--labels", "segment", "--sensitive",
+                           "sex,group", "--features", "income,tenure", "--max-deviation",
+                           "0.1", "--report", report)
+    assert status == 0, err
+    check = check_bounds(people["segment"], people[["sex", "group"]], max_deviation=0.1)
+    assert not check.satisfied  # segments follow the groups
+    flat = _flat(out)
+    assert _flat(f"column 'segment': {check.summary()}") in flat
+    assert f"{BLIND}: Every cluster within 0.1 of the dataset's mix: " in flat
+    page = report.read_text(encoding="utf-8")
+    assert 'class="guarantee missed"' in page
+    status, _, err = run(capsys, "evaluate", path, "--labels", "segment", "--sensitive",
+                         "sex,group", "--deviation-kind", "additive")
+    assert status == 2 and "--deviation-kind goes with --max-deviation" in err
+
+
+def test_demo_takes_a_bound(capsys):
+    status, out, err = run(capsys, "demo", "--n-samples", "400", "--n-clusters", "3",
+                           "--max-deviation", "region=0.2")
+    assert status == 0, err
+    assert "FairKM: Every cluster within 0.2 of the dataset's mix: " in _flat(out)
+    status, _, err = run(capsys, "demo", "--n-samples", "400", "--max-deviation", "age=0.2")
+    assert status == 2 and "--max-deviation names 'age', which is numeric" in err
