@@ -84,6 +84,8 @@ examples:
       --output clusters.parquet --report audit.html
   fairkm fit people.csv --sensitive sex,race --exclude id --fairness-weight 1e6
                                                # the paper's lambda
+  fairkm fit people.csv --sensitive sex,race --exclude id --max-deviation 0.05 \\
+      --report audit.html                      # every cluster within 5 points
 
 fairness weight:
   By default (--fairness-weight auto) FairKM first finds the S-blind K-Means
@@ -108,6 +110,7 @@ examples:
   fairkm evaluate clusters.csv --labels cluster --sensitive sex,race
   fairkm evaluate segments.parquet --labels segment --sensitive sex,race,age \\
       --numeric-sensitive age --features income,tenure,region --report audit.html
+  fairkm evaluate clusters.csv --labels cluster --sensitive sex,race --max-deviation 5%
 """
 
 TRADEOFF_EPILOG = DATA_HELP + """
