@@ -44,7 +44,6 @@ __all__ = [
 EXACT_MILP_PAIRS = 200
 _CHECK_TIME = 2.0      # seconds per feasibility check of the search for the tightest bound
 _EXTRA_ROWS = (1000,)  # rows freed for a second rounding when the first falls short
-_EXTRA_TIME = 5.0      # its time limit in seconds
 _FRACTIONAL = 1e-6      # a row is fractional when no cluster holds 1 - this of it
 
 
@@ -87,10 +86,13 @@ class BoundedAssignment:
         The same cost measured to the centres the last assignment was made
         to (``>= inertia``).
     lp_cost : float
-        The linear programme's optimum for that assignment: a lower bound on
-        ``assignment_cost`` for any assignment meeting the bounds, when
-        ``exact``; the repair programme's optimum (plus the rows it kept
-        fixed) otherwise.
+        The linear programme's optimum for that assignment (plus the cost of
+        the rows it kept fixed, when not ``exact``). On more than 200 (row,
+        cluster) pairs the programme keeps one row's weight of headroom on
+        every bound, so that rounding its fractional rows can keep the bounds;
+        it is then stricter than the bounds, and ``assignment_cost`` can be
+        below it. Without headroom it is a lower bound on the cost of any
+        assignment meeting the bounds.
     n_iter : int
         Number of assignments made (centres -> assignment steps).
     cost_history : tuple of float
@@ -338,8 +340,7 @@ def _round(ctx, rows, dist, x, labels, frac, fixed):
                 else np.union1d([current[i]], near[i]) for i in free]
         pos, clu = _pairs(dist, sets)
         out, message, met, _ = solve_milp(ctx, rows[free], pos, clu, dist[free[pos], clu],
-                                          base, hard=False,
-                                          time_limit=_EXTRA_TIME if extra else None)
+                                          base)
         if out is None:
             continue
         new = current.copy()

@@ -104,9 +104,11 @@ class BoundedKMeans(ClusterMixin, BaseEstimator):
     Notes
     -----
     Each assignment solves a linear programme with one variable per row and
-    cluster; on this project's 2-core machine one takes about 0.5 s for
-    10,000 rows and 5 clusters, and 3.8 s for 10,000 rows and 20 clusters
-    (``docs/bounds.md``). The relaxation is always feasible, so only whole
+    cluster, then an integer programme on the rows it left fractional (about
+    as many as there are bound constraints that bind); on this project's
+    2-core machine one assignment took about 2 s for 10,000 rows and 5
+    clusters, and 15-20 s for 10,000 rows and 20 clusters, most of it the
+    rounding (``docs/bounds.md``). The relaxation is always feasible, so only whole
     rows can make a bound impossible; then :class:`InfeasibleBoundError`
     says the tightest bound found that can be met.
 

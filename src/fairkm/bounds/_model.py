@@ -28,6 +28,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 __all__ = [
+    "MILP_NODE_LIMIT",
     "MILP_TIME_LIMIT",
     "Context",
     "Fixed",
@@ -39,9 +40,12 @@ __all__ = [
     "type_feasible",
 ]
 
-# Seconds HiGHS may spend on one integer programme (rounding, or one step of the
-# search for the tightest feasible bound); the best solution found is used.
-MILP_TIME_LIMIT = 10.0
+# Branch-and-bound nodes HiGHS may explore in one integer programme (rounding, or
+# one step of the search for the tightest feasible bound); the best solution found
+# is used. A node limit ends the search at the same point on any machine, so the
+# labels are reproducible; the time limit is only a backstop.
+MILP_NODE_LIMIT = 300
+MILP_TIME_LIMIT = 60.0
 _CHUNK = 65536
 
 
@@ -261,18 +265,28 @@ def solve_lp(ctx, rows, w_rows, dist, fixed, margin=0.0):
     return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message))
 
 
-def _milp(model, slack_weight=0.0, time_limit=None, gap=1e-4):
-    c = model.c.copy()
-    if model.n_slack:
-        c[-model.n_slack:] = slack_weight
+def _milp(model, c, *, time_limit=None, gap=1e-4, extra=()):
     integrality = np.zeros(c.shape[0])
     integrality[:model.n_pairs] = 1
     constraints = [LinearConstraint(model.A_eq, model.b_eq, model.b_eq)]
     if model.A_ub is not None:
         constraints.append(LinearConstraint(model.A_ub, -np.inf, model.b_ub))
+    constraints.extend(extra)
     return milp(c, integrality=integrality, bounds=Bounds(model.lb, model.ub),
-                constraints=constraints,
-                options={"time_limit": time_limit or MILP_TIME_LIMIT, "mip_rel_gap": gap})
+                constraints=constraints, options=_options(time_limit, gap=gap))
+
+
+def _message(res):
+    """HiGHS's ending in words (scipy does not name its node-limit status)."""
+    if "Solution limit reached" in str(res.message):
+        return (f"stopped at the node limit ({MILP_NODE_LIMIT} nodes) with the best solution "
+                "found")
+    return str(res.message)
+
+
+def _options(time_limit, gap=1e-4):
+    return {"time_limit": time_limit or MILP_TIME_LIMIT, "mip_rel_gap": gap,
+            "node_limit": MILP_NODE_LIMIT}
 
 
 def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
@@ -293,12 +307,15 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
     hard : bool, default=True
         First try with the bounds as hard constraints.
     soft : bool, default=True
-        If that fails (or is skipped), let each bound be exceeded at a price:
-        one unit of weight over a bound costs 10 times the dearest allowed
-        (row, cluster) pair, so the excess is as small as the allowed moves
-        make it, and then the cost.
+        If that fails (or is skipped), let the bounds be exceeded, lexicographically:
+        first the least total excess (in weight) any assignment of these
+        rows to their allowed clusters leaves, then the least cost at that
+        excess. (A price per unit of excess would not do: an excess is often
+        a fraction of a row's weight, cheaper than moving a row.)
     time_limit : float, default=None
-        Seconds per programme (``MILP_TIME_LIMIT`` if None).
+        Seconds per programme (``MILP_TIME_LIMIT`` if None); a backstop, the
+        node limit ``MILP_NODE_LIMIT`` normally ends a search first, so that
+        the result does not depend on the machine's speed.
     gap : float, default=1e-4
         Relative optimality gap at which HiGHS may stop.
 
@@ -319,22 +336,32 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
     res, met, proven = None, False, False
     if hard:
         model = _build(ctx, rows, ctx.weights, pos, clu, cost / scale, fixed, elastic=False)
-        res = _milp(model, time_limit=time_limit, gap=gap)
+        res = _milp(model, model.c, time_limit=time_limit, gap=gap)
         met = res.x is not None
         proven = res.status == 2
     if not met and soft and (model := _build(ctx, rows, ctx.weights, pos, clu, cost / scale,
                                              fixed, elastic=True)).n_slack:
-        penalty = 10.0 * max(1.0, float((cost / scale).max(initial=0.0)))
-        res = _milp(model, slack_weight=penalty, time_limit=time_limit, gap=gap)
-        if res.x is not None:
-            met = float(res.x[-model.n_slack:].max()) <= 1e-9
+        n_var, n_slack = model.c.shape[0], model.n_slack
+        excess_only = np.zeros(n_var)
+        excess_only[-n_slack:] = 1.0
+        least = _milp(model, excess_only, time_limit=time_limit, gap=gap)
+        if least.x is not None:
+            excess = float(least.x[-n_slack:].sum())
+            total = sparse.csr_matrix(
+                (np.ones(n_slack), (np.zeros(n_slack, np.int64), np.arange(n_var - n_slack,
+                                                                           n_var))),
+                shape=(1, n_var))
+            cap = LinearConstraint(total, -np.inf, excess * (1.0 + 1e-9) + 1e-9)
+            cheapest = _milp(model, model.c, time_limit=time_limit, gap=gap, extra=(cap,))
+            res = cheapest if cheapest.x is not None else least
+            met = float(res.x[-n_slack:].max()) <= 1e-9
     if res is None or res.x is None:
-        return None, "" if res is None else str(res.message), False, proven
+        return None, "" if res is None else _message(res), False, proven
     x = res.x[:model.n_pairs]
     labels = np.full(rows.shape[0], -1, dtype=np.int64)
     chosen = x > 0.5
     labels[pos[chosen]] = clu[chosen]
-    return labels, str(res.message), met, proven
+    return labels, _message(res), met, proven
 
 
 def type_feasible(ctx, rows, time_limit=None):
@@ -385,7 +412,7 @@ def type_feasible(ctx, rows, time_limit=None):
     ub[:model.n_pairs] = n_t[pos]
     res = milp(np.zeros(model.c.shape[0]), integrality=integrality,
                bounds=Bounds(model.lb, ub), constraints=constraints,
-               options={"time_limit": time_limit or MILP_TIME_LIMIT})
+               options=_options(time_limit, gap=0.0))
     if res.status == 2:
         return False
     if res.x is not None:
