@@ -17,14 +17,10 @@ dataset's mix, for every protected attribute at once?*
   cluster per attribute.
 """
 
-from ._assign import (
-    BoundedAssignment,
-    BoundNotMetWarning,
-    InfeasibleBoundError,
-    fair_assignment,
-)
+from ._assign import BoundedAssignment, BoundNotMetWarning, fair_assignment
 from ._check import BoundsCheck, check_bounds
 from ._estimator import BoundedKMeans
+from ._infeasible import InfeasibleBoundError
 
 __all__ = [
     "BoundNotMetWarning",

@@ -28,6 +28,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 __all__ = [
+    "EXACT_MILP_PAIRS",
     "MILP_NODE_LIMIT",
     "MILP_TIME_LIMIT",
     "Context",
@@ -45,6 +46,9 @@ __all__ = [
 # is used. A node limit ends the search at the same point on any machine, so the
 # labels are reproducible; the time limit is only a backstop.
 MILP_NODE_LIMIT = 300
+# Up to this many (row, cluster) pairs the integral problem is solved exactly
+# as one integer programme whenever the relaxation is fractional.
+EXACT_MILP_PAIRS = 200
 MILP_TIME_LIMIT = 60.0
 _CHUNK = 65536
 
