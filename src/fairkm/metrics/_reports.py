@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairkm.bounds import check_bounds
-
+from ..bounds import check_bounds
 from ._checks import check_delta, check_eps, check_option, prepare_fairness
 from ._docstrings import fill_docstring
 from ._fairness import attribute_fairness
