@@ -451,3 +451,19 @@ def test_rounding_meets_the_bound_before_it_saves_cost():
     assert result.satisfied and result.violation == 0.0
     again = fair_assignment(X, centers, S, max_deviation=0.05, random_state=0)
     assert_array_equal(again.labels, result.labels)
+
+
+def test_a_solver_error_on_exact_bounds_is_not_taken_for_an_answer():
+    # Found by hypothesis: at delta=0 a cluster's share of value 0 must be exactly 6/13, so
+    # only the whole dataset qualifies and no split into two clusters exists (the tightest
+    # bound is 1/26). HiGHS's presolve answers this integer programme with a solve error;
+    # without presolve it proves it infeasible, which must reach the user as an error.
+    X = np.zeros((7, 2))
+    X[6, 1] = 0.25
+    S = np.array([0, 0, 1, 0, 1, 1, 0])
+    w = np.array([1.0, 1.0, 2.0, 1.0, 2.0, 3.0, 3.0])
+    centers = np.array([[0.0, 0.0], [0.01, 0.01]])
+    _, _, tightest = brute_force(X, centers, S[:, None], w, "additive", 0.0)
+    with pytest.raises(InfeasibleBoundError, match="max_deviation") as info:
+        fair_assignment(X, centers, S, max_deviation=0.0, sample_weight=w)
+    assert tightest - 1e-9 <= info.value.tightest <= tightest + 1e-4

@@ -21,6 +21,7 @@ from ._check import BoundsCheck, from_codes
 from ._infeasible import check_rare_values, explain_infeasible
 from ._model import (
     EXACT_MILP_PAIRS,
+    excess,
     fixed_offsets,
     make_context,
     solve_lp,
@@ -256,22 +257,6 @@ def _pairs(dist, sets):
     return pos, clu
 
 
-def _excess(ctx, rows, labels, fixed):
-    """Per cluster, the weight by which ``rows`` in ``labels`` exceed the bounds (the slacks)."""
-    off = fixed_offsets(ctx, rows, labels)
-    size = off.size + fixed.size
-    excess = np.zeros(ctx.n_clusters)
-    for (_, lower, upper), a, b in zip(ctx.cat, off.counts, fixed.counts, strict=True):
-        count = a + b
-        over = np.maximum(count - upper[None, :] * size[:, None], 0.0)
-        under = np.maximum(lower[None, :] * size[:, None] - count, 0.0)
-        excess += np.where(upper[None, :] < 1.0, over, 0.0).sum(1)
-        excess += np.where(lower[None, :] > 0.0, under, 0.0).sum(1)
-    for (_, bound), a, b in zip(ctx.num, off.sums, fixed.sums, strict=True):
-        excess += np.maximum(np.abs(a + b) - bound * size, 0.0)
-    return excess
-
-
 def _round(ctx, rows, dist, x, labels, frac, fixed):
     """Round the fractional rows ``frac`` (positions in ``rows``) keeping the bounds.
 
@@ -299,7 +284,7 @@ def _round(ctx, rows, dist, x, labels, frac, fixed):
     free, current, status = frac, labels, "no integer solution"
     for extra in (0, *_EXTRA_ROWS):
         if extra:
-            bad = np.flatnonzero(_excess(ctx, rows, current, fixed) > 1e-9)
+            bad = np.flatnonzero(excess(ctx, rows, current, fixed) > 1e-9)
             touches = np.isin(current, bad) | np.isin(near, bad).any(axis=1)
             others = np.flatnonzero(touches & ~is_frac)
             gap = dist[others] - dist[others, current[others]][:, None]
@@ -321,7 +306,7 @@ def _round(ctx, rows, dist, x, labels, frac, fixed):
             continue
         new = current.copy()
         new[free] = out
-        if extra and _excess(ctx, rows, new, fixed).sum() >= _excess(
+        if extra and excess(ctx, rows, new, fixed).sum() >= excess(
                 ctx, rows, current, fixed).sum():
             continue
         current, status = new, f"integer programme on {free.shape[0]} rows: {message}"

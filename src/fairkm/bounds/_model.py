@@ -33,6 +33,7 @@ __all__ = [
     "MILP_TIME_LIMIT",
     "Context",
     "Fixed",
+    "excess",
     "fixed_offsets",
     "make_context",
     "solve_lp",
@@ -137,6 +138,22 @@ def fixed_offsets(ctx, rows, labels):
                                   minlength=k * n_values).reshape(k, n_values))
     sums = [np.bincount(labels, weights=w * z[rows], minlength=k) for z, _ in ctx.num]
     return Fixed(size, counts, sums)
+
+
+def excess(ctx, rows, labels, fixed):
+    """Per cluster, the weight by which ``rows`` in ``labels`` exceed the bounds (the slacks)."""
+    off = fixed_offsets(ctx, rows, labels)
+    size = off.size + fixed.size
+    excess = np.zeros(ctx.n_clusters)
+    for (_, lower, upper), a, b in zip(ctx.cat, off.counts, fixed.counts, strict=True):
+        count = a + b
+        over = np.maximum(count - upper[None, :] * size[:, None], 0.0)
+        under = np.maximum(lower[None, :] * size[:, None] - count, 0.0)
+        excess += np.where(upper[None, :] < 1.0, over, 0.0).sum(1)
+        excess += np.where(lower[None, :] > 0.0, under, 0.0).sum(1)
+    for (_, bound), a, b in zip(ctx.num, off.sums, fixed.sums, strict=True):
+        excess += np.maximum(np.abs(a + b) - bound * size, 0.0)
+    return excess
 
 
 @dataclass
@@ -269,7 +286,7 @@ def solve_lp(ctx, rows, w_rows, dist, fixed, margin=0.0):
     return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message))
 
 
-def _milp(model, c, *, time_limit=None, gap=1e-4, extra=()):
+def _milp(model, c, *, time_limit=None, gap=1e-4, extra=(), presolve=True):
     integrality = np.zeros(c.shape[0])
     integrality[:model.n_pairs] = 1
     constraints = [LinearConstraint(model.A_eq, model.b_eq, model.b_eq)]
@@ -277,7 +294,8 @@ def _milp(model, c, *, time_limit=None, gap=1e-4, extra=()):
         constraints.append(LinearConstraint(model.A_ub, -np.inf, model.b_ub))
     constraints.extend(extra)
     return milp(c, integrality=integrality, bounds=Bounds(model.lb, model.ub),
-                constraints=constraints, options=_options(time_limit, gap=gap))
+                constraints=constraints,
+                options={**_options(time_limit, gap=gap), "presolve": presolve})
 
 
 def _message(res):
@@ -337,35 +355,53 @@ def solve_milp(ctx, rows, pos, clu, dist_pairs, fixed, *, hard=True, soft=True,
     """
     cost = ctx.weights[rows][pos] * dist_pairs
     scale = float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
-    res, met, proven = None, False, False
+
+    def labels_of(res):
+        labels = np.full(rows.shape[0], -1, dtype=np.int64)
+        if res is not None and res.x is not None:
+            chosen = res.x[:pos.shape[0]] > 0.5
+            labels[pos[chosen]] = clu[chosen]
+        return labels
+
+    def meets(labels):
+        return labels.min() >= 0 and excess(ctx, rows, labels, fixed).max() <= 1e-9
+
+    def solve(model, c, **kwargs):
+        res = _milp(model, c, time_limit=time_limit, gap=gap, **kwargs)
+        failed = res.x is None and res.status not in (1, 2)  # neither a limit nor infeasible
+        broken = res.x is not None and not model.n_slack and not meets(labels_of(res))
+        if failed or broken:
+            # HiGHS's presolve can fail ("Solve error") or hand back a solution that
+            # breaks a bound (its transformNewIntegerFeasibleSolution repair) on bounds
+            # with no slack; the same programme without presolve answers correctly.
+            res = _milp(model, c, time_limit=time_limit, gap=gap, presolve=False, **kwargs)
+        return res
+
+    res, proven = None, False
     if hard:
         model = _build(ctx, rows, ctx.weights, pos, clu, cost / scale, fixed, elastic=False)
-        res = _milp(model, model.c, time_limit=time_limit, gap=gap)
-        met = res.x is not None
+        res = solve(model, model.c)
         proven = res.status == 2
-    if not met and soft and (model := _build(ctx, rows, ctx.weights, pos, clu, cost / scale,
-                                             fixed, elastic=True)).n_slack:
+    if not (hard and meets(labels_of(res))) and soft and (
+            model := _build(ctx, rows, ctx.weights, pos, clu, cost / scale, fixed,
+                            elastic=True)).n_slack:
         n_var, n_slack = model.c.shape[0], model.n_slack
         excess_only = np.zeros(n_var)
         excess_only[-n_slack:] = 1.0
-        least = _milp(model, excess_only, time_limit=time_limit, gap=gap)
+        least = solve(model, excess_only)
         if least.x is not None:
-            excess = float(least.x[-n_slack:].sum())
+            total_excess = float(least.x[-n_slack:].sum())
             total = sparse.csr_matrix(
                 (np.ones(n_slack), (np.zeros(n_slack, np.int64), np.arange(n_var - n_slack,
                                                                            n_var))),
                 shape=(1, n_var))
-            cap = LinearConstraint(total, -np.inf, excess * (1.0 + 1e-9) + 1e-9)
-            cheapest = _milp(model, model.c, time_limit=time_limit, gap=gap, extra=(cap,))
+            cap = LinearConstraint(total, -np.inf, total_excess * (1.0 + 1e-9) + 1e-9)
+            cheapest = solve(model, model.c, extra=(cap,))
             res = cheapest if cheapest.x is not None else least
-            met = float(res.x[-n_slack:].max()) <= 1e-9
-    if res is None or res.x is None:
+    labels = labels_of(res)
+    if res is None or res.x is None or labels.min() < 0:
         return None, "" if res is None else _message(res), False, proven
-    x = res.x[:model.n_pairs]
-    labels = np.full(rows.shape[0], -1, dtype=np.int64)
-    chosen = x > 0.5
-    labels[pos[chosen]] = clu[chosen]
-    return labels, _message(res), met, proven
+    return labels, _message(res), meets(labels), proven
 
 
 def type_feasible(ctx, rows, time_limit=None):
