@@ -27,29 +27,13 @@ import fairkm.experiments
 from fairkm.cli import main
 from fairkm.report import audit
 
-SCRIPT = Path(sys.executable).parent / ("fairkm.exe" if os.name == "nt" else "fairkm")
-FIT = ("--sensitive", "sex,group", "--n-clusters", "3", "--exclude", "id")
+from ._people import FIT, SCRIPT, run
+from ._people import make_people as shared_people
 
 
-def make_people(n=90, seed=0):
-    """Two numeric and one text feature, two categorical sensitive columns, an id."""
-    rng = np.random.default_rng(seed)
-    blob = rng.integers(0, 3, size=n)
-    return pd.DataFrame({
-        "id": np.arange(1000, 1000 + n),
-        "income": blob * 10.0 + rng.normal(size=n),
-        "tenure": blob * 3.0 + rng.normal(size=n),
-        "region": np.array(["north", "south", "east"])[(blob + rng.integers(0, 2, n)) % 3],
-        "sex": np.where(rng.random(n) < 0.3 + 0.2 * blob, "F", "M"),
-        "group": np.array(["a", "b", "c"])[blob],
-    })
-
-
-def run(capsys, *argv):
-    """Run main in-process; return (status, stdout, stderr)."""
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+def make_people():
+    """The shared table without its age column: these tests use two sensitive columns."""
+    return shared_people().drop(columns="age")
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ from sklearn.metrics import rand_score, silhouette_score
 
 from fairkm import metrics
 
+from . import _metrics_reference as ref
+
 FAIRNESS_FUNCTIONS = {
     m.name: m.function for m in metrics.MEASURES.values() if m.kind == "fairness"
 }
@@ -245,48 +247,9 @@ def test_clustering_report_gives_nan_silhouette_where_it_is_undefined(labels, sa
 # --------------------------------------------------------------------------- slow references
 
 
-def _ref_fairness(labels, column, *, numeric, wasserstein="principled", eps=1e-20, delta=0.2):
-    """Per-cluster loops over plain NumPy / scipy: every measure for one attribute."""
-    labels = np.asarray(labels)
-    column = np.asarray(column)
-    clusters = sorted(set(labels.tolist()))
-    sizes, ed, wd = [], [], []
-    group = {"balance": math.nan, "KL": math.nan, "MPV": math.nan}
-    if numeric:
-        z = (column - column.mean()) / column.std()
-        for c in clusters:
-            zc = z[labels == c]
-            sizes.append(len(zc))
-            ed.append(abs(zc.mean() - z.mean()))
-            wd.append(wasserstein_distance(zc, z))
-    else:
-        values = sorted(set(column.tolist()))
-        r = np.array([np.mean(column == v) for v in values])
-        balances, kl, violation = [], 0.0, 0.0
-        for c in clusters:
-            member = column[labels == c]
-            counts = np.array([np.sum(member == v) for v in values])
-            p = counts / len(member)
-            sizes.append(len(member))
-            ed.append(math.sqrt(sum((p - r) ** 2)))
-            if wasserstein == "published":
-                wd.append(wasserstein_distance(p, r))
-            else:
-                wd.append(0.5 * sum(abs(p - r)))
-            balances.append(counts.min() / counts.max())
-            for p_s, r_s in zip(p, r, strict=True):
-                floor = max(float(p_s), eps)
-                kl += math.inf if floor == 0 else r_s * math.log(r_s / floor)
-                violation = max(violation, p_s - r_s / (1 - delta), r_s * (1 - delta) - p_s)
-        group = {"balance": min(balances), "KL": kl, "MPV": violation}
-    sizes = np.array(sizes)
-    return {
-        "AE": float(np.dot(sizes, ed) / sizes.sum()),
-        "AW": float(np.dot(sizes, wd) / sizes.sum()),
-        "ME": max(ed),
-        "MW": max(wd),
-        **group,
-    }
+def _ref_fairness(labels, column, **options):
+    """Every measure for one attribute: the weighted reference loops with unit weights."""
+    return ref.fairness(labels, column, np.ones(len(labels)), **options)
 
 
 def _ref_pair_deviation(a, b):
