@@ -24,7 +24,7 @@ from ._engine import Session, Stats, fill_empty_clusters
 from ._validation import check_int, check_no_overflow, check_sample_weight
 from ._weights import fit_weighted
 from .bounds._assign import solve as solve_bounded
-from .bounds._spec import resolve_bounds
+from .bounds._spec import check_kind, resolve_bounds
 
 __all__ = ["FairKM"]
 
@@ -496,11 +496,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
 
     def _check_bounds(self, sensitive_features, n_samples, sample_weight):
         """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None)."""
-        kind = self.deviation_kind
-        if not isinstance(kind, str) or kind not in ("additive", "multiplicative"):
-            raise ValueError(
-                f"deviation_kind must be 'additive' or 'multiplicative', got {kind!r}."
-            )
+        check_kind(self.deviation_kind, "deviation_kind")
         if self.max_deviation is None:
             return None
         if sensitive_features is None:
@@ -509,7 +505,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
                 "sensitive attributes, but fit got no sensitive_features."
             )
         bounds = resolve_bounds(
-            sensitive_features, n_samples, max_deviation=self.max_deviation, kind=kind,
+            sensitive_features, n_samples, max_deviation=self.max_deviation,
+            kind=self.deviation_kind,
             sample_weight=sample_weight, numeric_sensitive=self.numeric_sensitive,
             intersections=self.intersections,
         )

@@ -114,10 +114,10 @@ class BoundSet:
         return BoundSet(attributes, self.kind, self.weights)
 
 
-def check_kind(kind):
+def check_kind(kind, parameter="kind"):
     """Raise ``ValueError`` unless ``kind`` is "additive" or "multiplicative"."""
     if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"kind must be 'additive' or 'multiplicative', got {kind!r}.")
+        raise ValueError(f"{parameter} must be 'additive' or 'multiplicative', got {kind!r}.")
 
 
 def band(proportions, delta, kind):

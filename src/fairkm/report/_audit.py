@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.cluster import KMeans
 
 from ..bounds import check_bounds
+from ..bounds._spec import check_kind
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -351,10 +352,7 @@ def audit(
     >>> report.verdicts.loc[("mean", "AE"), "verdict"]
     'fairer'
     """
-    if deviation_kind not in ("additive", "multiplicative"):
-        raise ValueError(
-            f"deviation_kind must be 'additive' or 'multiplicative', got {deviation_kind!r}."
-        )
+    check_kind(deviation_kind, "deviation_kind")
     values, default_name, model = _labels_of(labels)
     if values.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
