@@ -472,3 +472,24 @@ def test_the_scale_free_weight_and_budgets_on_dask(client, data):
     )
     assert 0 < budget.cost_increase_ <= 0.02
     assert budget.unfairness_ratio_ > model.unfairness_ratio_
+
+
+def test_intersections_on_dask_match_fairkm(client, data):
+    """The combined attribute is formed per partition, as fairkm.FairKM forms it on all rows."""
+    pair = [("s0", "s1")]
+    model = FairKM(K, fairness_weight="paper", init=data["centers"], intersections=pair).fit(
+        data["Xd"], sensitive_features=data["Sd"], client=client
+    )
+    exact = LocalFairKM(K, fairness_weight="paper", init=data["centers"],
+                        intersections=pair).fit(data["X"], sensitive_features=data["S"])
+    assert list(model.sensitive_names_) == ["s0", "s1", "z0", "s0 & s1"]
+    assert_array_equal(model.sensitive_kinds_, exact.sensitive_kinds_)
+    assert_array_equal(model.sensitive_categories_[3], exact.sensitive_categories_[3])
+    assert_allclose(model.sensitive_proportions_[3], exact.sensitive_proportions_[3],
+                    rtol=1e-15)
+    # Two values of s0 and three of s1 all occur together: six combined groups.
+    assert len(model.sensitive_categories_[3]) == 6
+    # predict takes the raw attributes and forms the combinations, block by block.
+    fair = compute(client, model.predict(data["Xd"], sensitive_features=data["Sd"]))
+    whole = model._predictor().predict(data["X"], sensitive_features=data["S"])
+    assert_array_equal(fair, whole)

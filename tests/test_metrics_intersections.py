@@ -200,3 +200,122 @@ def test_intersections_of_arrays_use_positional_names():
     assert list(report.index) == ["s0", "s1", "s0 & s1", "mean"]
     # Four combinations, one row each: every cluster misses two of them.
     assert report.loc["s0 & s1", "balance"] == 0.0
+
+
+# --------------------------------------------------------------------------- collisions
+#
+# A combination is the tuple of its members' values, not the text they join to:
+# ("Sales & Marketing", "Ops") and ("Sales", "Marketing & Ops") are two groups.
+
+
+def _colliding(n_per_group=20):
+    """Two groups whose members' texts joined by " & " read alike, in equal numbers."""
+    frame = pd.DataFrame({
+        "dept": ["Sales & Marketing"] * n_per_group + ["Sales"] * n_per_group,
+        "team": ["Ops"] * n_per_group + ["Marketing & Ops"] * n_per_group,
+    })
+    group = np.repeat([0, 1], n_per_group)  # the tuple each row holds
+    return frame, group
+
+
+def test_colliding_texts_stay_two_groups_in_fairness_report():
+    frame, group = _colliding()
+    report = metrics.fairness_report(group, sensitive_features=frame,
+                                     intersections=[("dept", "team")])
+    # Each cluster holds one of two equal groups: ||(1, 0) - (.5, .5)|| = sqrt(.5) in each.
+    row = report.loc["dept & team"]
+    assert row["AE"] == pytest.approx(math.sqrt(0.5), rel=1e-12)
+    assert row["balance"] == 0.0
+
+
+def test_colliding_texts_stay_two_groups_in_fairkm():
+    from fairkm import FairKM
+
+    frame, group = _colliding()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(len(frame), 2)) + 4.0 * group[:, None]
+    model = FairKM(2, intersections=[("dept", "team")], random_state=0).fit(
+        X, sensitive_features=frame)
+    assert list(model.sensitive_names_) == ["dept", "team", "dept & team"]
+    assert len(model.sensitive_categories_[2]) == 2
+    # The same fit as with the combined column made by hand from the tuples.
+    by_hand = frame.assign(both=np.array(["first", "second"])[group])
+    same = FairKM(2, random_state=0).fit(X, sensitive_features=by_hand)
+    assert_allclose(model.objective_, same.objective_, rtol=1e-12)
+    # New rows (reordered, a subset) form the combinations the fit formed.
+    rows = rng.permutation(len(frame))[:25]
+    np.testing.assert_array_equal(
+        model.predict(X[rows], sensitive_features=frame.iloc[rows]),
+        same.predict(X[rows], sensitive_features=by_hand.iloc[rows]),
+    )
+
+
+def test_colliding_texts_stay_two_groups_in_the_audit():
+    from types import SimpleNamespace
+
+    from fairkm.report import audit
+
+    frame, group = _colliding()
+    X = np.random.default_rng(0).normal(size=(len(frame), 2))
+    # A model with a bound on the intersection: the audit checks the bound on its groups.
+    model = SimpleNamespace(labels_=group, max_deviation=0.1, deviation_kind="additive",
+                            intersections=[("dept", "team")])
+    result = audit(model, X, sensitive_features=frame, reference=None, check_data=False)
+    row = result.bounds["SimpleNamespace"].table.loc["dept & team"]
+    # Each cluster holds all of one group and none of the other, of dataset share .5.
+    assert row["deviation"] == pytest.approx(0.5, rel=1e-12)
+    assert not row["satisfied"]
+
+
+# The pieces that could make two tuples join alike.
+_PIECES = st.sampled_from(["a", " & ", "&", " ", '"', "\\"])
+
+
+@st.composite
+def pairs_joining_alike(draw):
+    """Pairs of texts: every split of one text at a " & " (all join alike), and others."""
+    pieces = draw(st.lists(_PIECES, max_size=8))
+    rows = [("".join(pieces[:i]), "".join(pieces[i + 1:]))
+            for i, piece in enumerate(pieces) if piece == " & "]
+    text = st.lists(_PIECES, max_size=4).map("".join)
+    rows += draw(st.lists(st.tuples(text, text), max_size=6))
+    assume(rows)
+    return rows
+
+
+@settings(deadline=None, max_examples=200)
+@given(rows=pairs_joining_alike())
+def test_distinct_tuples_get_distinct_combined_values(rows):
+    from fairkm._encoding import with_intersections
+
+    frame = pd.DataFrame(rows, columns=["a", "b"])
+    combined = with_intersections(frame, [("a", "b")])["a & b"]
+    # One combined value per distinct tuple, and each tuple always gets the same one.
+    assert combined.nunique() == len(set(rows))
+    assert len({(t, v) for t, v in zip(rows, combined, strict=True)}) == len(set(rows))
+
+
+def test_combined_values_read_as_the_members_joined():
+    from fairkm._encoding import with_intersections
+
+    frame = pd.DataFrame({"sex": ["F", "M"], "band": [1, 2], "dept": ["R&D", "Sales & Ops"]})
+    got = with_intersections(frame, [("sex", "band"), ("sex", "dept")])
+    assert list(got["sex & band"]) == ["F & 1", "M & 2"]
+    # A member holding " & " shows quoted, so that it reads one way only.
+    assert list(got["sex & dept"]) == ["F & R&D", 'M & "Sales & Ops"']
+
+
+def test_intersections_of_no_rows():
+    from fairkm._encoding import with_intersections
+
+    frame = pd.DataFrame({"sex": pd.Series([], dtype=object), "race": pd.Series([], dtype=object)})
+    got = with_intersections(frame, [("sex", "race")])
+    assert list(got.columns) == ["sex", "race", "sex & race"] and len(got) == 0
+
+
+def test_values_that_print_alike_are_refused():
+    from fairkm._encoding import with_intersections
+
+    frame = pd.DataFrame({"a": pd.Series([1, "1"], dtype=object), "b": ["x", "x"]})
+    with pytest.raises(ValueError, match="'a' holds distinct values that print alike"):
+        with_intersections(frame, [("a", "b")])

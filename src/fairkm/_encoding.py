@@ -7,6 +7,7 @@ numeric, the error messages and the category encoding are the same everywhere.
 
 from __future__ import annotations
 
+import json
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -270,6 +271,56 @@ def check_sensitive_features(
 
 
 
+def _member_text(text):
+    """Return a member's text as it shows in a combined name or value.
+
+    Quoted (as a JSON string) when ``" & "`` could split it or it starts with
+    a quote, so that no two tuples of members ever join to the same text: a
+    quoted member ends at its closing quote, an unquoted one at the first
+    ``" & "``.
+    """
+    if " & " in f" {text} " or text.startswith('"'):
+        return json.dumps(text, ensure_ascii=False)
+    return text
+
+
+def _combined_name(group):
+    """Return the display name of the intersection of the attributes ``group``: ``"a & b"``."""
+    return " & ".join(_member_text(str(name)) for name in group)
+
+
+def _combined_values(members):
+    """Factorise the rows' tuples of member values; name each distinct tuple.
+
+    Returns an object array of shape (n_samples,): each row's combination,
+    named by its members' values joined by ``" & "`` (``"Female & White"``;
+    a member that could be read two ways shows quoted). A name depends on the
+    values alone, so new rows get the names the fitting rows got.
+    """
+    n = len(members[0])
+    key = np.zeros(n, dtype=np.int64)
+    texts, codes = [], []
+    for column in members:
+        member_codes, uniques = pd.factorize(column)
+        # Values print as pandas prints the column (a float 1.0 as "1.0").
+        text = pd.Series(uniques).astype(str).map(_member_text).to_numpy(dtype=object)
+        if len(set(text)) != len(text):
+            raise ValueError(
+                f"sensitive attribute {column.name!r} holds distinct values that print alike "
+                f"({list(uniques)[:6]}); give the column one type before intersecting it."
+            )
+        # Refactorising the pair keeps the key below n: no overflow, however many members.
+        key = pd.factorize(key * len(uniques) + member_codes)[0]
+        texts.append(text)
+        codes.append(member_codes)
+    # factorize numbers the tuples in order of first appearance.
+    first = pd.Series(key).drop_duplicates().index.to_numpy()
+    parts = [text[c[first]] for text, c in zip(texts, codes, strict=True)]
+    names = np.empty(len(first), dtype=object)
+    names[:] = [" & ".join(combination) for combination in zip(*parts, strict=True)]
+    return names[key]
+
+
 def with_intersections(sensitive_features, intersections, *, numeric="auto"):
     """Return the sensitive features with one more categorical attribute per intersection.
 
@@ -290,6 +341,16 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
     -------
     pandas.DataFrame or the input
         The input itself when ``intersections`` is None or empty.
+
+    Notes
+    -----
+    A combination is the tuple of its members' values: the rows are grouped
+    by factorising the tuples, and ``"a & b"`` is only the name the tuple shows
+    under. A member whose text could make two tuples show alike (one holding
+    ``" & "``, as ``("Sales & Marketing", "Ops")`` against ``("Sales",
+    "Marketing & Ops")``) shows quoted: ``'"Sales & Marketing" & Ops'``. The
+    name of each combination depends on its values only, so the rows of
+    ``predict`` form the combinations the fit formed.
     """
     if intersections is None or len(intersections) == 0:
         return sensitive_features
@@ -305,8 +366,6 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
         name: col.reset_index(drop=True) if isinstance(col, pd.Series) else pd.Series(col)
         for name, col in zip(names, cols, strict=True)
     })
-    if isinstance(sensitive_features, pd.DataFrame):
-        frame.index = sensitive_features.index
     for group in intersections:
         if isinstance(group, str) or not isinstance(group, Sequence) or len(group) < 2:
             raise ValueError(
@@ -326,12 +385,16 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
                 f"intersection {tuple(group)!r} includes numeric attributes {numeric_names}; "
                 "only categorical attributes can be intersected (bin numeric ones first)."
             )
-        name = " & ".join(group)
+        name = _combined_name(group)
         if name in frame.columns:
-            raise ValueError(f"intersection {tuple(group)!r} is given twice.")
+            taken = "is given twice" if name not in names else (
+                f"is named {name!r}, as a sensitive attribute already is; rename that column")
+            raise ValueError(f"intersection {tuple(group)!r} {taken}.")
         for member in group:
             check_no_missing(member, frame[member])
-        frame[name] = frame[list(group)].astype(str).agg(" & ".join, axis=1)
+        frame[name] = _combined_values([frame[member] for member in group])
+    if isinstance(sensitive_features, pd.DataFrame):
+        frame.index = sensitive_features.index
     return frame
 
 
