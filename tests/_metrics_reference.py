@@ -55,6 +55,7 @@ def fairness(labels, column, weights, *, numeric, wasserstein="principled", eps=
     return {
         "AE": float(np.dot(sizes, ed) / sizes.sum()),
         "AW": float(np.dot(sizes, wd) / sizes.sum()),
+        "CW": float(np.mean(wd)),
         "ME": max(ed),
         "MW": max(wd),
         **group,

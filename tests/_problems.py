@@ -15,6 +15,10 @@ from fairkm._engine import Stats
 
 from . import _reference
 
+# cluster_weighting giving each exponent e of the cluster weight (|C|/n)^e.
+WEIGHTING_OF_EXPONENT = {2: "paper", 1: "size", 0: "equal"}
+EXPONENT_OF_WEIGHTING = {name: e for e, name in WEIGHTING_OF_EXPONENT.items()}
+
 
 @st.composite
 def problems(draw, max_n=18, weighted=True):
@@ -46,6 +50,7 @@ def problems(draw, max_n=18, weighted=True):
         st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_cat + n_num, max_size=n_cat + n_num
     ))
     lam = draw(st.sampled_from([0.0, 0.3, 10.0, 1e3, (n / k) ** 2]))
+    cluster_exponent = draw(st.sampled_from([2, 1, 0]))
     labels = np.array(draw(st.permutations(np.arange(n) % k)), dtype=np.int64)
     order = np.array(draw(st.permutations(np.arange(n))), dtype=np.int64)
     sample_weight = None
@@ -66,6 +71,7 @@ def problems(draw, max_n=18, weighted=True):
         fairness_weight=lam,
         n_clusters=k,
         sample_weight=sample_weight,
+        cluster_exponent=cluster_exponent,
     )
     return problem, labels, order
 
@@ -86,7 +92,8 @@ def engine(problem, labels):
     total = n if sample_weight is None else float(sample_weight.sum())
     features = None if frame is None else check_sensitive_features(frame, n_samples=n)
     terms = SensitiveEncoding.from_features(features, total, sample_weight).terms(
-        features, weights, n_rows=n, sample_weight=sample_weight
+        features, weights, n_rows=n, sample_weight=sample_weight,
+        cluster_exponent=problem.cluster_exponent,
     )
     stats = Stats(problem.n_clusters, problem.X.shape[1], terms)
     stats.recompute(problem.X, terms, labels)
@@ -100,6 +107,7 @@ def assert_fit_ends_in_a_local_optimum(problem, **params):
     est = FairKM(
         problem.n_clusters,
         fairness_weight=problem.fairness_weight,
+        cluster_weighting=WEIGHTING_OF_EXPONENT[problem.cluster_exponent],
         attribute_weights=weights if len(weights) else None,
         tol=0.0,
         max_iter=500,

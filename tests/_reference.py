@@ -23,6 +23,8 @@ class Problem:
     n_clusters: int
     # Sample weights (a row of weight w counts as w rows); None: all 1.
     sample_weight: np.ndarray | None = None
+    # e: cluster C's deviations weighted by (|C|/n)^e (the paper's e = 2).
+    cluster_exponent: int = 2
 
     def weights(self):
         return np.ones(len(self.X)) if self.sample_weight is None else self.sample_weight
@@ -48,7 +50,7 @@ def _weighted_standardised(col, w):
 
 
 def fairness(problem, labels):
-    """The fairness term sum_C (|C|/n)^2 sum_S w_S dev_S(C) (paper Eqs. 7, 21, 22).
+    """The fairness term sum_C (|C|/n)^e sum_S w_S dev_S(C) (paper Eqs. 7, 21, 22: e = 2).
 
     With sample weights, |C| and n are total weights and every share and mean
     is weighted.
@@ -75,7 +77,7 @@ def fairness(problem, labels):
             z = _weighted_standardised(col, weights)
             cluster_mean = np.sum(weights[in_c] * z[in_c]) / size
             dev += w * (cluster_mean - np.sum(weights * z) / n) ** 2
-        total += (size / n) ** 2 * dev
+        total += (size / n) ** problem.cluster_exponent * dev
     return total
 
 
@@ -144,6 +146,11 @@ def insertion_costs(problem, labels, centers, x, cat_values, num_values):
     """
     n = len(labels)
     k = problem.n_clusters
+    e = problem.cluster_exponent
+
+    def weighted(size, deviation):  # a cluster's deviation, weighted by (|C|/n)^e
+        return 0.0 if size == 0 else (size / n) ** e * deviation
+
     costs = np.zeros(k)
     for c in range(k):
         in_c = labels == c
@@ -155,13 +162,17 @@ def insertion_costs(problem, labels, centers, x, cat_values, num_values):
             for u in values + ([v] if v not in values else []):
                 count = np.sum(col[in_c] == u)
                 p = np.sum(col == u) / n
-                before += (count - size * p) ** 2
-                after += (count + (u == v) - (size + 1) * p) ** 2
-            costs[c] += problem.fairness_weight * w * (after - before) / (n**2 * len(values))
+                if size:
+                    before += (count / size - p) ** 2
+                after += ((count + (u == v)) / (size + 1) - p) ** 2
+            change = weighted(size + 1, after) - weighted(size, before)
+            costs[c] += problem.fairness_weight * w * change / len(values)
         for w, col, value in zip(problem.num_weights, problem.numeric, num_values, strict=True):
             z = (col - col.mean()) / col.std()
             z_new = (value - col.mean()) / col.std()
-            before = z[in_c].sum() - size * z.mean()
-            after = before + z_new - z.mean()
-            costs[c] += problem.fairness_weight * w * (after**2 - before**2) / n**2
+            total = z[in_c].sum() - size * z.mean()
+            before = (total / size) ** 2 if size else 0.0
+            after = ((total + z_new - z.mean()) / (size + 1)) ** 2
+            change = weighted(size + 1, after) - weighted(size, before)
+            costs[c] += problem.fairness_weight * w * change
     return costs

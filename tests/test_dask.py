@@ -26,6 +26,7 @@ from fairkm.dask._tasks import random_labels as _random_labels  # noqa: E402
 from fairkm.datasets import make_sensitive_blobs  # noqa: E402
 
 from . import _reference  # noqa: E402
+from ._problems import EXPONENT_OF_WEIGHTING  # noqa: E402
 
 N, K, CHUNK = 2000, 4, 500
 
@@ -458,14 +459,13 @@ def test_the_scale_free_weight_and_budgets_on_dask(client, data):
     assert_allclose(model.unfairness_ratio_, exact.unfairness_ratio_, atol=0.05)
     assert abs(model.objective_ - exact.objective_) <= 0.01 * exact.objective_
     labels = compute(client, model.labels_)
+    e = EXPONENT_OF_WEIGHTING[model.cluster_weighting_]
+    S = data["S"]
+    one = [([S["s0"].to_numpy()], []), ([S["s1"].to_numpy()], []), ([], [S["z0"].to_numpy()])]
     assert_allclose(model.attribute_fairness_,
-                    [_reference.fairness(problem(data, 1.0), labels) for problem in
-                     (lambda d, w: _reference.Problem(d["X"], [d["S"]["s0"].to_numpy()], [],
-                                                      np.ones(1), np.zeros(0), w, K),
-                      lambda d, w: _reference.Problem(d["X"], [d["S"]["s1"].to_numpy()], [],
-                                                      np.ones(1), np.zeros(0), w, K),
-                      lambda d, w: _reference.Problem(d["X"], [], [d["S"]["z0"].to_numpy()],
-                                                      np.zeros(0), np.ones(1), w, K))],
+                    [_reference.fairness(_reference.Problem(
+                        data["X"], cat, num, np.ones(len(cat)), np.ones(len(num)), 1.0, K,
+                        cluster_exponent=e), labels) for cat, num in one],
                     rtol=1e-9)
     budget = FairKM(K, init=data["centers"], max_cost=0.02).fit(
         data["Xd"], sensitive_features=data["Sd"], client=client

@@ -14,6 +14,7 @@ from fairkm import FairKM
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
+from ._problems import WEIGHTING_OF_EXPONENT
 
 
 def mean_euclidean_unfairness(labels, sensitive):
@@ -216,19 +217,23 @@ def test_predict_without_sensitive_features_is_nearest_centre(planted):
         assert_array_equal(model.predict(X), dist.argmin(axis=1))
 
 
-@settings(deadline=None, max_examples=25)
-@given(seed=st.integers(0, 10_000), weight=st.sampled_from([0.0, 10.0, 1e3, 1e5]))
-def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight):
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 10_000), weight=st.sampled_from([0.0, 10.0, 1e3, 1e5]),
+       exponent=st.sampled_from([2, 1, 0]))
+def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight, exponent):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(30, 2))
     frame = pd.DataFrame({"g": rng.randint(3, size=30), "z": rng.normal(size=30)})
-    model = FairKM(3, fairness_weight=weight, random_state=0).fit(X, sensitive_features=frame)
+    model = FairKM(3, fairness_weight=weight, random_state=0,
+                   cluster_weighting=WEIGHTING_OF_EXPONENT[exponent]).fit(
+        X, sensitive_features=frame)
     new_X = rng.normal(size=(6, 2))
     # Value 3 of "g" was never seen in fit.
     new_frame = pd.DataFrame({"g": [0, 1, 2, 3, 1, 0], "z": rng.normal(size=6) * 2})
     got = model.predict(new_X, sensitive_features=new_frame)
     problem = _reference.Problem(
-        X, [frame["g"].to_numpy()], [frame["z"].to_numpy()], np.ones(1), np.ones(1), weight, 3
+        X, [frame["g"].to_numpy()], [frame["z"].to_numpy()], np.ones(1), np.ones(1), weight, 3,
+        cluster_exponent=exponent,
     )
     for row in range(6):
         costs = _reference.insertion_costs(

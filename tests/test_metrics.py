@@ -32,7 +32,8 @@ def _hand_expected():
     # p0 - r = (5, -4, -1) / 30 and p1 - r = (-5, 4, 1) / 20, with 25 + 16 + 1 = 42, so the
     # cluster distances are ed0 = sqrt(42) / 30 and ed1 = sqrt(42) / 20 (= ME), and
     # AE = (6 ed0 + 4 ed1) / 10 = (sqrt(42)/5 + sqrt(42)/5) / 10 = sqrt(42) / 25.
-    # TV: (5 + 4 + 1) / 60 = 1/6 and (5 + 4 + 1) / 40 = 1/4; AW = (6/6 + 4/4) / 10.
+    # TV: (5 + 4 + 1) / 60 = 1/6 and (5 + 4 + 1) / 40 = 1/4; AW = (6/6 + 4/4) / 10, and
+    # CW, each cluster counting once, (1/6 + 1/4) / 2 = 5/24.
     # KL: sum over clusters of sum_s r_s ln(r_s / p_s); the ratios r_s / p_s are
     # (1/2)/(2/3) = 3/4, (3/10)/(1/6) = 9/5, (1/5)/(1/6) = 6/5 in cluster 0 and
     # (1/2)/(1/4) = 2, (3/10)/(1/2) = 3/5, (1/5)/(1/4) = 4/5 in cluster 1.
@@ -45,6 +46,7 @@ def _hand_expected():
     return {
         "AE": math.sqrt(42) / 25,
         "AW": 0.2,
+        "CW": 5 / 24,
         "ME": math.sqrt(42) / 20,
         "MW": 0.25,
         "balance": 0.25,
@@ -73,7 +75,7 @@ def test_published_wasserstein_by_hand():
 
 def test_fairness_report_by_hand():
     report = metrics.fairness_report(HAND_LABELS, sensitive_features=HAND_S)
-    assert list(report.columns) == ["AE", "AW", "ME", "MW", "balance", "KL", "MPV"]
+    assert list(report.columns) == ["AE", "AW", "CW", "ME", "MW", "balance", "KL", "MPV"]
     assert list(report.index) == ["s0", "mean"]
     expected = _hand_expected()
     for column in report.columns:
@@ -104,7 +106,7 @@ def test_missing_value_in_cluster_kl_balance_violation():
 def test_single_valued_attribute():
     # One observed value: every cluster matches the dataset exactly; min/max of one count is 1.
     report = metrics.fairness_report([0, 1, 1], sensitive_features=["x", "x", "x"])
-    assert report.loc["s0"].tolist() == [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    assert report.loc["s0"].tolist() == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
 
 
 def test_numeric_attribute_by_hand():
@@ -114,11 +116,12 @@ def test_numeric_attribute_by_hand():
     # W1 of cluster 0 against the data: the CDF gaps on [1,2), ..., [5,6) are
     # 1/4-1/6, 2/4-2/6, 3/4-3/6, 1-4/6, 1-5/6 = 1/12 + 2/12 + 3/12 + 4/12 + 2/12 = 1.
     # Cluster 1: gaps 1/6 + 2/6 + 3/6 + 4/6 on [1,5), then |1/2 - 5/6| = 1/3 on [5,6): 2.
-    # So AW = 4/3 and MW = 2 as well, divided by sigma.
+    # So AW = 4/3 and MW = 2 as well, and CW = (1 + 2) / 2, divided by sigma.
     sigma = math.sqrt(35 / 12)
     labels = [0, 0, 0, 0, 1, 1]
     s = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    expected = {"AE": 4 / 3 / sigma, "ME": 2 / sigma, "AW": 4 / 3 / sigma, "MW": 2 / sigma}
+    expected = {"AE": 4 / 3 / sigma, "ME": 2 / sigma, "AW": 4 / 3 / sigma, "MW": 2 / sigma,
+                "CW": 1.5 / sigma}
     for measure, value in expected.items():
         got = FAIRNESS_FUNCTIONS[measure](labels, sensitive_features=s)
         assert got == pytest.approx(value, rel=1e-12)

@@ -10,7 +10,7 @@ from fairkm import FairKM, _kernels
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
-from ._problems import engine, problems
+from ._problems import EXPONENT_OF_WEIGHTING, engine, problems
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +29,7 @@ def repeated(problem, counts):
         [np.repeat(col, counts) for col in problem.categorical],
         [np.repeat(col, counts) for col in problem.numeric],
         problem.cat_weights, problem.num_weights, problem.fairness_weight, problem.n_clusters,
+        cluster_exponent=problem.cluster_exponent,
     )
 
 
@@ -44,7 +45,7 @@ def test_integer_weights_price_a_labelling_as_repeated_rows(case, data):
     weighted = _reference.Problem(
         problem.X, problem.categorical, problem.numeric, problem.cat_weights,
         problem.num_weights, problem.fairness_weight, problem.n_clusters,
-        sample_weight=counts.astype(float),
+        sample_weight=counts.astype(float), cluster_exponent=problem.cluster_exponent,
     )
     want = _reference.objective(repeated(problem, counts), np.repeat(labels, counts))
     assert_allclose(_reference.objective(weighted, labels), want, rtol=1e-9, atol=1e-9)
@@ -133,6 +134,7 @@ def test_every_engine_takes_weights(blobs):
             X, [sensitive[c].to_numpy() for c in ("s0", "s1")], [sensitive["z0"].to_numpy()],
             model.attribute_weights_[:2], model.attribute_weights_[2:],
             model.fairness_weight_, 4, sample_weight=weights,
+            cluster_exponent=EXPONENT_OF_WEIGHTING[model.cluster_weighting_],
         )
         assert_allclose(model.objective_, _reference.objective(problem, model.labels_),
                         rtol=1e-9)
@@ -181,7 +183,7 @@ def test_dask_takes_weights_chunked_like_X(blobs):
     problem = _reference.Problem(
         X, [sensitive[c].to_numpy() for c in ("s0", "s1")], [sensitive["z0"].to_numpy()],
         model.attribute_weights_[:2], model.attribute_weights_[2:], model.fairness_weight_, 4,
-        sample_weight=weights,
+        sample_weight=weights, cluster_exponent=EXPONENT_OF_WEIGHTING[model.cluster_weighting_],
     )
     assert_allclose(model.objective_, _reference.objective(problem, labels), rtol=1e-9)
     gone = np.flatnonzero(weights == 0)

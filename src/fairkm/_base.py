@@ -22,9 +22,13 @@ from . import _kernels
 from ._encoding import with_intersections
 from ._engine import Stats
 from ._validation import check_int, check_real
-from ._weights import Plan
+from ._weights import CLUSTER_EXPONENTS, Plan
 
 __all__ = ["INIT_SIZE", "BaseFairKM", "Predictor"]
+
+# cluster_weighting="auto" with the scale-free weight (see _weights.py; an absolute
+# weight keeps the paper's).
+DEFAULT_CLUSTER_WEIGHTING = "equal"
 
 # k-means++ seeds on a sample of this many rows when there are more: its cost
 # grows as n * k, and the sweeps that follow make up for seeds drawn from a sample.
@@ -43,6 +47,7 @@ class Predictor:
     attribute_weights: np.ndarray
     fairness_weight: float
     intersections: object  # the estimator's intersections
+    cluster_exponent: int  # e of the fitted fairness term
     counts: np.ndarray  # (k,)
     value_counts: np.ndarray  # (V, k)
     num_sums: np.ndarray  # (B, k)
@@ -59,7 +64,7 @@ class Predictor:
         features = self.encoding.check(sensitive_features, n_samples=n_rows)
         return self.encoding.terms(
             features, self.attribute_weights, n_samples=n_samples, unseen_slot=True,
-            sample_weight=sample_weight,
+            sample_weight=sample_weight, cluster_exponent=self.cluster_exponent,
         )
 
     def _fitted_statistics(self, terms):
@@ -91,9 +96,9 @@ class Predictor:
         lam = self.fairness_weight
         _kernels.cheapest_insertion(
             X, terms.codes, terms.value_prop, terms.value_const,
-            lam * terms.cat_weight, terms.Z, lam * terms.num_weight,
-            stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
-            labels,
+            lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
+            terms.size_power, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+            stats.num_sums, labels,
         )
         return labels
 
@@ -142,6 +147,18 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
         if self.init_size is not None:
             check_int("init_size", self.init_size, 1)
         return self._plan(n_samples)
+
+    def _cluster_exponent(self, plan):
+        """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` in the fairness term."""
+        weighting = self.cluster_weighting
+        if not (isinstance(weighting, str) and weighting in ("auto", *CLUSTER_EXPONENTS)):
+            raise ValueError(
+                "cluster_weighting must be 'auto', 'paper', 'size' or 'equal', "
+                f"got {weighting!r}."
+            )
+        if weighting == "auto":
+            weighting = "paper" if plan.kind == "absolute" else DEFAULT_CLUSTER_WEIGHTING
+        return CLUSTER_EXPONENTS[weighting]
 
     def _seeding_rows(self, n_samples, seed):
         """Rows k-means++ seeds on: None for all of them, else a sorted seeded sample."""
@@ -258,7 +275,8 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitted state
 
     def _set_fitted(self, *, labels, centers, inertia, fairness, history, n_iter, converged,
-                    unit, weighting, encoding, stats, attribute_fairness):
+                    unit, weighting, encoding, stats, attribute_fairness, cluster_deviation,
+                    cluster_exponent):
         """Set the fitted attributes, warning first if the run did not converge."""
         if not converged:
             warnings.warn(
@@ -281,7 +299,12 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
         self.blind_attribute_fairness_ = weighting.blind_fairness
         self.attribute_fairness_ = attribute_fairness
         self.cost_increase_ = _ratio(self.inertia_, self.blind_inertia_) - 1.0
-        self.unfairness_ratio_ = weighting.unfairness(attribute_fairness)
+        self.cluster_deviation_ = cluster_deviation
+        self.blind_cluster_deviation_ = weighting.blind_deviation
+        self.unfairness_ratio_ = weighting.unfairness(cluster_deviation)
+        self.cluster_weighting_ = {e: name for name, e in CLUSTER_EXPONENTS.items()}[
+            cluster_exponent
+        ]
         self.sensitive_names_ = np.array(encoding.names, dtype=object)
         self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)
         self.sensitive_categories_ = list(encoding.categories)
@@ -296,7 +319,8 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
     def _predictor(self):
         counts, value_counts, num_sums = self._fitted_stats
         return Predictor(self.cluster_centers_, self._encoding, self.attribute_weights_,
-                         self.fairness_weight_, self.intersections, counts, value_counts,
+                         self.fairness_weight_, self.intersections,
+                         CLUSTER_EXPONENTS[self.cluster_weighting_], counts, value_counts,
                          num_sums)
 
     def _with_intersections(self, sensitive_features):

@@ -694,7 +694,7 @@ class SensitiveEncoding:
         )
 
     def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
-              n_rows=0, sample_weight=None):
+              n_rows=0, sample_weight=None, cluster_exponent=2):
         """Return the engine's :class:`~fairkm._engine.Terms` for ``features``.
 
         ``features`` None gives ``n_rows`` rows without attributes (only an
@@ -702,7 +702,8 @@ class SensitiveEncoding:
         ``n_samples`` is the ``n`` of the fairness term (default: the fitting
         rows'). With ``unseen_slot`` every categorical attribute gets one more
         value, of dataset proportion 0, for values never seen in the fit.
-        ``sample_weight`` are the rows' weights (None for unit weights).
+        ``sample_weight`` are the rows' weights (None for unit weights);
+        ``cluster_exponent`` weighs each cluster by ``(|C|/n)^e``.
         """
         cat, num = self.select(CATEGORICAL), self.select(NUMERIC)
         props = [self.proportions[j] for j in cat]
@@ -719,4 +720,5 @@ class SensitiveEncoding:
         weights = np.asarray(attribute_weights, dtype=np.float64)
         rows = np.zeros(0) if sample_weight is None else sample_weight
         return build_terms(codes, Z, rows, props, n_values, weights[cat], weights[num],
-                           self.n_samples if n_samples is None else n_samples)
+                           self.n_samples if n_samples is None else n_samples,
+                           cluster_exponent)

@@ -28,7 +28,9 @@ class Terms:
     """Per-attribute quantities the kernels need, for one encoding of some rows.
 
     ``cat_weight`` and ``num_weight`` are the fairness-term coefficients
-    without ``fairness_weight``: ``w_a / (n^2 m_a)`` and ``w_b / n^2``.
+    without ``fairness_weight``: ``w_a / (n^e m_a)`` and ``w_b / n^e``, each
+    cluster's term being weighted by ``(|C|/n)^e`` (``cluster_exponent``; the
+    paper's is 2).
     """
 
     codes: np.ndarray  # (n, A) int64, global value index
@@ -41,7 +43,13 @@ class Terms:
     cat_weight: np.ndarray  # (A,)
     num_weight: np.ndarray  # (B,)
     n_norm: np.ndarray  # (A,) fitted number of values of each attribute
-    inv_n2: float  # 1 / n^2
+    inv_ne: float  # 1 / n^e
+    cluster_exponent: int = 2  # e: cluster C weighted by (|C|/n)^e
+
+    @property
+    def size_power(self):
+        """``p = 2 - e``: each cluster's quadratic form is divided by ``|C|^p``."""
+        return 2 - self.cluster_exponent
 
     @property
     def n_values(self):
@@ -51,8 +59,8 @@ class Terms:
         """Return the same terms with other attribute weights ``w_a``."""
         return replace(
             self,
-            cat_weight=np.asarray(cat_w, dtype=np.float64) / self.n_norm * self.inv_n2,
-            num_weight=np.asarray(num_w, dtype=np.float64) * self.inv_n2,
+            cat_weight=np.asarray(cat_w, dtype=np.float64) / self.n_norm * self.inv_ne,
+            num_weight=np.asarray(num_w, dtype=np.float64) * self.inv_ne,
         )
 
     def empty_like(self):
@@ -69,7 +77,8 @@ class Terms:
             cat_weight=np.zeros(0),
             num_weight=np.zeros(0),
             n_norm=np.zeros(0),
-            inv_n2=self.inv_n2,
+            inv_ne=self.inv_ne,
+            cluster_exponent=self.cluster_exponent,
         )
 
     def with_rows(self, codes, Z, weights):
@@ -91,13 +100,15 @@ class Terms:
         return float(np.einsum("i,ij,ij->", self.weights, X, X))
 
 
-def build_terms(codes, Z, weights, proportions, n_values, cat_w, num_w, n_samples):
+def build_terms(codes, Z, weights, proportions, n_values, cat_w, num_w, n_samples,
+                cluster_exponent=2):
     """Assemble :class:`Terms` from the rows' codes and values and per-attribute constants.
 
     ``codes`` (n, A) hold global value indices (each attribute's offset
     added), ``Z`` (n, B) centred standardised numeric values, ``weights`` the
     rows' sample weights (shape (0,) for unit weights); ``n_samples`` is the
-    total weight. ``proportions[a]``
+    total weight; ``cluster_exponent`` the ``e`` of each cluster's weight
+    ``(|C|/n)^e``. ``proportions[a]``
     may be longer than the fitted number of values ``n_values[a]`` (an
     "unseen value" slot of proportion 0 in ``predict``); the deviation is
     still divided by the fitted number of values.
@@ -107,7 +118,7 @@ def build_terms(codes, Z, weights, proportions, n_values, cat_w, num_w, n_sample
     value_prop = np.concatenate(proportions) if proportions else np.zeros(0)
     p2 = np.array([np.dot(p, p) for p in proportions])
     p2_per_value = np.repeat(p2, sizes)
-    inv_n2 = 1.0 / float(n_samples) ** 2
+    inv_ne = 1.0 / float(n_samples) ** cluster_exponent
     return Terms(
         codes=codes,
         Z=np.ascontiguousarray(Z),
@@ -116,12 +127,13 @@ def build_terms(codes, Z, weights, proportions, n_values, cat_w, num_w, n_sample
         value_prop=value_prop,
         value_const=1.0 - 2.0 * value_prop + p2_per_value,
         value_shift=value_prop - p2_per_value,
-        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_values, float) * inv_n2
+        cat_weight=np.asarray(cat_w, dtype=np.float64) / np.asarray(n_values, float) * inv_ne
         if len(cat_w)
         else np.zeros(0),
-        num_weight=np.asarray(num_w, dtype=np.float64) * inv_n2,
+        num_weight=np.asarray(num_w, dtype=np.float64) * inv_ne,
         n_norm=np.asarray(n_values, dtype=np.float64),
-        inv_n2=inv_n2,
+        inv_ne=inv_ne,
+        cluster_exponent=int(cluster_exponent),
     )
 
 
@@ -160,48 +172,63 @@ class Stats:
                 terms.value_prop[:, None] * self._excess(terms), terms.offsets[:-1], axis=0
             )
 
+    def _quadratic(self, terms):
+        """Each attribute's ``Q`` per cluster over ``|C|^p``: (A, k) categorical, (B, k) numeric.
+
+        ``Q`` is ``sum_v (c_v - |C| p_v)^2`` or ``E^2``; with the paper's
+        weighting (``p = 0``) nothing is divided, so its fits are unchanged.
+        """
+        cat = np.zeros((0, self.counts.shape[0]))
+        if terms.codes.shape[1]:
+            excess = self._excess(terms)
+            cat = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
+        num = self.num_sums**2
+        if terms.size_power:
+            inv = np.zeros_like(self.counts)
+            np.divide(1.0, self.counts**terms.size_power, out=inv, where=self.counts > 0)
+            cat, num = cat * inv, num * inv
+        return cat, num
+
     def fairness(self, terms):
         """Fairness term (without ``fairness_weight``) of the current clustering."""
         total = 0.0
+        cat, num = self._quadratic(terms)
         if terms.codes.shape[1]:
-            excess = self._excess(terms)
-            per_attr = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
-            total += float(np.sum(per_attr * terms.cat_weight[:, None]))
+            total += float(np.sum(cat * terms.cat_weight[:, None]))
         if terms.Z.shape[1]:
-            total += float(np.sum(self.num_sums**2 * terms.num_weight[:, None]))
+            total += float(np.sum(num * terms.num_weight[:, None]))
         return total
 
     def attribute_fairness(self, terms):
         """Each attribute's fairness term with weight 1, categorical ones first.
 
-        ``sum_C (|C|/n)^2 dev_a(C)`` (paper Eqs. 7 and 21), shape (A + B,).
+        ``sum_C (|C|/n)^e dev_a(C)`` (paper Eqs. 7 and 21 for ``e = 2``),
+        shape (A + B,).
         """
-        cat = np.zeros(terms.codes.shape[1])
-        if cat.size:
-            excess = self._excess(terms)
-            per_cluster = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
-            cat = per_cluster.sum(axis=1) / terms.n_norm * terms.inv_n2
-        num = np.sum(self.num_sums**2, axis=1) * terms.inv_n2
-        return np.concatenate([cat, num])
+        cat, num = self._quadratic(terms)
+        cat = cat.sum(axis=1) / terms.n_norm * terms.inv_ne
+        return np.concatenate([cat, num.sum(axis=1) * terms.inv_ne])
 
-    def attribute_deviation(self, terms):
-        """Each attribute's AE, categorical ones first, shape (A + B,).
+    def cluster_deviation(self, terms):
+        """Each cluster's distance from the dataset's mix, per attribute, shape (A + B, k).
 
-        The cluster-size-weighted mean over clusters of the Euclidean distance
-        between the cluster's and the dataset's mix (for a numeric attribute,
-        of the gap between the means of its standardised values), as
-        :func:`fairkm.metrics.average_euclidean` measures it.
+        For a categorical attribute the total-variation distance between the
+        cluster's mix and the dataset's (half the L1 distance of the
+        proportions); for a numeric one the gap between the cluster's mean of
+        the standardised values and the dataset's. Categorical attributes come
+        first; an empty cluster's column is NaN. What a user reads per cluster
+        in a report's stacked bars.
         """
+        k = self.counts.shape[0]
         live = self.counts > 0
-        counts = self.counts[live]
-        n = counts.sum()
-        cat = np.zeros(terms.codes.shape[1])
+        cat = np.zeros((terms.codes.shape[1], k))
         if cat.size:
-            gap = self._excess(terms)[:, live] / counts
-            per_cluster = np.sqrt(np.add.reduceat(gap * gap, terms.offsets[:-1], axis=0))
-            cat = per_cluster @ counts / n
-        num = np.abs(self.num_sums[:, live]).sum(axis=1) / n
-        return np.concatenate([cat, num])
+            gap = np.abs(self._excess(terms))
+            cat = 0.5 * np.add.reduceat(gap, terms.offsets[:-1], axis=0)
+        out = np.concatenate([cat, np.abs(self.num_sums)])
+        out[:, live] /= self.counts[live]
+        out[:, ~live] = np.nan
+        return out
 
     def objective(self, terms, lam, total_sq_norm):
         """Compute the objective from the statistics alone, in O(k (d + V)).
@@ -323,7 +350,7 @@ def sweep(X, terms, lam, order, labels, stats):
     return _kernels.sweep(
         X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        order, labels, stats.sums, stats.centers, stats.counts,
+        terms.offsets, terms.size_power, order, labels, stats.sums, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums,
     )
 
@@ -333,7 +360,7 @@ def propose(X, terms, lam, batch, labels, stats, targets):
     _kernels.propose_moves(
         X, terms.codes, terms.value_prop, terms.value_const,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        batch, labels, stats.centers, stats.counts,
+        terms.offsets, terms.size_power, batch, labels, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums, targets,
     )
 
@@ -416,9 +443,13 @@ class Session:
         """Each attribute's unweighted fairness term, categorical ones first."""
         return self.stats.attribute_fairness(self.terms)
 
-    def attribute_deviation(self):
-        """Each attribute's AE, categorical ones first."""
-        return self.stats.attribute_deviation(self.terms)
+    def cluster_deviation(self):
+        """Each cluster's distance from the dataset's mix, per attribute (categorical first)."""
+        return self.stats.cluster_deviation(self.terms)
+
+    def counts(self):
+        """Each cluster's size (total weight)."""
+        return self.stats.counts.copy()
 
     def _step_done(self, kind, n_moved, tol):
         """Record one pass over the data; return True when it meets the stopping rule."""

@@ -26,6 +26,22 @@ of ``e``; inserting changes it by ``2 E e + e^2`` and removing by
 ``-2 E e + e^2``. The per-attribute coefficients ``cat_coef`` and ``num_coef``
 already include ``fairness_weight * w_a / n^2`` (and ``1 / m_a``).
 
+Cluster weighting: the paper weighs cluster ``C`` by ``(|C|/n)^2``; more
+generally by ``(|C|/n)^e`` with ``e`` in {2, 1, 0}, so the term of ``C`` is
+``Q_C / (n^e |C|^p)`` with ``p = 2 - e`` (``size_power``) and ``Q_C`` the
+quadratic form above (``sum_v (c_v - |C| p_v)^2 / m_a`` per categorical
+attribute, ``E^2`` per numeric one, weighted). ``Q_C`` changes by exactly the
+amounts above when a point moves, so with ``F_C = Q_C / |C|^p`` the change of
+the term when ``Q_C`` changes by ``dQ`` and ``|C|`` becomes ``|C'|`` is
+
+    (dQ - F_C (|C'|^p - |C|^p)) / |C'|^p,
+
+free of cancellation, with ``|C'|^p - |C|^p`` written out (``w`` for ``p = 1``,
+``w (2 |C| + w)`` for ``p = 2``). A sweep keeps ``Q_C`` per cluster and
+refreshes the per-cluster factors of the two clusters a move touches, so a
+move still costs O(1) per attribute and cluster. ``p = 0`` (the paper's)
+runs the formulas above unchanged.
+
 Sample weights: a point of weight ``w`` counts as ``w`` points. Counts become
 summed weights, sums weighted sums, ``n`` the total weight, and the move of a
 point of weight ``w`` changes the squares above by ``w^2`` times the constant
@@ -88,10 +104,86 @@ def _size_factors(counts):
     return grow, shrink
 
 
+# Rows of the per-cluster fairness factors kept by a sweep when ``size_power > 0``
+# (see the module docstring): ``F_C``, then for a unit point joining and
+# leaving, ``1 / |C'|^p`` and ``|C'|^p - |C|^p`` (sign: the term's growth).
+_F, _JOIN_INV, _JOIN_GROWTH, _LEAVE_INV, _LEAVE_SHRINK = 0, 1, 2, 3, 4
+N_FACTORS = 5
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _power(size, p):
+    """``size ** p`` for ``p`` in {0, 1, 2}, by multiplication."""
+    if p == 0:
+        return 1.0
+    if p == 1:
+        return size
+    return size * size
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _growth(size, w, p):
+    """``(size + w) ** p - size ** p`` for ``p`` in {1, 2}, without cancellation."""
+    if p == 1:
+        return w
+    return w * (2.0 * size + w)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
+    """Set cluster ``c``'s fairness factors from its size and ``Q_C`` (``p > 0``)."""
+    n = counts[c]
+    factors[_F, c] = quad[c] / _power(n, p) if n > 0.0 else 0.0
+    factors[_JOIN_INV, c] = 1.0 / _power(n + 1.0, p)
+    factors[_JOIN_GROWTH, c] = _growth(n, 1.0, p)
+    if n > 1.0:
+        factors[_LEAVE_INV, c] = 1.0 / _power(n - 1.0, p)
+        factors[_LEAVE_SHRINK, c] = _growth(n - 1.0, 1.0, p)
+    else:
+        factors[_LEAVE_INV, c] = 0.0
+        factors[_LEAVE_SHRINK, c] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums):
+    """``Q_C`` per cluster: the weighted fairness term of each cluster times ``|C|^p``.
+
+    Each attribute's ``sum_v (c_v - |C| p_v)^2`` (categorical, values
+    ``offsets[t]`` to ``offsets[t + 1]``) or ``E^2`` (numeric) times its coefficient.
+    """
+    k = counts.shape[0]
+    quad = np.zeros(k)
+    for t in range(cat_coef.shape[0]):
+        for v in range(offsets[t], offsets[t + 1]):
+            p = value_prop[v]
+            for c in range(k):
+                e = value_counts[v, c] - counts[c] * p
+                quad[c] += cat_coef[t] * e * e
+    for t in range(num_coef.shape[0]):
+        for c in range(k):
+            quad[c] += num_coef[t] * num_sums[t, c] * num_sums[t, c]
+    return quad
+
+
+@numba.njit(cache=True, nogil=True)
+def _fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums, p):
+    """``Q_C`` per cluster and the clusters' :func:`_fair_factor` (zeros for ``p = 0``)."""
+    k = counts.shape[0]
+    factors = np.zeros((N_FACTORS, k))
+    if p == 0:
+        return np.zeros(k), factors
+    quad = _cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                         num_sums)
+    for c in range(k):
+        _fair_factor(counts, quad, c, p, factors)
+    return quad, factors
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,  # IN
+    p, factors,  # IN
     dist, lin, costs,  # scratch, scratch, OUT
 ):
     """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
@@ -101,12 +193,18 @@ def _point_costs(
     inserting it into ``c``. Moving to ``c`` changes the objective by
     ``costs[c] - costs[a]``. With ``a = -1`` (a new point) every entry is an
     insertion cost. The statistics have the cluster axis last, so every inner
-    loop runs over contiguous per-cluster values and vectorises.
+    loop runs over contiguous per-cluster values and vectorises. ``p`` is the
+    power of the cluster size dividing each cluster's term (0 for the
+    paper's weighting) and ``factors`` the clusters' :func:`_fair_factor`.
+
+    Returns the change of ``Q`` common to every cluster (``w^2`` times the
+    unit ``base``): inserting changes a cluster's ``Q`` by that plus
+    ``2 w lin[c]``, removing by that minus ``2 w lin[a]``.
     """
     k = counts.shape[0]
-    # The fairness change splits into a part that is the same for every
-    # cluster (``base``) and one linear in the cluster's statistics (``lin``):
-    # inserting costs base + 2 lin, removing costs base - 2 lin.
+    # The change of Q splits into a part that is the same for every cluster
+    # (``base``) and one linear in the cluster's statistics (``lin``):
+    # inserting changes Q by base + 2 lin, removing by base - 2 lin.
     base = 0.0
     for t in range(codes.shape[1]):
         base += cat_coef[t] * value_const[codes[i, t]]
@@ -123,30 +221,53 @@ def _point_costs(
     for t in range(codes.shape[1]):
         v = codes[i, t]
         w = cat_coef[t]
-        p = value_prop[v]
+        pv = value_prop[v]
         for c in range(k):
-            lin[c] += w * (value_counts[v, c] - counts[c] * p - cat_dev[t, c])
+            lin[c] += w * (value_counts[v, c] - counts[c] * pv - cat_dev[t, c])
     for t in range(Z.shape[1]):
         w = num_coef[t] * Z[i, t]
         for c in range(k):
             lin[c] += w * num_sums[t, c]
     if weights.shape[0] == 0:
+        if p == 0:
+            for c in range(k):
+                costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
+            if a >= 0:
+                costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
+            return base
         for c in range(k):
-            costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
+            costs[c] = grow[c] * dist[c] + (
+                base + 2.0 * lin[c] - factors[_F, c] * factors[_JOIN_GROWTH, c]
+            ) * factors[_JOIN_INV, c]
         if a >= 0:
-            costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
-        return
+            costs[a] = shrink[a] * dist[a] - (
+                base - 2.0 * lin[a] + factors[_F, a] * factors[_LEAVE_SHRINK, a]
+            ) * factors[_LEAVE_INV, a]
+        return base
     w = weights[i]
     if w == 0.0:  # a point of weight 0 changes nothing, wherever it goes
         for c in range(k):
             costs[c] = 0.0
-        return
+        return 0.0
     wbase = w * w * base
+    if p == 0:
+        for c in range(k):
+            costs[c] = w * counts[c] / (counts[c] + w) * dist[c] + wbase + 2.0 * w * lin[c]
+        if a >= 0:
+            na = counts[a]
+            costs[a] = w * na / (na - w) * dist[a] - (wbase - 2.0 * w * lin[a])
+        return wbase
     for c in range(k):
-        costs[c] = w * counts[c] / (counts[c] + w) * dist[c] + wbase + 2.0 * w * lin[c]
+        n = counts[c]
+        costs[c] = w * n / (n + w) * dist[c] + (
+            wbase + 2.0 * w * lin[c] - factors[_F, c] * _growth(n, w, p)
+        ) / _power(n + w, p)
     if a >= 0:
         na = counts[a]
-        costs[a] = w * na / (na - w) * dist[a] - (wbase - 2.0 * w * lin[a])
+        costs[a] = w * na / (na - w) * dist[a] - (
+            wbase - 2.0 * w * lin[a] + factors[_F, a] * _growth(na - w, w, p)
+        ) / _power(na - w, p)
+    return wbase
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -209,7 +330,7 @@ def _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
 @numba.njit(cache=True, nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    order,  # IN
+    offsets, size_power, order,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
     """Visit the points in ``order`` once, moving each to its best cluster.
@@ -226,6 +347,11 @@ def sweep(
     num_coef : ndarray of shape (B,), float64
     weights : ndarray of shape (n,) or (0,), float64
         Sample weights; empty for unit weights.
+    offsets : ndarray of shape (A + 1,), int64
+        First global value index of each categorical attribute, and ``V``.
+    size_power : int
+        ``p``: each cluster's term is divided by ``|C|^p`` (0, 1 or 2; 0 is
+        the paper's ``(|C|/n)^2`` weighting).
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
     labels : ndarray of shape (n,), int64
@@ -250,16 +376,19 @@ def sweep(
     lin = np.empty(k)
     costs = np.empty(k)
     grow, shrink = _size_factors(counts)
+    p = size_power
+    quad, factors = _fair_factors(value_prop, offsets, cat_coef, num_coef, counts,
+                                  value_counts, num_sums, p)
     n_moved = 0
     for i in order:
         a = labels[i]
         w = _weight(weights, i)
         if not _may_leave(counts, a, w):
             continue
-        _point_costs(
+        base = _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
             i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-            dist, lin, costs,
+            p, factors, dist, lin, costs,
         )
         b = _best_move(costs, a, X, i, w)
         if b == a:
@@ -267,6 +396,11 @@ def sweep(
         _move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
         _size_factor(counts, a, grow, shrink)
         _size_factor(counts, b, grow, shrink)
+        if p > 0:
+            quad[a] += base - 2.0 * w * lin[a]
+            quad[b] += base + 2.0 * w * lin[b]
+            _fair_factor(counts, quad, a, p, factors)
+            _fair_factor(counts, quad, b, p, factors)
         for j in range(X.shape[1]):
             centers[j, a] = sums[j, a] / counts[a]
             centers[j, b] = sums[j, b] / counts[b]
@@ -281,8 +415,8 @@ def sweep(
 
 @numba.njit(cache=True, nogil=True)
 def move_deltas(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
-    i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
+    size_power, i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     out,  # OUT
 ):
     """Objective change of moving point ``i`` to each cluster, as :func:`sweep` sees it.
@@ -298,10 +432,12 @@ def move_deltas(
         return
     k = counts.shape[0]
     grow, shrink = _size_factors(counts)
+    _, factors = _fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                               num_sums, size_power)
     _point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
         i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-        np.empty(k), np.empty(k), out,
+        size_power, factors, np.empty(k), np.empty(k), out,
     )
     gain = out[a]
     out -= gain
@@ -429,7 +565,7 @@ def nearest_center(X, centers, labels):  # IN, IN, OUT
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def cheapest_insertion(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, offsets, size_power,  # IN
     centers, counts, value_counts, cat_dev, num_sums,  # IN
     labels,  # OUT
 ):
@@ -440,6 +576,8 @@ def cheapest_insertion(
     """
     k = counts.shape[0]
     grow, shrink = _size_factors(counts)
+    _, factors = _fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                               num_sums, size_power)
     unit = np.empty(0)  # a new point is priced alone, with weight 1
     for i in numba.prange(X.shape[0]):
         dist = np.empty(k)
@@ -448,7 +586,7 @@ def cheapest_insertion(
         _point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
             i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, unit,
-            dist, lin, costs,
+            size_power, factors, dist, lin, costs,
         )
         best = 0
         for c in range(1, k):
@@ -464,8 +602,8 @@ _PROPOSAL_CHUNK = 256
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def propose_moves(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,  # IN
-    batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
+    size_power, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     targets,  # OUT
 ):
     """Best cluster of each point of ``batch``, every point priced against the same statistics.
@@ -479,6 +617,8 @@ def propose_moves(
     """
     k = counts.shape[0]
     grow, shrink = _size_factors(counts)
+    _, factors = _fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                               num_sums, size_power)
     n_batch = batch.shape[0]
     n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
     for chunk in numba.prange(n_chunks):
@@ -494,7 +634,7 @@ def propose_moves(
             _point_costs(
                 X, codes, value_prop, value_const, cat_coef, Z, num_coef,
                 i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-                dist, lin, costs,
+                size_power, factors, dist, lin, costs,
             )
             targets[t] = _best_move(costs, a, X, i, _weight(weights, i))
 

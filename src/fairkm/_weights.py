@@ -7,27 +7,47 @@ The scale-free rule measures both terms against the S-blind clustering that
 the fit reaches first (weight 0, from the same start), and continues from it
 minimising
 
-    inertia / I0 + alpha * sum_a u_a T_a / T0_a / sum_a u_a,
+    inertia / I0 + (alpha / 2) U / U0,       U = sum_a u_a T_a / R_a,
 
 ``I0`` being the S-blind clustering's K-Means term, ``T_a`` attribute ``a``'s
-fairness term (paper Eqs. 7 and 21, weight 1), ``T0_a`` its S-blind value and
-``u_a`` the user's attribute weights. So at the margin 1% less unfairness
-(each attribute measured against its own S-blind value, then averaged) is
-worth ``alpha`` % more K-Means cost, whatever the units of ``X``, the number
-of rows or the number of values of an attribute. ``T0_a`` is floored at the
-fairness term that a random split of the rows into clusters has on average,
-``(1 - sum_v p_v^2) / (n m_a)`` (``1 / n`` for a numeric attribute): an
-attribute the S-blind clustering already left that fair gets a bounded weight.
+fairness term (its squared deviations per cluster, each cluster weighted by
+``(|C|/n)^e``), ``R_a`` the attribute's scale (what a fully segregated
+clustering would score per unit of cluster weight: ``(1 - sum_v p_v^2) / m_a``
+for a categorical attribute, 1 for a standardised numeric one), ``u_a`` the
+user's attribute weights and ``U0`` the value of ``U`` in the S-blind
+clustering. ``U`` sums squared deviations, so when every cluster's distance
+from the dataset's mix shrinks by 1%, ``U`` shrinks by 2%: at the margin 1%
+less unfairness, as a user reads it, is worth ``alpha`` % more K-Means cost,
+whatever the units of ``X`` or the number of rows. Every attribute is
+measured in the same units (a fraction of its full segregation), so the
+attributes the S-blind clustering left unfair weigh most in ``U0`` and get the
+effort, while one it left nearly fair is not chased down to noise.
 
-In the paper's terms this is ``lambda = alpha * I0 * sum_a r_a / (sum_a u_a)^2``
-with attribute weights ``w_a = r_a * sum_a u_a / sum_a r_a`` and ``r_a = u_a / T0_a``
-(the weights keep the user's total), which is what the fitted model reports.
+``U0`` is floored at the level below which unfairness means little: per
+cluster, 1% of full segregation (a total-variation distance of about 0.05 for
+a balanced two-valued attribute) or, in a cluster of fewer than 100 rows, the
+deviation a random split of the rows already has (``1 / |C|``). Data whose
+S-blind clusters are already about as fair as that (attributes independent of
+the features, say) then buy fairness at that rate instead of paying to halve
+noise.
+
+In the paper's terms this is ``lambda = alpha * I0 / (2 U0)`` with attribute
+weights ``w_a = u_a / R_a``, which is what the fitted model reports.
+
+What a user reads is per cluster: each cluster's distance from the dataset's
+mix (total variation, or the gap of a numeric attribute's standardised mean).
+After the fair phase, an attribute whose mean or worst cluster is further
+from the dataset's mix than in the S-blind clustering gets its weight raised
+and the phase goes on; a warning names any that stays so. The unfairness a
+fit reports (``unfairness_ratio_``) is the clusters' mean distance summed
+over the attributes (weighted by ``u_a``), as a fraction of the S-blind
+clustering's.
 
 A budget replaces ``alpha`` by a search: the largest ``alpha`` whose clustering
-costs at most ``1 + max_cost`` times ``I0``, or the smallest whose relative
-unfairness ``sum_a u_a T_a / T0_a / sum_a u_a`` is at most ``max_unfairness``.
-Every trial starts from the clustering of the largest ``alpha`` known to lie
-below the answer, so the path is warm-started and moves one way.
+costs at most ``1 + max_cost`` times ``I0``, or the smallest whose unfairness
+ratio is at most ``max_unfairness``. Every trial starts from the clustering of
+the largest ``alpha`` known to lie below the answer, so the path is
+warm-started and moves one way.
 """
 
 from __future__ import annotations
@@ -40,7 +60,10 @@ import numpy as np
 
 from ._encoding import NUMERIC
 
-__all__ = ["Plan", "Weighting", "fit_weighted", "random_split_fairness"]
+__all__ = ["CLUSTER_EXPONENTS", "Plan", "Weighting", "fit_weighted"]
+
+# cluster_weighting -> e, the exponent of each cluster's weight (|C|/n)^e.
+CLUSTER_EXPONENTS = {"paper": 2, "size": 1, "equal": 0}
 
 # Bracketing the budget's alpha: trials at 1, then 4^j up or down, at most this many.
 _GROWTH = 4.0
@@ -50,6 +73,12 @@ _MAX_BRACKET = 6
 _BISECTIONS = 2
 # Rounds that raise the weight of an attribute left less fair than the S-blind clustering.
 _REPAIRS = 2
+# Squared deviation per cluster, as a fraction of full segregation, below which
+# unfairness means little (see negligible_level).
+_NEGLIGIBLE = 0.01
+# An attribute counts as left less fair when its mean or worst cluster is further
+# from the dataset's mix than in the S-blind clustering by more than this fraction.
+_WORSE = 0.01
 
 
 @dataclass(frozen=True)
@@ -78,52 +107,69 @@ class Weighting:
     relative_weight: float = math.nan
     blind_inertia: float = math.nan
     blind_fairness: np.ndarray | None = None  # T0_a
-    reference: np.ndarray | None = None  # T0_a, floored at a random split's
+    blind_deviation: np.ndarray | None = None  # (n_attributes, k), per cluster
     user_weights: np.ndarray | None = None
 
     def __post_init__(self):
         if self.blind_fairness is None:
             nan = np.full(len(self.attribute_weights), np.nan)
             object.__setattr__(self, "blind_fairness", nan)
-            object.__setattr__(self, "reference", nan)
+            object.__setattr__(self, "blind_deviation", nan[:, None])
             object.__setattr__(self, "user_weights", self.attribute_weights)
 
-    def unfairness(self, fairness):
-        """Relative unfairness of per-attribute fairness terms (1 at S-blind; NaN if absolute)."""
+    def unfairness(self, deviation):
+        """Unfairness of per-cluster deviations relative to the S-blind clustering's.
+
+        The clusters' mean deviation summed over the attributes (weighted by
+        the user's attribute weights): 1 at the S-blind clustering, 0 when
+        every cluster has the dataset's mix; NaN for an absolute weight.
+        """
         if not np.isfinite(self.blind_inertia):
             return math.nan
-        total = _counted(self.user_weights, self.reference)
-        if not total:
-            return 0.0
-        return float(np.dot(_share(self.user_weights, self.reference), fairness) / total)
+        return _unfairness(self.user_weights, deviation, self.blind_deviation)
 
 
-def _share(weights, reference):
-    """``weights / reference``, 0 where the reference is 0 (a single-valued attribute)."""
-    out = np.zeros(len(weights))
-    np.divide(weights, reference, out=out, where=reference > 0)
-    return out
+def _unfairness(weights, deviation, reference):
+    """``sum_a u_a mean_C dev`` over the reference's, 0 when the reference is perfectly fair."""
+    reference = float(np.dot(weights, np.nanmean(reference, axis=1)))
+    if not reference > 0:
+        return 0.0
+    return float(np.dot(weights, np.nanmean(deviation, axis=1))) / reference
 
 
-def _counted(weights, reference):
-    """Total weight of the attributes that can be unfair at all (reference above 0)."""
-    return float(weights[reference > 0].sum())
+def attribute_scales(encoding):
+    """Each attribute's fairness term in a fully segregated clustering, per unit weight.
 
-
-def random_split_fairness(encoding):
-    """Each attribute's fairness term under a random split, on average (column order)."""
-    n = encoding.n_samples
+    ``(1 - sum_v p_v^2) / m_a`` for a categorical attribute (every cluster
+    holding a single value; 0 for a single-valued attribute), 1 for a
+    standardised numeric one (column order).
+    """
     out = np.empty(encoding.n_attributes)
     for j, kind in enumerate(encoding.kinds):
         if kind == NUMERIC:
-            out[j] = 1.0 / n
+            out[j] = 1.0
         else:
             p = encoding.proportions[j]
-            out[j] = (1.0 - float(np.dot(p, p))) / (n * np.count_nonzero(p))
+            out[j] = (1.0 - float(np.dot(p, p))) / np.count_nonzero(p)
     return out
 
 
-def fit_weighted(starts, plan, encoding, user_weights, *, max_iter, tol):
+def negligible_level(sizes, cluster_exponent, n_rows):
+    """Return the fairness term (relative to a scale) below which unfairness means little.
+
+    Per cluster of ``n_C`` of the ``n_rows`` rows, a squared deviation of
+    :data:`_NEGLIGIBLE` of full segregation, or the ``1 / n_C`` a random
+    split already has when that is larger; each cluster weighted by
+    ``(n_C / n)^e`` as in the fairness term. Counted in rows, so scaling the
+    sample weights changes nothing.
+    """
+    share = sizes[sizes > 0] / sizes.sum()
+    return float(np.sum(share**cluster_exponent
+                        * np.maximum(_NEGLIGIBLE, 1.0 / (share * n_rows))))
+
+
+def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_rows, max_iter,
+                 tol):
     """Run the engine's sessions as ``plan`` asks; return the kept session and its weights.
 
     Parameters
@@ -133,12 +179,16 @@ def fit_weighted(starts, plan, encoding, user_weights, *, max_iter, tol):
         objective is ``inertia + lam * fairness`` with ``user_weights``; the
         session has the interface of :class:`fairkm._engine.Session`
         (``minimise``, ``set_weights``, ``inertia``, ``objective``,
-        ``attribute_fairness``, ``attribute_deviation``, ``snapshot``,
-        ``restore``), its per-attribute vectors listing the categorical
-        attributes first.
+        ``attribute_fairness``, ``cluster_deviation``, ``counts``,
+        ``snapshot``, ``restore``), its per-attribute vectors listing the
+        categorical attributes first.
     plan : Plan
     encoding : SensitiveEncoding
     user_weights : ndarray of shape (n_attributes,)
+    cluster_exponent : int
+        The ``e`` of the sessions' fairness term.
+    n_rows : int
+        Number of rows with a positive weight (the negligible level counts rows).
     max_iter, tol : the stopping rule of each phase.
 
     Returns
@@ -162,7 +212,8 @@ def fit_weighted(starts, plan, encoding, user_weights, *, max_iter, tol):
         ok = session.minimise(max_iter, tol)
         if best is None or session.inertia < best.inertia:
             best, converged = session, ok
-    driver = _Driver(best, encoding, user_weights, max_iter, tol, converged)
+    driver = _Driver(best, encoding, user_weights, cluster_exponent, n_rows, max_iter, tol,
+                     converged)
     if plan.kind == "relative":
         alpha = plan.value
         if alpha > 0:  # weight 0 asks for the S-blind clustering, which the fit holds already
@@ -172,39 +223,49 @@ def fit_weighted(starts, plan, encoding, user_weights, *, max_iter, tol):
         alpha = driver.search(plan)
     lam, weights = driver.weights(alpha)
     weighting = Weighting(lam, weights, alpha, driver.blind_inertia, driver.blind_fairness,
-                          driver.reference, driver.requested)
+                          driver.blind_deviation, driver.requested)
     return best, weighting, driver.converged
 
 
 class _Driver:
     """Phases of one session measured against its S-blind clustering (where it stands now)."""
 
-    def __init__(self, session, encoding, user, max_iter, tol, converged):
+    def __init__(self, session, encoding, user, cluster_exponent, n_rows, max_iter, tol,
+                 converged):
         self.session, self.encoding = session, encoding
         self.requested, self.user = user, user.copy()
         self.max_iter, self.tol, self.converged = max_iter, tol, converged
         self.blind_inertia = session.inertia
         self.blind_fairness = self.columns(session.attribute_fairness())
-        self.blind_deviation = self.columns(session.attribute_deviation())
-        self.reference = np.maximum(self.blind_fairness, random_split_fairness(encoding))
+        self.blind_deviation = self.deviation()
+        self.scales = attribute_scales(encoding)
+        self.negligible = negligible_level(session.counts(), cluster_exponent, n_rows)
 
     def columns(self, values):
-        """Reorder a session's per-attribute vector into column order."""
+        """Reorder a session's per-attribute array (categorical first) into column order."""
         return self.encoding.in_column_order(values)
+
+    def deviation(self):
+        """Each cluster's distance from the dataset's mix, (n_attributes, k), column order."""
+        return self.columns(self.session.cluster_deviation())
 
     def weights(self, alpha):
         """Return ``(lambda, attribute weights)`` for ``alpha`` (column order)."""
-        ratio = _share(self.user, self.reference)
-        total = _counted(self.user, self.reference)
-        if alpha == 0 or ratio.sum() == 0:
+        can = self.scales > 0  # a single-valued attribute is always fair
+        weights = np.zeros(len(self.user))
+        weights[can] = self.user[can] / self.scales[can]
+        blind = float(np.dot(weights, self.blind_fairness))
+        total = float(self.user[can].sum())
+        if alpha == 0 or not weights.any():
             return 0.0, self.user.copy()
-        return alpha * self.blind_inertia * ratio.sum() / total**2, ratio * total / ratio.sum()
+        lam = alpha * self.blind_inertia / (2.0 * max(blind, self.negligible * total))
+        # Reported with the user's total, lambda taking the scale.
+        scale = total / weights.sum()
+        return lam / scale, weights * scale
 
     def unfairness(self):
-        """Return the session's relative unfairness (1 at the S-blind clustering, 0 when fair)."""
-        weighting = Weighting(0.0, self.user, 0.0, self.blind_inertia, self.blind_fairness,
-                              self.reference, self.requested)
-        return weighting.unfairness(self.columns(self.session.attribute_fairness()))
+        """Return the session's unfairness ratio (1 at the S-blind clustering, 0 when fair)."""
+        return _unfairness(self.requested, self.deviation(), self.blind_deviation)
 
     def set(self, alpha):
         lam, weights = self.weights(alpha)
@@ -215,11 +276,19 @@ class _Driver:
         self.set(alpha)
         self.converged &= self.session.minimise(self.max_iter, self.tol)
 
+    def worse(self):
+        """Attributes whose mean or worst cluster is further from the mix than S-blind's."""
+        now, blind = self.deviation(), self.blind_deviation
+        limit = 1.0 + _WORSE
+        return (self.user > 0) & (
+            (np.nanmean(now, axis=1) > limit * np.nanmean(blind, axis=1))
+            | (np.nanmax(now, axis=1) > limit * np.nanmax(blind, axis=1))
+        )
+
     def repair(self, alpha):
-        """Raise the weight of attributes left less fair (AE) than S-blind; warn if in vain."""
+        """Raise the weight of attributes left less fair than S-blind; warn if in vain."""
         for round_ in range(_REPAIRS + 1):
-            deviation = self.columns(self.session.attribute_deviation())
-            worse = (deviation > self.blind_deviation * (1 + 1e-9)) & (self.user > 0)
+            worse = self.worse()
             if not worse.any():
                 return
             if round_ == _REPAIRS:
@@ -228,10 +297,11 @@ class _Driver:
             self.apply(alpha)
         names = [self.encoding.names[j] for j in np.flatnonzero(worse)]
         warnings.warn(
-            f"sensitive attribute(s) {names} ended less fair (AE) than the S-blind clustering "
-            f"the fit started from, even with their weight raised {_GROWTH**_REPAIRS:g}-fold: "
-            "the other attributes' gains outweigh theirs. Give them a larger "
-            "attribute_weights, or fit them separately.",
+            f"sensitive attribute(s) {names} ended with their mean or worst cluster further "
+            "from the dataset's mix than in the S-blind clustering the fit started from, even "
+            f"with their weight raised {_GROWTH**_REPAIRS:g}-fold: the other attributes' "
+            "gains outweigh theirs. Give them a larger attribute_weights, or fit them "
+            "separately.",
             UserWarning,
             stacklevel=4,
         )

@@ -190,6 +190,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         max_cost=None,
         max_unfairness=None,
         attribute_weights=None,
+        cluster_weighting="auto",
         numeric_sensitive="auto",
         intersections=None,
         init="k-means++",
@@ -205,6 +206,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         self.max_cost = max_cost
         self.max_unfairness = max_unfairness
         self.attribute_weights = attribute_weights
+        self.cluster_weighting = cluster_weighting
         self.numeric_sensitive = numeric_sensitive
         self.intersections = intersections
         self.init = init
@@ -309,7 +311,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             for p in range(n_parts)
         ]
         del prepared
-        terms = encoding.terms(None, weights)
+        cluster_exponent = self._cluster_exponent(plan)
+        terms = encoding.terms(None, weights, cluster_exponent=cluster_exponent)
 
         rng = check_random_state(self.random_state)
         seed = rng.randint(np.iinfo(np.int32).max, size=1)[0]
@@ -322,7 +325,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                                verbose=self.verbose, token=token)
 
         session, weighting, converged = fit_weighted(
-            [start], plan, encoding, weights, max_iter=self.max_iter, tol=self.tol
+            [start], plan, encoding, weights, cluster_exponent=cluster_exponent,
+            n_rows=int(sum(shape[5] for shape in shapes)), max_iter=self.max_iter, tol=self.tol,
         )
         if sample_weight is not None:
             session.labels = [
@@ -350,6 +354,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             n_iter=session.n_iter, converged=converged, unit="rounds", weighting=weighting,
             encoding=encoding, stats=stats,
             attribute_fairness=encoding.in_column_order(stats.attribute_fairness(terms)),
+            cluster_deviation=encoding.in_column_order(stats.cluster_deviation(terms)),
+            cluster_exponent=cluster_exponent,
         )
         self.n_features_in_ = n_features
         if feature_names is not None:

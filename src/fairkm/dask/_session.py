@@ -103,9 +103,13 @@ class DaskSession:
         """Each attribute's unweighted fairness term, categorical ones first."""
         return self._full_statistics().attribute_fairness(self.terms)
 
-    def attribute_deviation(self):
-        """Each attribute's AE, categorical ones first."""
-        return self._full_statistics().attribute_deviation(self.terms)
+    def cluster_deviation(self):
+        """Each cluster's distance from the dataset's mix, per attribute (categorical first)."""
+        return self._full_statistics().cluster_deviation(self.terms)
+
+    def counts(self):
+        """Each cluster's size (total weight)."""
+        return self.total[Stats.counts_in_flat(self.k, self.d)].copy()
 
     # ------------------------------------------------------------------ phases
 

@@ -68,19 +68,20 @@ def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersect
 
 
 def shape_summary(prepared):
-    """Return the partition's row counts, ``sum w ||x||^2`` and its total weight.
+    """Return the partition's row counts, ``sum w ||x||^2``, its total weight and weighted rows.
 
-    The counts are those of ``X``, of the sensitive features and of the weights.
+    The counts are those of ``X``, of the sensitive features and of the
+    weights; the last is the number of rows of positive weight.
     """
     X, features, weights = prepared
     n = X.shape[0]
     n_sensitive = n if features is None else features.n_samples
     if weights is None:
-        return n, n_sensitive, n, float(np.einsum("ij,ij->", X, X)), float(n)
+        return n, n_sensitive, n, float(np.einsum("ij,ij->", X, X)), float(n), n
     if weights.shape[0] != n:  # the totals are not needed: the lengths are refused
-        return n, n_sensitive, weights.shape[0], 0.0, 0.0
+        return n, n_sensitive, weights.shape[0], 0.0, 0.0, 0
     return (n, n_sensitive, n, float(np.einsum("i,ij,ij->", weights, X, X)),
-            float(weights.sum()))
+            float(weights.sum()), int(np.count_nonzero(weights)))
 
 
 def on_features(prepared, func, *args):

@@ -13,7 +13,8 @@ Fairness, per sensitive attribute, comparing each cluster's distribution of
 the attribute with the dataset's:
 
 - :func:`average_euclidean` (AE), :func:`max_euclidean` (ME),
-  :func:`average_wasserstein` (AW), :func:`max_wasserstein` (MW);
+  :func:`average_wasserstein` (AW), :func:`max_wasserstein` (MW), and
+  :func:`mean_cluster_wasserstein` (CW), where every cluster counts once;
 - from other fair-clustering work: :func:`balance` (Chierichetti et al.),
   :func:`kl_fairness_error` (Ziko et al.) and
   :func:`max_proportional_violation` (Bera et al.);
@@ -49,6 +50,7 @@ from ._fairness import (
     max_euclidean,
     max_proportional_violation,
     max_wasserstein,
+    mean_cluster_wasserstein,
 )
 from ._quality import (
     centroid_deviation,
@@ -76,6 +78,7 @@ __all__ = [
     "max_euclidean",
     "max_proportional_violation",
     "max_wasserstein",
+    "mean_cluster_wasserstein",
     "object_pair_deviation",
     "published_wasserstein",
     "silhouette",

@@ -1,4 +1,4 @@
-"""Fairness per sensitive attribute: AE, AW, ME, MW, balance, KL and MPV.
+"""Fairness per sensitive attribute: AE, AW, CW, ME, MW, balance, KL and MPV.
 
 Each measure compares every cluster's distribution of the attribute with the
 dataset's. A categorical attribute costs one ``np.bincount`` over the combined
@@ -32,6 +32,7 @@ __all__ = [
     "max_euclidean",
     "max_proportional_violation",
     "max_wasserstein",
+    "mean_cluster_wasserstein",
 ]
 
 _MULTIOUTPUT = ("raw_values", "uniform_average")
@@ -148,6 +149,7 @@ def attribute_fairness(codes, n_clusters, sizes, sf, j, *, weights, wasserstein,
     return {
         "AE": _size_weighted_mean(sizes, euclid),
         "AW": _size_weighted_mean(sizes, wass),
+        "CW": wass.mean(),
         "ME": euclid.max(),
         "MW": wass.max(),
         **categorical_only,
@@ -344,6 +346,64 @@ def average_wasserstein(
         numeric=lambda codes, k, z, sizes, w: _size_weighted_mean(
             sizes, numeric_wasserstein(codes, k, z, w)
         ),
+    )
+
+
+@fill_docstring
+def mean_cluster_wasserstein(
+    labels,
+    *,
+    sensitive_features,
+    sample_weight=None,
+    numeric_sensitive="auto",
+    intersections=None,
+    wasserstein="principled",
+    multioutput="uniform_average",
+):
+    r"""Mean over clusters, each counting once, of the Wasserstein deviation (CW).
+
+    .. math::
+
+        CW_S = \frac{1}{k} \sum_C W(C_S, X_S)
+
+    over the ``k`` non-empty clusters. Where AW weighs each cluster by its
+    size, so that a small cluster's mix barely counts, CW reads the clusters
+    one by one as a report's per-cluster bars show them: for a categorical
+    attribute (and the default ``wasserstein="principled"``) it is the mean
+    total-variation distance between a cluster's mix and the dataset's.
+
+    Parameters
+    ----------
+    %(labels)s
+    %(sensitive_features)s
+    %(sample_weight)s
+    %(numeric_sensitive)s
+    %(intersections)s
+    %(wasserstein)s
+    %(multioutput)s
+
+    Returns
+    -------
+    %(fairness_returns)s
+        Lower is fairer.
+
+    Notes
+    -----
+    %(wasserstein_notes)s
+    """
+    check_option(wasserstein, "wasserstein", CONVENTIONS)
+    return _attribute_scores(
+        labels,
+        sensitive_features,
+        numeric_sensitive=numeric_sensitive,
+        multioutput=multioutput,
+        measure="mean_cluster_wasserstein",
+        sample_weight=sample_weight,
+        intersections=intersections,
+        categorical=lambda counts, sizes: float(
+            _categorical_wasserstein(counts, wasserstein).mean()
+        ),
+        numeric=lambda codes, k, z, sizes, w: float(numeric_wasserstein(codes, k, z, w).mean()),
     )
 
 

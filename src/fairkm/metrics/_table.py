@@ -17,6 +17,7 @@ from ._fairness import (
     max_euclidean,
     max_proportional_violation,
     max_wasserstein,
+    mean_cluster_wasserstein,
 )
 from ._quality import (
     centroid_deviation,
@@ -112,6 +113,13 @@ MEASURES = {m.name: m for m in (
         "AW", average_wasserstein,
         "the same with the Wasserstein distance (total variation for a categorical "
         "attribute); lower is fairer",
+    ),
+    _fairness_measure(
+        "CW", mean_cluster_wasserstein,
+        "mean over clusters, each counting once, of the Wasserstein distance (total "
+        "variation for a categorical attribute) between a cluster's mix and the dataset's; "
+        "lower is fairer",
+        in_paper=False,
     ),
     _fairness_measure(
         "ME", max_euclidean,
