@@ -19,15 +19,27 @@ following the blobs for 60% of the points), k = 5 and 15: FairKM (the paper's
 weight (n/k)^2, tol=1e-6, all attributes at once), ZGYA on each attribute
 alone (lambda 15), and S-blind K-Means. Skipped with ``--no-synthetic``.
 
+Part 3 (issue 25), with ``--threads-under-load`` and instead of parts 1 and 2. ZGYA's
+fit time on 1 and on 2 numba threads, on a quiet machine and with other work running (a
+busy-loop process per core, started by the script): Adult, sex, k = 5 and 15, full fits
+from ``kmeans_plusplus(X, k, random_state=0)``. Times are medians of ``--repeats`` fits,
+1 and 2 threads alternating so that a change of load touches both; the ratio is the
+median of 2-thread / 1-thread over the pairs (above 1: the second thread costs time).
+Before issue 25 each bound update was a parallel region, and on 2 threads with 2 busy
+loops the k = 5 fit took 15-26 s against 0.8 s on 1 thread.
+
 Run: ``python benchmarks/bench_baselines.py [--data-home DIR] [--released DIR] [--k15]
-[--threads N] [--no-synthetic]``.
+[--threads N] [--no-synthetic] [--threads-under-load [--repeats R]]``.
 """
 
 import argparse
 import importlib
+import os
+import subprocess
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -152,6 +164,62 @@ def synthetic_comparison():
               f"ZGYA / FairKM {total / t_fair:6.2f}")
 
 
+@contextmanager
+def busy_cores(n):
+    """``n`` processes spinning in a loop, stopped on exit: other work on the machine."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        time.sleep(1.0)  # let the scheduler spread them
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def adult_fits(data_home):
+    bunch = fetch_adult(data_home=data_home, preprocess="paper")
+    X = np.ascontiguousarray(bunch.features.to_numpy(dtype=np.float64))
+    sex = bunch.sensitive["sex"].to_numpy()
+    ZGYA(5, max_iter=2, bound_max_iter=5).fit(X[:500], sensitive_features=sex[:500])  # compile
+    fits = []
+    for k in (5, 15):
+        C0 = kmeans_plusplus(X, k, random_state=0)[0]
+        fits.append((f"Adult, sex, k={k}", lambda C0=C0, k=k: ZGYA(k, init=C0).fit(
+            X, sensitive_features=sex)))
+    return fits
+
+
+def time_threads(fit, repeats):
+    """Median fit seconds on 1 and on 2 numba threads, alternating, and the median ratio."""
+    times = {1: [], 2: []}
+    threads = numba.get_num_threads()
+    try:
+        for _ in range(repeats):
+            for n_threads in (1, 2):
+                numba.set_num_threads(n_threads)
+                times[n_threads].append(timed(fit)[0])
+    finally:
+        numba.set_num_threads(threads)
+    one, two = np.array(times[1]), np.array(times[2])
+    return float(np.median(one)), float(np.median(two)), float(np.median(two / one))
+
+
+def threads_under_load(data_home, repeats):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        raise SystemExit("part 3 needs numba to be allowed 2 threads")
+    fits = adult_fits(data_home)
+    cores = os.cpu_count()
+    print(f"ZGYA fit seconds on 1 and 2 numba threads ({cores} cores; median of {repeats})")
+    print(f"{'case':20s} {'machine':>16s} {'1 thread':>9s} {'2 threads':>9s} {'2 / 1':>6s}")
+    for load in (0, cores):
+        label = "quiet" if load == 0 else f"{load} busy loop(s)"
+        with busy_cores(load):
+            for name, fit in fits:
+                one, two, ratio = time_threads(fit, repeats)
+                print(f"{name:20s} {label:>16s} {one:9.2f} {two:9.2f} {ratio:6.2f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None, help="where adult/ is (../shared/data)")
@@ -160,7 +228,13 @@ def main():
     parser.add_argument("--k15", action="store_true", help="also k=15 on Adult (minutes)")
     parser.add_argument("--threads", type=int, default=None, help="numba threads")
     parser.add_argument("--no-synthetic", action="store_true", help="skip part 2")
+    parser.add_argument("--threads-under-load", action="store_true",
+                        help="part 3 only: 1 against 2 threads, quiet and loaded")
+    parser.add_argument("--repeats", type=int, default=3, help="fits per timing in part 3")
     args = parser.parse_args()
+    if args.threads_under_load:
+        threads_under_load(args.data_home, args.repeats)
+        return
     if args.threads:
         numba.set_num_threads(args.threads)
     adult_against_released(args.data_home, args.released, args.k15)

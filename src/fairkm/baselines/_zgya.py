@@ -27,7 +27,6 @@ from ._zgya_kernels import (
     group_masses,
     one_hot,
     optimise_bound,
-    pass_in_parallel,
     segments,
     softmax_columns,
     weighted_means,
@@ -366,7 +365,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
         n_updates = optimise_bound(
             S, factors, dist, col_min, rows.codes, rows.weights, rows.starts, rows.stops,
             fair, float(self.fairness_weight), float(self.lipschitz), float(self.bound_tol),
-            int(self.bound_max_iter), pass_in_parallel(S.size), group_mass, mass,
+            int(self.bound_max_iter), group_mass, mass,
         )
         return S, int(n_updates)
 

@@ -21,10 +21,17 @@ table[codes[p]]``), so the factor splits into a per-point part ``exp(-a_p /
 L)``, fixed while the centres are (:func:`bound_factors`), and a per-group part
 ``exp(-lambda table / L)`` of shape (m, k). An update is then a few products
 per entry and no exponential. Like the authors' code it works on ``S`` itself
-rather than on its logarithm. Segments run in parallel when the pass is
-large enough to pay for waking the threads (:func:`pass_in_parallel`), on the
-calling thread otherwise; either way their sums are added in segment order,
-so results do not depend on the number of threads.
+rather than on its logarithm.
+
+**One thread.** Every pass runs on the calling thread, so results do not
+depend on numba's thread count, and a fit cannot stall on other work: a
+parallel pass is a rendezvous of the threads, and when the CPU is shared a
+thread waiting for a core holds up the others for a scheduler time slice
+(milliseconds). A fit makes thousands of bound updates, most of a millisecond
+or less, and each parallel one paid that wait (Adult, k=5: 34 s on 2 threads
+against 0.43 s on 1). Larger passes, whose wait would be small beside them,
+stream more than the caches hold and gained nothing from a second thread
+(benchmarks/bench_baselines.py --threads-under-load).
 """
 
 import numba
@@ -56,26 +63,9 @@ _TINY = 1e-16
 # falls below this, so only a few logarithms are taken per segment.
 _FOLD = 1e-200
 
-# Most rows per segment: the unit of parallel work.
+# Most rows per segment. Each segment's masses are summed on their own and then
+# added in segment order, so this fixes the order of the sums (and their last bits).
 _CHUNK = 512
-
-# Least work (entries of S times clusters for a bound update, multiply-adds for
-# the distances) for which a pass runs on numba's threads. A parallel pass is a
-# rendezvous of the threads; when the CPU is shared, one thread waiting for a
-# core holds up the others for a scheduler time slice, milliseconds, so the
-# thousands of sub-millisecond bound updates of a fit each paid one (ZGYA on
-# Adult: 34 s on 2 threads against 0.43 s on 1). Below this, a pass takes about
-# a millisecond or less and runs on the calling thread;
-# benchmarks/bench_baselines.py --threads-under-load measures the choice.
-PARALLEL_MIN_WORK = 1 << 22
-
-
-# ---------------------------------------------------------------- threads
-
-
-def pass_in_parallel(work):
-    """Whether a pass of ``work`` units runs on numba's threads (``PARALLEL_MIN_WORK``)."""
-    return numba.get_num_threads() > 1 and work >= PARALLEL_MIN_WORK
 
 
 # ---------------------------------------------------------------- rows and segments
@@ -121,41 +111,22 @@ def segments(codes, weights):  # IN, IN
 
 
 @numba.njit(cache=True)
-def _row_distances(X, centers, dist, p):  # IN, IN, OUT, IN
-    """Column ``p`` of :func:`center_distances`."""
-    for c in range(centers.shape[0]):
-        total = 0.0
-        for f in range(X.shape[1]):
-            diff = X[p, f] - centers[c, f]
-            total += diff * diff
-        dist[c, p] = total
-
-
-@numba.njit(cache=True, parallel=True)
-def _center_distances_parallel(X, centers, dist):  # IN, IN, OUT
-    for p in numba.prange(X.shape[0]):
-        _row_distances(X, centers, dist, p)
-
-
-@numba.njit(cache=True)
-def _center_distances_serial(X, centers, dist):  # IN, IN, OUT
-    for p in range(X.shape[0]):
-        _row_distances(X, centers, dist, p)
-
-
 def center_distances(X, centers):  # IN, IN
     """Squared Euclidean distances of the rows to the centres, shape (n_clusters, n).
 
-    ``X`` is (n, d) and ``centers`` (k, d); returns a new (k, n) array. Rows
-    are computed each on its own, in parallel when :func:`pass_in_parallel`
-    says so; no BLAS call, whose threads would compete with the compiled
-    passes' for the cores.
+    ``X`` is (n, d) and ``centers`` (k, d); returns a new (k, n) array. No
+    BLAS call, whose threads would stall under load like a parallel pass.
     """
-    dist = np.empty((centers.shape[0], X.shape[0]))
-    if pass_in_parallel(X.shape[0] * centers.shape[0] * X.shape[1]):
-        _center_distances_parallel(X, centers, dist)
-    else:
-        _center_distances_serial(X, centers, dist)
+    n, d = X.shape
+    k = centers.shape[0]
+    dist = np.empty((k, n))
+    for p in range(n):
+        for c in range(k):
+            total = 0.0
+            for f in range(d):
+                diff = X[p, f] - centers[c, f]
+                total += diff * diff
+            dist[c, p] = total
     return dist
 
 
@@ -316,14 +287,13 @@ def _redo_column(S, dist, col_min, table, j, scale, inv_lipschitz, p):  # IN/OUT
 
 
 @numba.njit(cache=True)
-def _update_segment(
-    seg,  # IN
+def _update_pass(
     S,  # IN/OUT
     factors, dist, col_min, codes, starts, stops, gfactors, table, scale, inv_lipschitz,  # IN
     scratch,  # scratch, (n,)
-    part_mass, part_log,  # OUT, row seg
+    part_mass, part_log,  # OUT, one row per segment
 ):
-    """Update the columns of segment ``seg``; its unweighted masses and ``sum log z_p``.
+    """Update every column of ``S``; per segment, its unweighted masses and ``sum log z_p``.
 
     ``part_log[seg]`` holds the sum of ``log z_p`` over the columns updated by
     products (relative to the scaled factors), the sum over the columns redone
@@ -333,102 +303,81 @@ def _update_segment(
     compile to vector instructions.
     """
     k = S.shape[0]
-    a, b = starts[seg], stops[seg]
-    j = codes[a]
-    z = scratch[a:b]
-    for p in range(z.shape[0]):
-        z[p] = 0.0
-    # Four clusters at a time: a quarter of the loads and stores of z.
-    c = 0
-    while c + 4 <= k:
-        g0, g1 = gfactors[j, c], gfactors[j, c + 1]
-        g2, g3 = gfactors[j, c + 2], gfactors[j, c + 3]
-        r0, r1, r2, r3 = S[c, a:b], S[c + 1, a:b], S[c + 2, a:b], S[c + 3, a:b]
-        f0, f1 = factors[c, a:b], factors[c + 1, a:b]
-        f2, f3 = factors[c + 2, a:b], factors[c + 3, a:b]
-        for p in range(z.shape[0]):
-            z[p] += ((r0[p] * f0[p] * g0 + r1[p] * f1[p] * g1)
-                     + (r2[p] * f2[p] * g2 + r3[p] * f3[p] * g3))
-        c += 4
-    while c < k:
-        g = gfactors[j, c]
-        row, factor = S[c, a:b], factors[c, a:b]
-        for p in range(z.shape[0]):
-            z[p] += row[p] * factor[p] * g
-        c += 1
-    # Two running products of the normalisers, folded into logarithms.
-    product0 = product1 = 1.0
-    logs = redone = 0.0
-    n_redone = 0
-    for p in range(z.shape[0]):
-        if z[p] < _TINY:
-            # Redone from logarithms and final: marked to be left alone below.
-            redone += _redo_column(S, dist, col_min, table, j, scale, inv_lipschitz, a + p)
-            n_redone += 1
-            z[p] = -1.0
-        elif p % 2 == 0:
-            product0 *= z[p]
-        else:
-            product1 *= z[p]
-        if product0 < _FOLD:
-            logs += np.log(product0)
-            product0 = 1.0
-        if product1 < _FOLD:
-            logs += np.log(product1)
-            product1 = 1.0
-    part_log[seg, 0] = logs + np.log(product0) + np.log(product1)
-    part_log[seg, 1] = redone
-    part_log[seg, 2] = b - a - n_redone
-    for p in range(z.shape[0]):
-        z[p] = 1.0 / z[p]
-    for c in range(k):
-        g = gfactors[j, c]
-        row, factor = S[c, a:b], factors[c, a:b]
-        for p in range(z.shape[0]):
-            s = row[p] * factor[p] * g * z[p] if z[p] > 0.0 else row[p]
-            row[p] = s if s >= _FLUSH else 0.0
-        # Four running sums in a fixed order: fast, and independent of threads.
-        s0 = s1 = s2 = s3 = 0.0
-        p = 0
-        while p + 4 <= z.shape[0]:
-            s0 += row[p]
-            s1 += row[p + 1]
-            s2 += row[p + 2]
-            s3 += row[p + 3]
-            p += 4
-        while p < z.shape[0]:
-            s0 += row[p]
-            p += 1
-        part_mass[seg, c] = (s0 + s1) + (s2 + s3)
-
-
-@numba.njit(cache=True, parallel=True)
-def _update_pass_parallel(
-    S, factors, dist, col_min, codes, starts, stops, gfactors, table, scale, inv_lipschitz,
-    scratch, part_mass, part_log,
-):
-    """:func:`_update_segment` for every segment, segments spread over numba's threads."""
-    for seg in numba.prange(starts.shape[0]):
-        _update_segment(seg, S, factors, dist, col_min, codes, starts, stops, gfactors, table,
-                        scale, inv_lipschitz, scratch, part_mass, part_log)
-
-
-@numba.njit(cache=True)
-def _update_pass_serial(
-    S, factors, dist, col_min, codes, starts, stops, gfactors, table, scale, inv_lipschitz,
-    scratch, part_mass, part_log,
-):
-    """:func:`_update_segment` for every segment, in order, on the calling thread."""
     for seg in range(starts.shape[0]):
-        _update_segment(seg, S, factors, dist, col_min, codes, starts, stops, gfactors, table,
-                        scale, inv_lipschitz, scratch, part_mass, part_log)
+        a, b = starts[seg], stops[seg]
+        j = codes[a]
+        z = scratch[a:b]
+        for p in range(z.shape[0]):
+            z[p] = 0.0
+        # Four clusters at a time: a quarter of the loads and stores of z.
+        c = 0
+        while c + 4 <= k:
+            g0, g1 = gfactors[j, c], gfactors[j, c + 1]
+            g2, g3 = gfactors[j, c + 2], gfactors[j, c + 3]
+            r0, r1, r2, r3 = S[c, a:b], S[c + 1, a:b], S[c + 2, a:b], S[c + 3, a:b]
+            f0, f1 = factors[c, a:b], factors[c + 1, a:b]
+            f2, f3 = factors[c + 2, a:b], factors[c + 3, a:b]
+            for p in range(z.shape[0]):
+                z[p] += ((r0[p] * f0[p] * g0 + r1[p] * f1[p] * g1)
+                         + (r2[p] * f2[p] * g2 + r3[p] * f3[p] * g3))
+            c += 4
+        while c < k:
+            g = gfactors[j, c]
+            row, factor = S[c, a:b], factors[c, a:b]
+            for p in range(z.shape[0]):
+                z[p] += row[p] * factor[p] * g
+            c += 1
+        # Two running products of the normalisers, folded into logarithms.
+        product0 = product1 = 1.0
+        logs = redone = 0.0
+        n_redone = 0
+        for p in range(z.shape[0]):
+            if z[p] < _TINY:
+                # Redone from logarithms and final: marked to be left alone below.
+                redone += _redo_column(S, dist, col_min, table, j, scale, inv_lipschitz, a + p)
+                n_redone += 1
+                z[p] = -1.0
+            elif p % 2 == 0:
+                product0 *= z[p]
+            else:
+                product1 *= z[p]
+            if product0 < _FOLD:
+                logs += np.log(product0)
+                product0 = 1.0
+            if product1 < _FOLD:
+                logs += np.log(product1)
+                product1 = 1.0
+        part_log[seg, 0] = logs + np.log(product0) + np.log(product1)
+        part_log[seg, 1] = redone
+        part_log[seg, 2] = b - a - n_redone
+        for p in range(z.shape[0]):
+            z[p] = 1.0 / z[p]
+        for c in range(k):
+            g = gfactors[j, c]
+            row, factor = S[c, a:b], factors[c, a:b]
+            for p in range(z.shape[0]):
+                s = row[p] * factor[p] * g * z[p] if z[p] > 0.0 else row[p]
+                row[p] = s if s >= _FLUSH else 0.0
+            # Four running sums in a fixed order: fast, and always the same bits.
+            s0 = s1 = s2 = s3 = 0.0
+            p = 0
+            while p + 4 <= z.shape[0]:
+                s0 += row[p]
+                s1 += row[p + 1]
+                s2 += row[p + 2]
+                s3 += row[p + 3]
+                p += 4
+            while p < z.shape[0]:
+                s0 += row[p]
+                p += 1
+            part_mass[seg, c] = (s0 + s1) + (s2 + s3)
 
 
 @numba.njit(cache=True)
 def bound_step(
     S,  # IN/OUT
     factors, dist, col_min, codes, weights, starts, stops, table, fairness_weight,
-    lipschitz, parallel,  # IN
+    lipschitz,  # IN
     group_mass, mass,  # OUT
     scratch, part_mass, part_log,  # scratch
 ):
@@ -460,9 +409,6 @@ def bound_step(
         The gradient ``b`` of the current ``S`` (:func:`gradient_table`).
     fairness_weight, lipschitz : float
         ``lambda`` and ``L``.
-    parallel : bool
-        Spread the segments over numba's threads (:func:`pass_in_parallel`);
-        the result is the same either way.
     group_mass : ndarray of shape (n_values, n_clusters)
         Overwritten with the weighted ``V_j^T S_k`` of the new ``S``.
     mass : ndarray of shape (n_clusters,)
@@ -490,12 +436,10 @@ def bound_step(
         log_gscale[j] = -scale * low
         for c in range(k):
             gfactors[j, c] = np.exp(-scale * (table[j, c] - low))
-    if parallel:
-        _update_pass_parallel(S, factors, dist, col_min, codes, starts, stops, gfactors, table,
-                              scale, inv_lipschitz, scratch, part_mass, part_log)
-    else:
-        _update_pass_serial(S, factors, dist, col_min, codes, starts, stops, gfactors, table,
-                            scale, inv_lipschitz, scratch, part_mass, part_log)
+    _update_pass(
+        S, factors, dist, col_min, codes, starts, stops, gfactors, table, scale, inv_lipschitz,
+        scratch, part_mass, part_log,
+    )
     group_mass[:] = 0.0
     log_z = 0.0
     for seg in range(starts.shape[0]):
@@ -521,7 +465,7 @@ def bound_step(
 def optimise_bound(
     S,  # IN/OUT
     factors, dist, col_min, codes, weights, starts, stops, targets, fairness_weight,
-    lipschitz, bound_tol, bound_max_iter, parallel,  # IN
+    lipschitz, bound_tol, bound_max_iter,  # IN
     group_mass, mass,  # IN/OUT: the masses of S on entry, of the result on exit
 ):
     """Bound updates of ``S`` for fixed centres until the bound settles.
@@ -541,7 +485,7 @@ def optimise_bound(
         table = gradient_table(group_mass, mass, targets)
         bound = bound_step(
             S, factors, dist, col_min, codes, weights, starts, stops, table,
-            fairness_weight, lipschitz, parallel, group_mass, mass, scratch, part_mass, part_log,
+            fairness_weight, lipschitz, group_mass, mass, scratch, part_mass, part_log,
         )
         if step >= 3 and abs(bound - previous) <= bound_tol * abs(previous):
             return step
