@@ -305,8 +305,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
     random split's deviation ``1 / |C|`` in a cluster of under 100 rows):
     attributes as fair as chance cost nothing to keep. An attribute whose
     mean or worst cluster ends further from the dataset's mix than in the
-    S-blind clustering (by over 1%) gets its weight raised 4-fold, twice at
-    most; a ``UserWarning`` names any that still does. Look at each
+    S-blind clustering (by over 1%) gets its weight raised 4-fold and the fair
+    phase runs again from the S-blind clustering, three times at most; a
+    ``UserWarning`` names any that still does. Look at each
     attribute's worst cluster before signing off
     (``cluster_deviation_.max(axis=1)``, or :func:`fairkm.report.audit`), or
     ask for a guarantee with ``max_deviation``.

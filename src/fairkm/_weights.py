@@ -38,7 +38,8 @@ What a user reads is per cluster: each cluster's distance from the dataset's
 mix (total variation, or the gap of a numeric attribute's standardised mean).
 After the fair phase, an attribute whose mean or worst cluster is further
 from the dataset's mix than in the S-blind clustering gets its weight raised
-and the phase goes on; a warning names any that stays so. The unfairness a
+and the phase runs again from the S-blind clustering; a warning names any
+that stays so. The unfairness a
 fit reports (``unfairness_ratio_``) is the clusters' mean distance summed
 over the attributes (weighted by ``u_a``), as a fraction of the S-blind
 clustering's.
@@ -72,7 +73,7 @@ _MAX_BRACKET = 6
 # 4^(1/2^_BISECTIONS) of the best alpha.
 _BISECTIONS = 2
 # Rounds that raise the weight of an attribute left less fair than the S-blind clustering.
-_REPAIRS = 2
+_REPAIRS = 3
 # Squared deviation per cluster, as a fraction of full segregation, below which
 # unfairness means little (see negligible_level).
 _NEGLIGIBLE = 0.01
@@ -238,6 +239,7 @@ class _Driver:
         self.blind_inertia = session.inertia
         self.blind_fairness = self.columns(session.attribute_fairness())
         self.blind_deviation = self.deviation()
+        self.blind_labels = session.snapshot()
         self.scales = attribute_scales(encoding)
         self.negligible = negligible_level(session.counts(), cluster_exponent, n_rows)
 
@@ -293,7 +295,10 @@ class _Driver:
                 return
             if round_ == _REPAIRS:
                 break
+            # Again from the S-blind clustering, as if the user had asked for these weights:
+            # from where the last phase stopped, moves that hurt the attribute stay made.
             self.user[worse] *= _GROWTH
+            self.session.restore(self.blind_labels)
             self.apply(alpha)
         names = [self.encoding.names[j] for j in np.flatnonzero(worse)]
         warnings.warn(
