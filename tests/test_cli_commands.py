@@ -299,7 +299,7 @@ def test_id_like_feature_is_warned_about(capsys, people_csv, tmp_path):
     status, _, err = run(capsys, "fit", path, *BASE, "--features", "number,income", "--quiet")
     assert status == 0
     assert "'number' holds a different value on each of its 90 rows" in err
-    assert "leave it out of --features" in err
+    assert "leave it out with a --features list without it" in err
 
 
 def make_worsened(n=400, seed=0):

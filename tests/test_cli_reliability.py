@@ -18,8 +18,6 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import fairkm
@@ -34,6 +32,17 @@ from ._people import make_people as shared_people
 def make_people():
     """The shared table without its age column: these tests use two sensitive columns."""
     return shared_people().drop(columns="age")
+
+
+@pytest.fixture
+def pa():
+    """pyarrow (the parquet extra); the Parquet tests skip without it."""
+    return pytest.importorskip("pyarrow")
+
+
+@pytest.fixture
+def pq(pa):
+    return pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture
@@ -372,7 +381,7 @@ def test_duplicate_csv_column_names_are_refused(capsys, tmp_path, no_work):
     assert "'sex'" in err and "twice" in err
 
 
-def test_duplicate_parquet_column_names_are_refused(capsys, tmp_path, no_work):
+def test_duplicate_parquet_column_names_are_refused(capsys, tmp_path, no_work, pa, pq):
     source = tmp_path / "people.parquet"
     table = pa.table([pa.array([1, 2]), pa.array(["F", "M"]), pa.array([3.0, 4.0])],
                      names=["id", "sex", "id"])
@@ -425,7 +434,7 @@ def test_charts_show_user_strings_as_typed():
 # --------------------------------------------------------------------------- 11. edge cases
 
 
-def _parquet(tmp_path, frame, **arrays):
+def _parquet(pa, pq, tmp_path, frame, **arrays):
     table = pa.Table.from_pandas(frame, preserve_index=False)
     for name, array in arrays.items():
         table = table.append_column(name, array)
@@ -435,18 +444,18 @@ def _parquet(tmp_path, frame, **arrays):
 
 
 @pytest.mark.parametrize("role", ["feature", "sensitive"])
-def test_parquet_list_column_is_named(capsys, tmp_path, no_work, role):
+def test_parquet_list_column_is_named(capsys, tmp_path, no_work, role, pa, pq):
     tags = pa.array([[i % 3, 1] for i in range(90)])
-    source = _parquet(tmp_path, make_people(), tags=tags)
+    source = _parquet(pa, pq, tmp_path, make_people(), tags=tags)
     sensitive = "sex,tags" if role == "sensitive" else "sex,group"
     status, _, err = run(capsys, "fit", source, "--sensitive", sensitive, "--exclude", "id")
     assert status == 1
     assert "'tags'" in err and "list" in err and "data row 1" in err
 
 
-def test_parquet_list_column_left_out_is_kept(capsys, tmp_path):
+def test_parquet_list_column_left_out_is_kept(capsys, tmp_path, pa, pq):
     tags = pa.array([[i % 3, 1] for i in range(90)])
-    source = _parquet(tmp_path, make_people(), tags=tags)
+    source = _parquet(pa, pq, tmp_path, make_people(), tags=tags)
     out = tmp_path / "out.parquet"
     status, _, err = run(capsys, "fit", source, *FIT[:-1], "id,tags", "--output", out,
                          "--quiet")
@@ -454,11 +463,11 @@ def test_parquet_list_column_left_out_is_kept(capsys, tmp_path):
     assert pq.read_schema(out).field("tags").type == tags.type
 
 
-def test_parquet_decimal_column_is_a_number(capsys, tmp_path):
+def test_parquet_decimal_column_is_a_number(capsys, tmp_path, pa, pq):
     people = make_people()
     money = pa.array([decimal.Decimal(f"{v:.2f}") for v in people.pop("income")],
                      pa.decimal128(12, 2))
-    source = _parquet(tmp_path, people, income=money)
+    source = _parquet(pa, pq, tmp_path, people, income=money)
     out = tmp_path / "out.parquet"
     status, stdout, err = run(capsys, "fit", source, *FIT, "--output", out)
     assert status == 0, err

@@ -5,14 +5,15 @@ prints; it holds no clustering or measuring code of its own. Exit status: 0 on
 success (also when standard output is a pipe closed early), 1 on a data or
 file problem (one line on stderr naming the file, column or value at fault)
 or when standard output fails otherwise, 2 on a usage error, 130 when
-interrupted. Outputs are checked before any work and written together before
-anything is printed.
+interrupted, 143 when terminated (SIGTERM). Outputs are checked before any
+work and written together before anything is printed.
 
 Its modules: ``_main`` (:func:`main`, errors to exit statuses), ``_parser``
 (option types, subcommands, help texts), ``_commands`` (one function per
 subcommand), ``_tables`` (reading the input table: column checks, sensitive
 columns, feature encoding), ``_io`` (file formats, atomic writes),
-``_progress_bar`` (the bar, a listener to the fits' passes), ``_printing``
+``_progress_bar`` (the bar, a listener to the fits' passes, and the notice
+that numba is compiling), ``_printing``
 (the printed facts and tables), ``_errors``. The audit and its HTML report are
 the public :mod:`fairkm.report`.
 """

@@ -1,6 +1,6 @@
-"""The two kinds of error the command line reports in one line, by exit status."""
+"""The kinds of error the command line reports in one line, by exit status."""
 
-__all__ = ["DataError", "UsageError", "one_line"]
+__all__ = ["DataError", "Terminated", "UsageError", "one_line"]
 
 
 class DataError(Exception):
@@ -9,6 +9,10 @@ class DataError(Exception):
 
 class UsageError(Exception):
     """Options that do not fit together (exit status 2)."""
+
+
+class Terminated(BaseException):  # noqa: N818 (a signal, like KeyboardInterrupt)
+    """SIGTERM arrived: the run stops and cleans up as after Ctrl-C (exit status 143)."""
 
 
 def one_line(exc):

@@ -2,15 +2,19 @@
 
 The format follows the file name: ``.csv`` (optionally compressed:
 ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``) or ``.parquet``/``.pq``.
-A command's outputs (:class:`OutputFiles`) are checked before any work, each
-written to a temporary file in its destination's directory, then all renamed
-over their destinations together: a reader never sees a half-written file, and
-a failed or interrupted run leaves every previous file intact.
+A command's outputs (:class:`OutputFiles`) are checked before any work (a
+free name or a regular file only, never a link, a device or a pipe), each
+written to a temporary file in its destination's directory, then put in
+place together at the end: created only where the name is still free, or,
+with ``--overwrite``, replacing the old files once all of them are moved
+aside. A reader never sees a half-written file, nor a new file beside a
+stale one, and a failed or interrupted run leaves every previous file intact.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import stat
@@ -20,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._errors import DataError, UsageError, one_line
+from ._errors import DataError, Terminated, UsageError, one_line
 
 __all__ = [
     "OutputFiles",
@@ -179,6 +183,40 @@ def _empty_fields_missing_in_numbers(frame):
     return frame
 
 
+def _what_is(mode):
+    """Name the kind of a file that is not a regular one."""
+    kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")]
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
+def _check_kind(path):
+    """Refuse an output that exists and is not a regular file; return whether it exists.
+
+    A symbolic link is refused rather than written through: replacing it would
+    cut the link, and following it would write somewhere the command line does
+    not name.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    if stat.S_ISLNK(mode):
+        raise DataError(
+            f"output {str(path)!r} is a symbolic link (to {os.readlink(path)!r}); fairkm does "
+            "not write through links: name the file itself, or remove the link."
+        )
+    if stat.S_ISDIR(mode):
+        raise DataError(f"output {str(path)!r} is a directory.")
+    raise DataError(
+        f"output {str(path)!r} is {_what_is(mode)}, not a regular file; fairkm writes regular "
+        "files only: name a file."
+    )
+
+
 def check_output_path(path, *, inputs=(), overwrite=False):
     """Check, before any work is done, that an output can be written at ``path``.
 
@@ -194,9 +232,10 @@ def check_output_path(path, *, inputs=(), overwrite=False):
     Raises
     ------
     DataError
-        When ``path`` is an input, exists (without ``overwrite``) or is a
-        directory, when its directory does not exist, or when no file can be
-        created in it (a file is created there and removed to find out).
+        When ``path`` is an input, is not a regular file (a directory, a
+        symbolic link, a device, a pipe), exists (without ``overwrite``),
+        when its directory does not exist, or when no file can be created in
+        it (a file is created there and removed to find out).
     """
     path = Path(path)
     for source in inputs:
@@ -208,9 +247,7 @@ def check_output_path(path, *, inputs=(), overwrite=False):
         )
         if same:
             raise DataError(f"refusing to write over the input file {str(source)!r}.")
-    if path.is_dir():
-        raise DataError(f"output {str(path)!r} is a directory.")
-    if path.exists() and not overwrite:
+    if _check_kind(path) and not overwrite:
         raise DataError(f"output {str(path)!r} exists; pass --overwrite to replace it.")
     if not path.parent.is_dir():
         raise DataError(
@@ -245,26 +282,68 @@ def check_writable(directory, *, what=None):
     probe.unlink(missing_ok=True)
 
 
-def _temporary_name(path):
+def _temporary_name(path, kind="tmp"):
     # A name of our own (rather than mkstemp's 0600 file) keeps the user's umask
     # for a new file; the random part avoids clashing with a concurrent run.
-    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.{kind}")
 
 
 @contextlib.contextmanager
-def _interrupts_held():
-    """Hold Ctrl-C (SIGINT) back until the block ends, then raise KeyboardInterrupt."""
+def _signals_held():
+    """Hold Ctrl-C (SIGINT) and SIGTERM back until the block ends, then act on the first."""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
     received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    previous = {signum: signal.signal(signum, lambda signum, frame: received.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     if received:
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt if received[0] == signal.SIGINT else Terminated
+
+
+# A file system without hard links answers os.link with one of these.
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK}
+# The extensions a kept file's name keeps at its end (out.csv.gz -> out.1a2b3c4d.csv.gz).
+_EXTENSIONS = (*_CSV_SUFFIXES, *_PARQUET_SUFFIXES, ".html", ".png", ".svg", ".pdf")
+
+
+def _create(temporary, path):
+    """Give the written ``temporary`` the name ``path``, which must be free.
+
+    A hard link creates the name only if it is free, in one step; where the
+    file system has no hard links, the free name is claimed with an empty file
+    (``O_EXCL``), then replaced. Returns whether ``temporary`` still exists
+    (the hard link leaves it).
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists (another program created it).
+    """
+    try:
+        os.link(temporary, path, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        raise
+    except (OSError, NotImplementedError) as exc:
+        if isinstance(exc, OSError) and exc.errno not in _NO_HARD_LINKS:
+            raise
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.replace(temporary, path)
+    return False
+
+
+def _kept_name(path, token):
+    """Return the name a run's file is kept under when ``path`` was taken (``out.<token>.csv``)."""
+    name = path.name
+    extension = max((e for e in _EXTENSIONS if name.lower().endswith(e) and len(e) < len(name)),
+                    key=len, default=path.suffix)
+    return path.with_name(f"{name[: len(name) - len(extension)]}.{token}{extension}")
 
 
 class OutputFiles:
@@ -272,12 +351,17 @@ class OutputFiles:
 
     Each destination is checked when added, before any work
     (:func:`check_output_path`). Each content is written to a temporary file
-    next to its destination; :meth:`commit` then renames them all over their
-    destinations, with Ctrl-C held back until the last rename, so a command
-    never leaves a new file beside a stale one. A replaced file's permission
-    bits are kept; a new file gets the umask's. Leaving the ``with`` block
-    without a commit (an error, an interrupt) removes the temporary files and
-    changes no destination.
+    next to its destination; :meth:`commit` then puts them all in place,
+    Ctrl-C and SIGTERM held back until the last. Without ``overwrite`` each
+    name is created only if it is still free (another program may have taken
+    it while the command worked): if one is taken, none is written, and the
+    files are kept under names of their own, which the error gives. With
+    ``overwrite``, the files to replace are all moved aside first, so a run
+    killed midway (SIGKILL, a power cut) leaves some new files and some
+    missing, never a new file beside a stale one. A replaced file's
+    permission bits are kept; a new file gets the umask's. Leaving the
+    ``with`` block without a commit (an error, an interrupt) removes the
+    temporary files and changes no destination.
 
     Parameters
     ----------
@@ -355,43 +439,111 @@ class OutputFiles:
         self.write(path, write)
 
     def commit(self):
-        """Rename every written file over its destination, Ctrl-C held back till the last.
+        """Put every written file in place, Ctrl-C and SIGTERM held back till the last.
 
         Raises
         ------
         DataError
-            When a rename fails; the destinations not yet renamed are left as
-            they were, and the message says which files were replaced.
+            When a destination is no longer a regular file or free, or when a
+            file system operation fails; every destination is then left as it
+            was, and the message says so (and where this run's files are kept
+            when a free name was taken meanwhile).
         """
-        renamed = []
-        with _interrupts_held():
-            for path, temporary in list(self._temporary.items()):
+        with _signals_held():
+            for path in self._temporary:
+                _check_kind(path)  # it may have changed while the command worked
+            if self._overwrite:
+                self._replace_all()
+            else:
+                self._create_all()
+        self.written.extend(self._temporary)
+        self._temporary.clear()
+
+    def _create_all(self):
+        """Create every destination, each only if its name is free; else none of them."""
+        created = {}  # destination -> whether its temporary file still exists
+        for path, temporary in self._temporary.items():
+            try:
+                created[path] = _create(temporary, path)
+            except OSError as exc:
+                for done, linked in created.items():  # one unit: take back the ones made
+                    if linked:
+                        done.unlink(missing_ok=True)
+                    else:
+                        os.replace(done, self._temporary[done])
+                if isinstance(exc, FileExistsError):
+                    kept = self._keep()
+                    raise DataError(
+                        f"output {str(path)!r} was created by another program while this run "
+                        "worked, and --overwrite was not given: nothing was replaced; this "
+                        f"run's files are kept as {', '.join(repr(str(p)) for p in kept)}."
+                    ) from None
+                self.discard()
+                raise DataError(
+                    f"cannot write {str(path)!r}: {one_line(exc)}; no output was written."
+                ) from None
+        for path, linked in created.items():
+            if linked:
+                self._temporary[path].unlink(missing_ok=True)
+
+    def _keep(self):
+        """Give every written file a free name of its own beside its destination."""
+        kept = []
+        for path, temporary in self._temporary.items():
+            for _ in range(100):
+                name = _kept_name(path, uuid.uuid4().hex[:8])
                 try:
+                    if _create(temporary, name):
+                        temporary.unlink(missing_ok=True)
+                except FileExistsError:
+                    continue
+                except OSError:
+                    name = temporary  # keep the hidden name rather than lose the file
+                kept.append(name)
+                break
+        self._temporary.clear()
+        return kept
+
+    def _replace_all(self):
+        """Move the files to replace aside, put the new ones in place, then drop the old ones."""
+        aside, placed = {}, []
+        try:
+            for path, temporary in self._temporary.items():
+                if os.path.lexists(path):
                     _keep_mode(path, temporary)
-                    os.replace(temporary, path)
-                except OSError as exc:
-                    self.discard()
-                    raise DataError(_partial_commit(path, exc, renamed, self._options)) from None
-                del self._temporary[path]
-                renamed.append(path)
-                self.written.append(path)
+                    aside[path] = _temporary_name(path, "old")
+                    os.rename(path, aside[path])
+            for path, temporary in self._temporary.items():
+                os.replace(temporary, path)
+                placed.append(path)
+        except OSError as exc:
+            failed = next(p for p in self._temporary if p not in placed)
+            left = self._restore(placed, aside)
+            self.discard()
+            raise DataError(f"cannot write {str(failed)!r}: {one_line(exc)}; {left}.") from None
+        for old in aside.values():
+            old.unlink(missing_ok=True)
+
+    def _restore(self, placed, aside):
+        """Undo a failed :meth:`_replace_all`; return what was left where."""
+        lost = []
+        for path in placed:
+            with contextlib.suppress(OSError):  # the new file goes; failing that, it stays
+                os.replace(path, self._temporary[path])
+        for path, old in aside.items():
+            try:
+                os.replace(old, path)
+            except OSError:
+                lost.append(f"{str(path)!r} is kept as {str(old)!r}")
+        if lost:
+            return "the previous files could not all be put back: " + "; ".join(lost)
+        return "every output was left as it was"
 
     def discard(self):
-        """Remove the temporary files not renamed yet."""
+        """Remove the temporary files not put in place."""
         for temporary in self._temporary.values():
             temporary.unlink(missing_ok=True)
         self._temporary.clear()
-
-
-def _partial_commit(path, exc, renamed, destinations):
-    """Say which outputs a failed commit replaced and which it left as they were."""
-    left = [path, *(p for p in destinations if p not in renamed and p != path)]
-    message = (f"cannot write {str(path)!r}: {one_line(exc)}; left as before: "
-               f"{', '.join(repr(str(p)) for p in left)}")
-    if renamed:
-        message = (f"wrote {', '.join(repr(str(p)) for p in renamed)}, but {message} "
-                   "(older than what was written)")
-    return message + "."
 
 
 def _keep_mode(path, temporary):

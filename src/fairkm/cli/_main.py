@@ -3,18 +3,24 @@
 A command writes its files before it prints, so a standard output that fails
 (a closed pipe, a full disk) never costs them: a closed pipe (``| head``) ends
 the printing silently with the command's own status; another failure is an
-error (status 1) saying that the files were written.
+error (status 1) saying that the files were written. SIGTERM stops a run as
+Ctrl-C does (its temporary files removed), with status 143.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import importlib
 import os
+import signal
 import sys
+import threading
 import warnings
 
-from ._errors import DataError, UsageError, one_line
-from ._parser import build_parser
+from ._errors import DataError, Terminated, UsageError, one_line
+from ._parser import build_parser, check_option_combinations
+from ._progress_bar import compile_notice
 
 __all__ = ["main"]
 
@@ -58,10 +64,10 @@ def main(argv=None):
     int
         The exit status: 0 on success, 1 on a data or file error (reported on
         one line of standard error, without a traceback), 2 on a usage error,
-        130 when interrupted. Output files are written before anything is
-        printed: when standard output is a closed pipe the printing stops
-        silently and the status is the command's; when it fails otherwise
-        (a full disk) the status is 1.
+        130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM). Output
+        files are written before anything is printed: when standard output
+        is a closed pipe the printing stops silently and the status is the
+        command's; when it fails otherwise (a full disk) the status is 1.
     """
     _open_standard_streams()
     parser = build_parser()
@@ -74,7 +80,8 @@ def main(argv=None):
         # Warnings (such as FairKM reaching max_iter) become one-line notes.
         warnings.simplefilter("always")
         try:
-            return _dispatch(args)
+            with _sigterm_raises(), compile_notice(getattr(args, "quiet", False)):
+                return _dispatch(args)
         finally:
             for warning in caught:
                 _error_line(f"fairkm: warning: {' '.join(str(warning.message).split())}")
@@ -86,7 +93,11 @@ def _dispatch(args):
         if stdout is not None:  # None: no standard output at all (`>&-`), nothing printed
             sys.stdout = _Stdout(stdout)
         try:
-            status = args.func(args)
+            # The commands (and the libraries they need) load only once a command runs,
+            # so --help and usage errors answer at once.
+            check_option_combinations(args)
+            commands = importlib.import_module("._commands", __package__)
+            status = getattr(commands, args.func)(args)
             if sys.stdout is not None:
                 sys.stdout.flush()
         finally:
@@ -103,7 +114,27 @@ def _dispatch(args):
     except KeyboardInterrupt:
         _error_line("fairkm: interrupted")
         return 130
+    except Terminated:
+        _error_line("fairkm: terminated")
+        return 143
     return status
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """Raise :class:`Terminated` on SIGTERM, so a run cleans up as after Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _stdout_failed(stream, exc, written):

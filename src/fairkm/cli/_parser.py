@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ._commands import run_demo, run_evaluate, run_fit, run_reproduce, run_tradeoff
+from ._errors import UsageError
 from ._io import table_format
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "check_option_combinations"]
 
 
 MAIN_DESCRIPTION = """\
@@ -210,6 +210,17 @@ def _fraction(text):
     return value
 
 
+def _unfairness_share(text):
+    """Read --max-unfairness: a share of the S-blind clustering's unfairness, in (0, 1)."""
+    value = _fraction(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a share below 100% of the S-blind clustering's unfairness (50% halves "
+            f"it), got {text!r}"
+        )
+    return value
+
+
 def _share(text, what):
     """Read a share such as 0.05 or 5% (at least 0)."""
     if text.endswith("%"):
@@ -257,6 +268,35 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+# The seeds NumPy's RandomState takes, as scikit-learn's check_random_state does.
+_MAX_SEED = 2**32 - 1
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed from 0 to {_MAX_SEED}, got {text!r}"
+        )
+    return value
+
+
+def _n_jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "expected a number of processes >= 1, or -1 for all cores (-2 for all but one), "
+            f"got {text!r}"
+        )
     return value
 
 
@@ -368,7 +408,7 @@ def _add_clustering_options(parser, *, weight=True):
                             help="a budget instead of --relative-weight: the fairest clustering "
                             "whose K-Means cost is at most SHARE above the S-blind clustering's "
                             "(e.g. 5%%)")
-        budget.add_argument("--max-unfairness", type=_fraction, metavar="SHARE",
+        budget.add_argument("--max-unfairness", type=_unfairness_share, metavar="SHARE",
                             help="a fairness target instead: the cheapest clustering whose "
                             "unfairness is at most SHARE of the S-blind clustering's (e.g. 50%%)")
     parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
@@ -380,7 +420,7 @@ def _add_clustering_options(parser, *, weight=True):
                         "default: exact up to 100,000 rows, minibatch above)")
     parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
                         help="largest batch of the minibatch engine (default 16384)")
-    parser.add_argument("--random-state", type=int, default=0, metavar="N",
+    parser.add_argument("--random-state", type=_seed, default=0, metavar="N",
                         help="seed; the same seed gives the same clusters (default 0)")
 
 
@@ -448,7 +488,7 @@ def build_parser():
     fit.add_argument("--cluster-column", default="cluster", metavar="NAME",
                      help="name of the cluster column in --output (default 'cluster')")
     _add_output_options(fit)
-    fit.set_defaults(func=run_fit)
+    fit.set_defaults(func="run_fit")
 
     evaluate = _subparser(
         commands, "evaluate", help="audit an existing clustering for fairness",
@@ -459,13 +499,13 @@ def build_parser():
     _add_data_options(evaluate, features_default="none; fairness measures only")
     evaluate.add_argument("--labels", required=True, metavar="COL",
                           help="the column holding each row's cluster (any values)")
-    evaluate.add_argument("--random-state", type=int, default=0, metavar="N",
+    evaluate.add_argument("--random-state", type=_seed, default=0, metavar="N",
                           help="seed of the K-Means comparison and silhouette sample (default 0)")
     _add_bound_options(evaluate, what="The summary and the report say whether the "
                        "clustering (and S-blind K-Means) meets it, and where it comes closest "
                        "or misses most.")
     _add_output_options(evaluate)
-    evaluate.set_defaults(func=run_evaluate)
+    evaluate.set_defaults(func="run_evaluate")
 
     tradeoff = _subparser(
         commands, "tradeoff", help="quality and fairness as the fairness weight grows",
@@ -491,7 +531,7 @@ def build_parser():
     tradeoff.add_argument("--plot", type=_plot_path, metavar="PLOT.png",
                           help="write the trade-off plot (.png, .svg or .pdf)")
     _add_output_options(tradeoff, report=False)
-    tradeoff.set_defaults(func=run_tradeoff)
+    tradeoff.set_defaults(func="run_tradeoff")
 
     demo = _subparser(
         commands, "demo", help="compare K-Means and FairKM on built-in data",
@@ -506,7 +546,7 @@ def build_parser():
     _add_clustering_options(demo)
     _add_bound_options(demo, what=_FIT_BOUND)
     _add_output_options(demo)
-    demo.set_defaults(func=run_demo)
+    demo.set_defaults(func="run_demo")
 
     reproduce = _subparser(
         commands, "reproduce", help="reproduce the FairKM paper's evaluation",
@@ -521,7 +561,7 @@ def build_parser():
                            help="a fast, smaller run (to check the set-up)")
     reproduce.add_argument("--data-home", metavar="DIR",
                            help="where the datasets are (or are downloaded to)")
-    reproduce.add_argument("--n-jobs", type=int, metavar="N",
+    reproduce.add_argument("--n-jobs", type=_n_jobs, metavar="N",
                            help="processes for the seeds (default 1; -1: all cores); the "
                            "results do not depend on it")
     reproduce.add_argument("--datasets", type=_dataset_list, default=["adult", "kinematics"],
@@ -532,5 +572,34 @@ def build_parser():
                            help="replace the files of an earlier run in --output-dir (without "
                            "it, any is an error, before the run)")
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
-    reproduce.set_defaults(func=run_reproduce)
+    reproduce.set_defaults(func="run_reproduce")
     return parser
+
+
+def check_option_combinations(args):
+    """Usage errors of options that are each valid but do not go together, before any work.
+
+    Raises
+    ------
+    UsageError
+        When a budget (--max-cost, --max-unfairness) or --relative-weight is
+        given with an absolute --fairness-weight, or --relative-weight with a
+        budget (which chooses the relative weight itself).
+    """
+    if not hasattr(args, "fairness_weight"):
+        return
+    weight, relative = args.fairness_weight, args.relative_weight
+    budgets = [option for option, value in (("--max-cost", args.max_cost),
+                                            ("--max-unfairness", args.max_unfairness))
+               if value is not None]
+    relative_given = ["--relative-weight"] if relative != 1.0 else []
+    if weight != "auto" and budgets + relative_given:
+        shown = weight if isinstance(weight, str) else f"{weight:g}"
+        raise UsageError(
+            f"{(budgets + relative_given)[0]} goes with --fairness-weight auto (a weight "
+            f"relative to the S-blind clustering); with --fairness-weight {shown} it would be "
+            "ignored"
+        )
+    if budgets and relative_given:
+        raise UsageError(f"{budgets[0]} chooses the relative weight itself; leave out "
+                         "--relative-weight")

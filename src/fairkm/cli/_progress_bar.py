@@ -1,4 +1,4 @@
-"""The command line's progress bar, moved by the passes that fits report.
+"""The command line's progress bar, and its notice that the kernels are being compiled.
 
 The engines tell listeners about every pass over the data
 (:func:`fairkm._progress.listening`); :class:`BarListener` is such a listener,
@@ -14,7 +14,12 @@ from tqdm import tqdm
 
 from .._progress import listening
 
-__all__ = ["BarListener", "progress_bar"]
+__all__ = ["COMPILE_NOTICE", "BarListener", "compile_notice", "progress_bar"]
+
+COMPILE_NOTICE = (
+    "fairkm: compiling the clustering kernels (numba), once for this installation: about "
+    "30 s; later runs load them from the cache"
+)
 
 
 class BarListener:
@@ -74,3 +79,41 @@ def progress_bar(quiet, *, desc, total=None, unit=" sweeps"):
             yield
         if total is not None:
             bar.update(total - bar.n)
+
+
+def _on_terminal(stream):
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+@contextlib.contextmanager
+def compile_notice(quiet):
+    """Say once, on standard error, that numba is compiling, while it does.
+
+    Numba announces a compilation (its ``numba:compile`` event) only when no
+    cached machine code fits: the first run after an installation, or after
+    numba or the kernels changed. So the notice tells a cold cache from a slow
+    fit by what numba does, not by a guess from the time taken. Like the bar,
+    it appears only when standard error is a terminal, and never with
+    ``quiet``.
+    """
+    if quiet or not _on_terminal(sys.stderr):
+        yield
+        return
+    from numba.core import event
+
+    class Notice(event.Listener):
+        said = False
+
+        def on_start(self, ev):
+            if not self.said:
+                self.said = True
+                tqdm.write(COMPILE_NOTICE, file=sys.stderr)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Notice()):
+        yield

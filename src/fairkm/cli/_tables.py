@@ -7,6 +7,7 @@ column two roles.
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -26,6 +27,16 @@ _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
 # numbers is a numeric column with typos, not categories.
 _MOSTLY_NUMERIC = 0.9
+# The feature names a summary lists before it counts the rest.
+_MAX_LISTED_FEATURES = 12
+# Names (or words of names) a prediction target often has; a target among the
+# features makes the clusters follow it. Compared without case.
+_TARGET_WORDS = {"target", "label", "labels", "class", "outcome"}
+_TARGET_NAMES = {"y", "species", "survived", "churn", "churned", "diagnosis", "response"}
+# A year is a whole number in this range; a column of them named like one, or
+# holding nothing else, is a year rather than a quantity.
+_YEARS = (1800, 2200)
+_YEAR_WORDS = {"year", "yr", "yyyy", "season"}
 
 
 def _check_columns(frame, names, option, path):
@@ -153,13 +164,81 @@ def _check_feature(column, max_categories):
         )
 
 
-def _encode_features(frame, names, scale, max_categories):
+def _words(name):
+    return [word for word in re.split(r"[\s_.\-]+", str(name).lower()) if word]
+
+
+def _looks_like_target(name):
+    words = _words(name)
+    return "".join(words) in _TARGET_NAMES or bool(_TARGET_WORDS & set(words))
+
+
+def _year_range(column):
+    """Return (first, last) when the column holds years, else None."""
+    if not _is_numeric(column):
+        return None
+    values = column.to_numpy(dtype=np.float64)
+    if not (np.all(values == np.round(values)) and values.min() >= _YEARS[0]
+            and values.max() <= _YEARS[1]):
+        return None
+    named = bool(_YEAR_WORDS & set(_words(column.name))) or str(column.name).lower().endswith(
+        "year")
+    if named or column.nunique() > 1:
+        return int(values.min()), int(values.max())
+    return None
+
+
+def feature_notes(features, *, how_to_exclude):
+    """Sentences about feature columns that look like a target, a year or an identifier.
+
+    ``how_to_exclude`` says how to leave a column out (``{name}`` is replaced).
+    """
+    notes = []
+    for name in features.columns:
+        how = how_to_exclude.format(name=name)
+        if _looks_like_target(name):
+            notes.append(
+                f"feature column {name!r} is named like a prediction target (a label, a class "
+                "or an outcome); as a feature it makes the clusters follow it. If it is what "
+                f"you mean to predict or explain, leave it out with {how}."
+            )
+        years = _year_range(features[name])
+        if years is not None:
+            notes.append(
+                f"feature column {name!r} looks like a year ({years[0]}-{years[1]}); as a "
+                "number it sets rows apart by date alone. If it is not meant to shape the "
+                f"clusters, leave it out with {how}."
+            )
+    return notes + id_like_features(features, how_to_exclude=how_to_exclude)
+
+
+def _check_magnitude(column, scale, path):
+    """Refuse a numeric feature too large for float64 arithmetic, naming it and the fix."""
+    values = column.to_numpy(dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        centred = values - values.mean() if scale == "standard" else values
+        total = float(np.dot(centred, centred))
+    if np.isfinite(total):
+        return
+    row = int(np.argmax(np.abs(values))) + 1
+    what = ("to standardise (its variance overflows float64)" if scale == "standard"
+            else "to cluster as it is (its squares overflow float64)")
+    raise DataError(
+        f"feature column {column.name!r} of {str(path)!r} holds {values[row - 1]:g} on data row "
+        f"{row}, too large {what}; rescale that column (divide it by a power of ten, or take "
+        "its logarithm) or leave it out with --exclude."
+    )
+
+
+def _encode_features(frame, names, scale, max_categories, path):
     """Encode the feature columns with scikit-learn's transformers.
 
     Returns the float64 matrix and a one-line description of the encoding.
     """
     for name in names:
         _check_feature(frame[name], max_categories)
+        if _is_numeric(frame[name]):
+            _check_magnitude(frame[name], scale, path)
     numeric = [name for name in names if _is_numeric(frame[name])]
     categorical = [name for name in names if name not in numeric]
     transformer = ColumnTransformer(
@@ -173,10 +252,20 @@ def _encode_features(frame, names, scale, max_categories):
     # so a column mixing types (possible in Parquet) encodes like its CSV export.
     data = frame[names].astype({name: str for name in categorical})
     X = np.asarray(transformer.fit_transform(data), dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(X).all(axis=0))
+    if bad.size:  # not expected after the checks above; never a bare NaN from the fit
+        encoded = transformer.get_feature_names_out()[bad[0]].split("__", 1)[-1]
+        raise DataError(
+            f"feature {encoded!r} of {str(path)!r} is not finite once encoded (--scale "
+            f"{scale}); rescale that column or leave it out with --exclude."
+        )
     how = "standardised" if scale == "standard" else "as they are"
+    listed = ", ".join(map(str, names[:_MAX_LISTED_FEATURES]))
+    if len(names) > _MAX_LISTED_FEATURES:
+        listed += f", ... ({len(names)} in all)"
     description = (
-        f"{len(names)} column(s) -> {X.shape[1]} after encoding ({len(categorical)} one-hot "
-        f"encoded, {len(numeric)} numeric {how})"
+        f"{listed}: {len(names)} column(s) -> {X.shape[1]} after encoding ({len(categorical)} "
+        f"one-hot encoded, {len(numeric)} numeric {how})"
     )
     return X, description
 
@@ -323,10 +412,14 @@ def prepare_data(args, *, labels=None, need_features=True):
     X = encoding = profile = None
     if names is not None:
         features = _as_numbers(frame[names])
-        how = ("leave it out of --features" if args.features is not None
+        how = ("a --features list without it" if args.features is not None
                else "--exclude {name}")
-        notes += id_like_features(features, how_to_exclude=how)
-        X, encoding = _encode_features(features, names, args.scale, args.max_categories)
+        notes += feature_notes(features, how_to_exclude=how)
+        X, encoding = _encode_features(features, names, args.scale, args.max_categories,
+                                       args.data)
+        if args.features is None:
+            encoding += ("; by default every column not sensitive or excluded (choose with "
+                         "--features or --exclude)")
         profile = features
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)

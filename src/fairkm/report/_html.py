@@ -46,6 +46,12 @@ _CSS = """
   padding: 0.6em 1em; margin: 0.5em 0; }
 .fairkm-report .cost { background: #eef2f8; border-left: 4px solid #46a; padding: 0.6em 1em;
   margin: 0.5em 0; }
+.fairkm-report .cost.high { background: #fdf6e3; border-left-color: #c90; }
+.fairkm-report .cost.steep { background: #fbeaea; border-left: 6px solid #c33; }
+.fairkm-report .cost .price { font-weight: bold; text-transform: uppercase; font-size: 0.85em;
+  letter-spacing: 0.04em; margin-right: 0.4em; }
+.fairkm-report .cost.high .price { color: #8a6100; }
+.fairkm-report .cost.steep .price { color: #a11; }
 .fairkm-report .alert { background: #fbeaea; border-left: 4px solid #c33; padding: 0.6em 1em;
   margin: 0.5em 0; font-weight: bold; }
 .fairkm-report .advice, .fairkm-report .unchanged { background: #fdf6e3;
@@ -65,6 +71,34 @@ _CSS = """
 """
 
 _PAGE_CSS = "body { margin: 2em auto; max-width: 80em; padding: 0 1em; }"
+
+
+# The price of fairness (the K-Means objective's rise against the reference)
+# from which the headline's box is shaded amber, and red: a few percent is the
+# usual price of the default weight, a doubling rarely what anyone meant to pay.
+PRICE_HIGH = 0.10
+PRICE_STEEP = 0.50
+
+
+def _price(audit):
+    """Return the K-Means objective's relative rise from the reference to the audited one."""
+    co = audit.quality["CO"]
+    reference, main = co[audit.reference], co[audit.main]
+    if reference == 0:
+        return 0.0 if main == 0 else np.inf
+    return main / reference - 1.0
+
+
+def _cost_box(audit, text):
+    """Return the price of fairness in a box shaded by how high it is, with a word saying so."""
+    price = _price(audit)
+    css, label = "cost", ""
+    if price > PRICE_STEEP:
+        css, label = "cost steep", "steep price"
+    elif price > PRICE_HIGH:
+        css, label = "cost high", "high price"
+    badge = f'<span class="price">{label}</span>' if label else ""
+    return f'<p class="{css}">{badge}{html.escape(text)}</p>'
 
 
 def _table(frame, *, percent=(), table_id=None):
@@ -255,8 +289,8 @@ def render_html(audit, *, full_page=True):
         "</table>",
     ]
     lines = headline(audit)
-    parts += [f'<p class="{kind}">{esc(text)}</p>' for kind, text in lines
-              if kind not in ("advice", "guarantee")]
+    parts += [_cost_box(audit, text) if kind == "cost" else f'<p class="{kind}">{esc(text)}</p>'
+              for kind, text in lines if kind not in ("advice", "guarantee")]
     parts += _guarantee_lines(audit)
     if audit.notes:
         parts.append('<h2>Data checks</h2><ul id="notes">')
