@@ -47,11 +47,14 @@ data files:
   standard, the default: zero mean, unit variance, so that units do not
   matter) or used as they are (--scale none); other columns (text, booleans)
   are one-hot encoded, one 0/1 column per value, with scikit-learn's
-  ColumnTransformer, StandardScaler and OneHotEncoder. A feature named like an
-  identifier (id, customer_id, key...) or unique per row is warned about:
-  leave it out with --exclude. A non-numeric feature with more than
-  --max-categories values, or whose values are mostly numbers but not all, is
-  an error that names the column (and the odd value). Missing values in the
+  ColumnTransformer, StandardScaler and OneHotEncoder; the summary lists the
+  feature columns used. A feature named like an identifier (id, customer_id,
+  key...) or unique per row, one named like a prediction target (target,
+  label, class, species...) and one holding years are warned about: leave it
+  out with --exclude. A non-numeric feature with more than --max-categories
+  values, or whose values are mostly numbers but not all, is an error that
+  names the column (and the odd value), and so is a number too large for
+  float64 arithmetic (1e200). Missing values in the
   columns used are one error naming every such column, unless --dropna drops
   those rows (and says how many). In CSV files NA, None, NULL, nan and empty
   fields are missing, unless --keep-na-strings keeps them as text (an empty
@@ -71,10 +74,14 @@ output:
   attribute's least fair cluster (its size, its mix against the data's).
   --output writes every input row (with --dropna, every row kept) plus the
   cluster column (CSV or Parquet, by extension). Output files are checked
-  before the fit (never the input; an existing file only with --overwrite,
-  which keeps its permissions), written to temporary files and renamed
-  together at the end, and only then is the summary printed: a closed pipe
-  (| head) or a full disk on standard output never costs them.
+  before the fit (never the input, a symbolic link, a device or a pipe; an
+  existing file only with --overwrite, which keeps its permissions), written
+  to temporary files and put in place together at the end, and only then is
+  the summary printed: a closed pipe (| head) or a full disk on standard
+  output never costs them. A name another program took while the fit ran is
+  not replaced: the run fails (status 1) and keeps its files under the names
+  it prints. With --overwrite the old files are all moved aside before the
+  new ones come, so a killed run never leaves a new file beside a stale one.
 
 examples:
   fairkm fit people.csv --sensitive sex,race --exclude id --n-clusters 5 \\
