@@ -91,7 +91,7 @@ def test_demo_synthetic_with_report(capsys, tmp_path):
                            "--report", report)
     assert status == 0, err
     assert "synthetic blobs" in out and "age (numeric)" in out
-    assert "Mean AE (lower is fairer)" in out
+    assert "from the dataset's (lower is fairer" in out
     assert report.stat().st_size > 10_000
     status, _, err = run(capsys, "demo", "--n-samples", "800", "--report", report)
     assert status == 1 and "--overwrite" in err
@@ -112,17 +112,18 @@ def test_reproduce_passes_its_options_through(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(fairkm.experiments, "reproduce", fake, raising=False)
     status, out, _ = run(capsys, "reproduce", "--output-dir", tmp_path / "res", "--seeds", "7",
                          "--quick", "--data-home", tmp_path / "data", "--n-jobs", "3",
-                         "--quiet", "--datasets", "adult")
+                         "--quiet", "--datasets", "adult", "--no-resume")
     assert status == 0 and out == ""
     assert calls == [(tmp_path / "res", dict(n_seeds=7, quick=True,
                                              data_home=str(tmp_path / "data"), n_jobs=3,
-                                             progress=False, datasets=("adult",)))]
+                                             progress=False, datasets=("adult",),
+                                             resume=False))]
     calls.clear()
     status, out, _ = run(capsys, "reproduce")
     assert status == 0 and "wrote 2 table(s)" in out
     assert calls == [(Path("fairkm-reproduction"), dict(
         n_seeds=100, quick=False, data_home=None, n_jobs=None, progress=True,
-        datasets=("adult", "kinematics")))]
+        datasets=("adult", "kinematics"), resume=True))]
     calls.clear()
     assert run(capsys, "reproduce", "--quiet", "--datasets", "kinematics,kinematics-l2")[0] == 0
     assert calls[0][1]["datasets"] == ("kinematics", "kinematics-l2")

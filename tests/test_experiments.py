@@ -2,19 +2,22 @@
 
 import json
 import shutil
+import sys
 import warnings
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import joblib  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
 import fairkm  # noqa: E402
-from fairkm.experiments import reproduce, zgya_2019  # noqa: E402
+from fairkm.cli import main  # noqa: E402
+from fairkm.experiments import _protocol, _reproduce, reproduce, zgya_2019  # noqa: E402
 from fairkm.experiments._protocol import (  # noqa: E402
     fit_recording_convergence,
     pairwise_distances_unique,
@@ -94,6 +97,10 @@ def test_run_record(quick):
     assert "run.json" in record["files"] and "table5_adult_fairness.csv" in record["files"]
     assert record["data"]["kinematics"]["n_samples"] == 161
     assert record["data"]["adult"]["attributes"] == ADULT
+    # By default one process per core; nothing was left by an earlier run, nor is now.
+    assert record["n_jobs"] is None and record["n_processes"] == joblib.cpu_count()
+    assert record["tasks_finished_earlier"] == {"adult": 0, "kinematics": 0}
+    assert not (out / "parts").exists() and "parts" not in record["files"]
 
 
 def test_table_shapes(quick):
@@ -212,6 +219,79 @@ def test_deterministic_and_independent_of_n_jobs(quick, data_home, tmp_path):
     pd.testing.assert_frame_equal(runs[1]["table7"], runs[2]["table7"])
 
 
+def _counting_run_seed(monkeypatch, fail_after=None):
+    """Count the protocol's (dataset, k, seed) fits; with fail_after, Ctrl-C after that many."""
+    calls = []
+
+    def counted(*args, **kwargs):
+        if fail_after is not None and len(calls) == fail_after:
+            raise KeyboardInterrupt
+        calls.append(args[0])
+        return _protocol.run_seed(*args, **kwargs)
+
+    monkeypatch.setattr(_reproduce, "run_seed", counted)
+    return calls
+
+
+def test_interrupted_run_continues_to_the_same_tables(quick, data_home, tmp_path, monkeypatch,
+                                                     capsys):
+    # Adult in quick mode: 4 tasks (k = 5 and 15, 2 seeds); Ctrl-C during the third.
+    _, uninterrupted = quick
+    out = tmp_path / "run"
+    calls = _counting_run_seed(monkeypatch, fail_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(out, quick=True, data_home=data_home, progress=False, n_jobs=1,
+                  datasets=["adult"])
+    kept = sorted(p.name for p in (out / "parts").iterdir() if p.is_dir())
+    assert len(kept) == 2 and all(name.startswith("adult-k15-seed") for name in kept)
+    assert not list(out.glob("*.csv"))
+    # Parts of other settings are refused, before any fit.
+    with pytest.raises(ValueError, match="random_state"):
+        reproduce(out, quick=True, data_home=data_home, progress=False, n_jobs=1,
+                  datasets=["adult"], random_state=1)
+    calls = _counting_run_seed(monkeypatch)
+    tables = reproduce(out, quick=True, data_home=data_home, n_jobs=1, datasets=["adult"])
+    assert calls == ["adult", "adult"]  # the two unfinished tasks only
+    assert "1 process; 2 of 4 (dataset, k, seed) tasks done earlier" in capsys.readouterr().err
+    record = json.loads((out / "run.json").read_text())
+    assert record["tasks_finished_earlier"] == {"adult": 2}
+    assert not (out / "parts").exists()
+    for name in ["table4", "table5", "figures1-4", "runs_summary", "runs_quality",
+                 "runs_fairness"]:
+        want = _without_timings(uninterrupted[name])
+        if "dataset" in want:
+            want = want[want["dataset"] == "adult"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(_without_timings(tables[name]), want)
+    # resume=False starts over.
+    (out / "parts").mkdir()
+    (out / "parts" / "settings.json").write_text("{}")
+    calls = _counting_run_seed(monkeypatch)
+    reproduce(out, quick=True, data_home=data_home, progress=False, n_jobs=1,
+              datasets=["adult"], resume=False)
+    assert len(calls) == 4
+
+
+def test_missing_dependency_stops_before_any_fit(shared_data, tmp_path, monkeypatch, capsys):
+    # Kinematics needs gensim when its Doc2Vec vectors are not cached: Adult, asked for
+    # first, must not run before that is found out.
+    home = tmp_path / "data"
+    shutil.copytree(shared_data / "adult", home / "adult")
+    (home / "kinematics").mkdir()
+    shutil.copy(shared_data / "kinematics" / "Kinematics_161.json", home / "kinematics")
+    for name in [m for m in sys.modules if m == "gensim" or m.startswith("gensim.")] + ["gensim"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    calls = _counting_run_seed(monkeypatch)
+    out = tmp_path / "out"
+    with pytest.raises(ImportError, match=r'pip install "fairkm\[text\]"'):
+        reproduce(out, quick=True, data_home=home, progress=False)
+    assert calls == [] and not out.exists()
+    status = main(["reproduce", "--quick", "--output-dir", str(out), "--data-home", str(home),
+                   "--datasets", "adult,kinematics"])
+    err = capsys.readouterr().err
+    assert status == 1 and calls == [] and not out.exists()
+    assert 'pip install "fairkm[text]"' in err and "'kinematics'" in err
+
+
 def test_rebuild_from_csv(quick, tmp_path):
     out, tables = quick
     record = json.loads((out / "run.json").read_text())
@@ -254,7 +334,8 @@ def test_only_convergence_warnings_are_caught():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [({"n_seeds": 1}, "n_seeds"), ({"n_seeds": 2.5}, "n_seeds"),
-     ({"datasets": ["iris"]}, "datasets"), ({"datasets": []}, "datasets")],
+     ({"datasets": ["iris"]}, "datasets"), ({"datasets": []}, "datasets"),
+     ({"n_jobs": 0}, "n_jobs"), ({"n_jobs": 1.5}, "n_jobs")],
 )
 def test_invalid_arguments(kwargs, match, tmp_path):
     with pytest.raises(ValueError, match=match):

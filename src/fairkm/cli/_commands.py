@@ -393,8 +393,10 @@ def run_reproduce(args):
         tables = experiments.reproduce(
             out, n_seeds=args.seeds, quick=args.quick, data_home=args.data_home,
             n_jobs=args.n_jobs, progress=not args.quiet, datasets=tuple(args.datasets),
+            resume=not args.no_resume,
         )
     except BaseException:
+        # The finished tasks stay in out/parts for the next run; empty folders go.
         for folder in created:  # the deepest first; only the empty ones
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()

@@ -154,13 +154,16 @@ examples:
 
 REPRODUCE_EPILOG = """\
 Runs the FairKM paper's evaluation (fairkm.experiments.reproduce) on the
-real datasets and writes its tables to --output-dir. Files of an earlier run
-there are an error, before the run, unless --overwrite; a failed run removes
-the folders it created.
+real datasets and writes its tables to --output-dir, one process per core
+(--n-jobs). Every dataset asked for, and what it needs (gensim for
+Kinematics), is checked before the first fit. Files of an earlier run there
+are an error, before the run, unless --overwrite. Each finished (dataset, k,
+seed) task is kept in --output-dir/parts until the tables are written: the
+same command after an interruption or a failure continues from them.
 
 examples:
   fairkm reproduce --quick --output-dir results
-  fairkm reproduce --seeds 100 --n-jobs 4 --data-home ./data
+  fairkm reproduce --seeds 100 --data-home ./data
 """
 
 
@@ -569,8 +572,9 @@ def build_parser():
     reproduce.add_argument("--data-home", metavar="DIR",
                            help="where the datasets are (or are downloaded to)")
     reproduce.add_argument("--n-jobs", type=_n_jobs, metavar="N",
-                           help="processes for the seeds (default 1; -1: all cores); the "
-                           "results do not depend on it")
+                           help="processes for the seeds (default: one per core; 1 runs in "
+                           "this process; -2: all cores but one); the results do not depend "
+                           "on it")
     reproduce.add_argument("--datasets", type=_dataset_list, default=["adult", "kinematics"],
                            metavar="NAMES", help="comma-separated, from adult,kinematics,"
                            "kinematics-l2 (Kinematics with unit-norm rows; default adult,"
@@ -578,6 +582,9 @@ def build_parser():
     reproduce.add_argument("--overwrite", action="store_true",
                            help="replace the files of an earlier run in --output-dir (without "
                            "it, any is an error, before the run)")
+    reproduce.add_argument("--no-resume", action="store_true",
+                           help="discard the tasks an interrupted run left in --output-dir/parts "
+                           "and start over (by default the run continues from them)")
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     reproduce.set_defaults(func="run_reproduce")
     return parser
