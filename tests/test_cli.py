@@ -69,7 +69,7 @@ def test_fit_writes_input_rows_plus_cluster_column(capsys, people_csv, tmp_path)
     pd.testing.assert_frame_equal(result[original.columns], original)
     assert sorted(result["cluster"].unique()) == [0, 1, 2]
     for text in ("Cluster sizes", "Quality", "Fairness per attribute", "FairKM",
-                 "S-blind K-Means (best of 10)", "balance", "DevO", "Mean AE",
+                 "S-blind K-Means (best of 10)", "balance", "DevO", "(CW)",
                  "1 one-hot encoded, 3 numeric standardised", "sex (2 values)"):
         assert text in out
     # Only the output file: no temporary file is left behind.

@@ -147,10 +147,12 @@ def test_worsened_attribute_is_flagged_in_the_headline():
     # The worst cluster is the small one; the advice says why and what to do.
     row = audit_.worst.loc[("sex", "segments")]
     assert row["cluster"] == 2 and row["small"]
+    # Labels from another tool: the advice names the attribute and points to FairKM.
     advice = dict(lines)["advice"]
-    for words in ("square of its share", "attribute_weights", "relative_weight",
-                  "fewer clusters", "max_cost"):
+    assert advice.startswith("What to do about sex:")
+    for words in ("not made by FairKM", "FairKM(n_clusters=k)", "max_deviation"):
         assert words in advice
+    assert "race" not in advice
     text = audit_.to_text()
     assert "WARNING: Less fair than reference" in text
     assert "sex: cluster 2 (" in text and "small" in text
@@ -396,6 +398,43 @@ def test_notebook_fragment_renders_in_chromium(random_audit, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert '<p id="image-check">decoded 3 of 3</p>' in done.stdout
     assert "cell below" in done.stdout and 'id="verdicts"' in done.stdout
+
+
+def _fitted_advice(**params):
+    """The advice for a FairKM fit of the worsened data with ``params``."""
+    X, frame, _, _ = _worsened()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # an attribute may end less fair
+        model = FairKM(3, random_state=0, **params).fit(X, sensitive_features=frame)
+    return dict(audit(model, X, sensitive_features=frame).headline()).get("advice", "")
+
+
+@pytest.mark.parametrize(
+    ("params", "present", "absent"),
+    [
+        ({"fairness_weight": "paper"},
+         ["square of its share", "cluster_weighting='equal'", "max_cost=0.1"],
+         ["relative_weight="]),
+        ({"max_cost": 0.02},
+         ["max_cost=0.04", "--max-cost 4%", "Every cluster counted alike"],
+         ["max_cost=0.1", "relative_weight="]),
+        ({"relative_weight": 0.5, "max_deviation": 0.45},
+         ["relative_weight=1", "--relative-weight 1"],
+         ["max_deviation=0.05", "max_cost"]),
+        ({"attribute_weights": {"race": 2.0}, "cluster_weighting": "size"},
+         ["cluster_weighting='size'", "'race': 6"],
+         []),
+    ],
+)
+def test_the_advice_fits_the_run(params, present, absent):
+    """It names the flagged attributes and suggests what the run did not already set."""
+    advice = _fitted_advice(**params)
+    if "attribute_weights" not in params:
+        assert advice.startswith("What to do about "), advice
+    for words in present:
+        assert words in advice, (words, advice)
+    for words in absent:
+        assert words not in advice, (words, advice)
 
 
 def test_a_worst_cluster_no_fairer_than_the_reference_is_said():

@@ -4,6 +4,7 @@ import matplotlib.pyplot
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
@@ -26,8 +27,8 @@ def test_tradeoff_table(blobs):
     weights = [0.0, 1e5, 1e7]
     table = fairness_tradeoff(FairKM(4, random_state=0), X, sensitive, weights)
     assert list(table["fairness_weight"]) == weights
-    for column in ["objective", "inertia", "fairness", "n_iter", "CO", "SH", "AE", "AW", "ME",
-                   "MW", "balance", "KL"]:
+    for column in ["objective", "inertia", "fairness", "n_iter", "CO", "SH", "AE", "AW", "CW",
+                   "ME", "MW", "balance", "KL"]:
         assert column in table.columns
     assert_allclose(table["objective"], table["inertia"] + table["fairness_weight"]
                     * table["fairness"])
@@ -103,11 +104,12 @@ def test_relative_tradeoff_shares_one_s_blind_reference(blobs):
     (budget,) = table.index[table["mark"] == "max_cost=0.05"]
     assert table.loc[budget, "cost_increase"] <= 0.05
     assert np.all(np.diff(table["relative_weight"]) >= 0)
-    # Each attribute's AE, as fairness_report gives it for that fit.
+    # Each attribute's mean and worst cluster, as fairness_report gives them for that fit.
     direct = FairKM(4, relative_weight=2.0, random_state=0).fit(X, sensitive_features=sensitive)
     report = fairness_report(direct.labels_, sensitive_features=sensitive)
     for name in sensitive.columns:
-        assert_allclose(table[f"AE[{name}]"].iloc[-1], report.loc[name, "AE"])
+        for measure in ("CW", "MW"):
+            assert_allclose(table[f"{measure}[{name}]"].iloc[-1], report.loc[name, measure])
 
 
 def test_relative_tradeoff_errors(blobs):
@@ -129,5 +131,26 @@ def test_plot_marks_the_default_and_the_budget(blobs):
     fig = plot_tradeoff(table)
     texts = [text.get_text() for text in fig.axes[0].texts]
     matplotlib.pyplot.close(fig)
-    assert sorted(texts) == ["default", "max_cost=0.05"]
+    # One label per marked weight: a budget that chose the default weight shares its label.
+    budget = table.loc[table["mark"] == "max_cost=0.05", "relative_weight"].item()
+    if budget == 1.0:
+        assert texts == ["default, max_cost=0.05"]
+    else:
+        assert sorted(texts) == ["default", "max_cost=0.05"]
     assert fig.axes[0].get_xlabel().startswith("relative fairness weight")
+
+
+def test_marks_close_together_are_labelled_on_either_side_of_their_lines():
+    """Labels of nearby weights must not overprint: the second goes left of its line."""
+    table = pd.DataFrame({
+        "relative_weight": [0.5, 1.0, 1.05, 4.0], "CO": [1.0, 1.1, 1.12, 1.3],
+        "CW": [0.3, 0.2, 0.19, 0.1], "MW": [0.5, 0.4, 0.39, 0.2],
+        "mark": ["", "default", "max_cost=0.05", ""],
+    })
+    fig = plot_tradeoff(table)
+    fig.canvas.draw()
+    texts = {t.get_text(): t for t in fig.axes[0].texts}
+    assert set(texts) == {"default", "max_cost=0.05"}
+    boxes = {name: t.get_window_extent() for name, t in texts.items()}
+    matplotlib.pyplot.close(fig)
+    assert not boxes["default"].overlaps(boxes["max_cost=0.05"])

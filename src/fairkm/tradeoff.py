@@ -85,9 +85,11 @@ def fairness_tradeoff(
         ``n_iter``, the clustering measures (CO, SH, and DevC, DevO with
         ``reference_labels``), every fairness measure of
         :data:`fairkm.metrics.MEASURES` averaged over the attributes, each
-        attribute's AE (columns ``AE[<attribute>]``), and ``mark``
-        (``"default"`` for relative weight 1, ``"max_cost=..."`` for the
-        budget's choice, else empty).
+        attribute's mean and worst cluster distance from the dataset's mix
+        (columns ``CW[<attribute>]`` and ``MW[<attribute>]``: each cluster
+        counting once, and the least fair one), and ``mark``
+        (``"default"`` for the default relative weight 1, ``"max_cost=..."``
+        for the budget's choice, else empty).
     """
     if not isinstance(estimator, FairKM):
         raise TypeError(f"estimator must be a FairKM instance, got {type(estimator).__name__}.")
@@ -159,12 +161,12 @@ def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, 
         "n_iter": model.n_iter_,
         **quality.to_dict(),
         **report.loc["mean", fairness_names].to_dict(),
-        **{f"AE[{attribute}]": report.loc[attribute, "AE"]
-           for attribute in report.index if attribute != "mean"},
+        **{f"{measure}[{attribute}]": report.loc[attribute, measure]
+           for measure in ("CW", "MW") for attribute in report.index if attribute != "mean"},
     }
 
 
-def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
+def plot_tradeoff(table, *, quality=("CO",), fairness=("CW", "MW"), axes=None):
     """Plot quality and fairness measures against the fairness weight.
 
     The horizontal axis is the relative weight when the table has one (its
@@ -177,8 +179,9 @@ def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
         Output of :func:`fairness_tradeoff`.
     quality : sequence of str, default=("CO",)
         Quality columns, drawn on the left axis.
-    fairness : sequence of str, default=("AE", "AW")
-        Fairness columns, drawn on the right axis.
+    fairness : sequence of str, default=("CW", "MW")
+        Fairness columns, drawn on the right axis (by default the clusters'
+        mean and worst distance from the dataset's mix).
     axes : matplotlib Axes, default=None
         Where to draw; a new figure when ``None``.
 
@@ -219,15 +222,31 @@ def plot_tradeoff(table, *, quality=("CO",), fairness=("AE", "AW"), axes=None):
         else:
             axes.set_xscale("log")
     marks = table["mark"] if "mark" in table.columns else pd.Series([""] * len(table))
+    # One label per marked weight (the default and a budget's choice often coincide).
+    labelled = {}
     for weight, mark in zip(weights, marks, strict=True):
         if mark:
-            axes.axvline(weight, color="0.5", linestyle=":", linewidth=1)
-            # Plain text: a user's value shows as typed, never as mathtext.
-            axes.annotate(mark, (weight, 1.0), xycoords=("data", "axes fraction"),
-                          xytext=(2, -10), textcoords="offset points", fontsize=8,
-                          color="0.3", rotation=90, va="top", parse_math=False)
+            labelled.setdefault(weight, []).append(mark)
+    axes.autoscale_view()  # the final limits, to measure the labels' distance in points
+    previous = None
+    for weight, names in sorted(labelled.items()):
+        axes.axvline(weight, color="0.5", linestyle=":", linewidth=1)
+        # A label close to the previous one goes on the other side of its line.
+        near = previous is not None and _points_apart(axes, previous, weight) < 14
+        # Plain text: a user's value shows as typed, never as mathtext.
+        axes.annotate(", ".join(names), (weight, 1.0), xycoords=("data", "axes fraction"),
+                      xytext=(-3 if near else 3, -10), textcoords="offset points",
+                      fontsize=8, color="0.3", rotation=90, va="top",
+                      ha="right" if near else "left", parse_math=False)
+        previous = weight
     handles = axes.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     axes.legend(handles, [h.get_label() for h in handles], loc="best")
     axes.set_title("Quality and fairness as the fairness weight grows")
     fig.tight_layout()
     return fig
+
+
+def _points_apart(axes, a, b):
+    """Horizontal distance in points between data abscissas ``a`` and ``b`` on ``axes``."""
+    pixels = axes.transData.transform([(a, 0.0), (b, 0.0)])[:, 0]
+    return abs(pixels[1] - pixels[0]) * 72.0 / axes.figure.dpi

@@ -79,6 +79,11 @@ class Audit:
         With a guarantee asked (``max_deviation``), per clustering: is every
         cluster within the bound of the dataset's mix, and its worst cluster
         per attribute (:func:`fairkm.bounds.check_bounds`); empty otherwise.
+    settings : dict or None
+        The run that made the audited clustering, when it was a fitted
+        estimator: ``"estimator"`` (its class name), its parameters and, for
+        FairKM, ``"cluster_weighting_"``; None for labels alone. The advice
+        is fitted to it (it suggests what the run did not already set).
     """
 
     title: str
@@ -94,6 +99,7 @@ class Audit:
     notes: list = field(default_factory=list)
     own_blind_inertia: float = np.nan
     bounds: dict = field(default_factory=dict)
+    settings: dict | None = None
 
     @property
     def main(self):
@@ -196,6 +202,17 @@ def _guarantee_of_model(model, max_deviation, deviation_kind):
     # FairKM names the kind deviation_kind, fairkm.bounds.BoundedKMeans kind.
     kind = getattr(model, "deviation_kind", getattr(model, "kind", deviation_kind))
     return asked, kind, getattr(model, "intersections", None)
+
+
+def _settings_of(model):
+    """Return what the advice needs to know of the run that made the clustering (or None)."""
+    if model is None:
+        return None
+    settings = {"estimator": type(model).__name__}
+    if hasattr(model, "get_params"):
+        settings.update(model.get_params(deep=False))
+    settings["cluster_weighting_"] = getattr(model, "cluster_weighting_", None)
+    return settings
 
 
 def _features(X, n_samples):
@@ -428,4 +445,5 @@ def audit(
         notes=all_notes,
         own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
         bounds=bounds,
+        settings=_settings_of(model),
     )

@@ -18,7 +18,7 @@ import pandas as pd
 from ..metrics import MEASURES
 from ._charts import composition_chart
 from ._measure import TOLERANCE
-from ._text import SMALL_CLUSTERS, bound_cell, bound_sentences, format_number, headline
+from ._text import advice, bound_cell, bound_sentences, format_number, headline
 
 __all__ = ["render_html"]
 
@@ -309,8 +309,10 @@ def render_html(audit, *, full_page=True):
         "<p>The cluster whose mix of the attribute is farthest from the dataset's (it sets "
         "ME); small clusters (under half the average size) are shaded.</p>",
         _worst_table(audit),
-        f'<p class="advice">{esc(SMALL_CLUSTERS)}</p>',
     ]
+    paragraph = advice(audit)
+    if paragraph:
+        parts.append(f'<p class="advice">{esc(paragraph)}</p>')
     if audit.bounds:
         parts += _guarantee(audit)
     parts += _measures(audit)

@@ -10,7 +10,7 @@ import pandas as pd
 from ._measure import TOLERANCE
 
 __all__ = [
-    "SMALL_CLUSTERS",
+    "advice",
     "audit_text",
     "bound_cell",
     "bound_sentences",
@@ -18,22 +18,6 @@ __all__ = [
     "headline",
     "worst_sentences",
 ]
-
-#: Why small clusters can stay unfair, and what to do about it.
-SMALL_CLUSTERS = (
-    "Why a small cluster can stay unfair: FairKM's fairness term weighs each cluster by the "
-    "square of its share of the rows, so a cluster holding 2% of the rows counts 1/2,500 as "
-    "much as one holding them all; making it fair buys almost nothing in the objective, and "
-    "it can keep the mix K-Means gave it. What you can do: weigh that attribute more "
-    "(attribute_weights={'sex': 3}, --attribute-weights sex=3), value fairness more "
-    "overall (relative_weight=2, --relative-weight 2), ask for fewer clusters (larger "
-    "clusters weigh more), or set a budget (max_cost=0.1, --max-cost 10%) and take the "
-    "fairest clustering within it; or ask for a guarantee (FairKM(max_deviation=0.05), "
-    "--max-deviation 0.05: every cluster's share of every value within 0.05 of the "
-    "dataset's). Then audit again: sign off on the worst clusters, not on "
-    "the averages."
-)
-
 
 def format_number(value):
     """Format a measure: 4 significant digits, large magnitudes in full with separators.
@@ -157,17 +141,137 @@ def bound_sentences(audit):
             for name, check in audit.bounds.items()]
 
 
+def _number(value):
+    """Format a weight or budget as a user would type it."""
+    return f"{value:.3g}"
+
+
+def _flagged(audit):
+    """Return the attributes to act on: less fair, worst cluster unchanged, or small."""
+    names = list(audit.sensitive.columns)
+    flagged = set()
+    if audit.verdicts is not None:
+        table = audit.verdicts.drop(index="mean", level="attribute")
+        flagged |= {a for (a, _), v in table["verdict"].items() if v == "less fair"}
+        flagged |= {a for a in names if table.loc[(a, "MW"), "verdict"] == "same"}
+    worst = audit.worst.xs(audit.main, level="clustering")
+    flagged |= {a for a in names if worst.loc[a, "small"]}
+    return [a for a in names if a in flagged]
+
+
+def _why(settings, attributes):
+    """Say why the flagged attributes' clusters stayed as they are, for the run that made them."""
+    if settings is None or settings.get("estimator") != "FairKM":
+        made = ("This clustering was not made by FairKM"
+                if settings is None else f"This clustering was made by {settings['estimator']}")
+        return (f"{made}: a method that does not weigh the sensitive attributes against "
+                "the K-Means cost leaves each cluster with the mix its features give it.")
+    weighting = settings.get("cluster_weighting_")
+    if weighting == "paper":
+        return ("FairKM's fairness term weighed each cluster by the square of its share of "
+                "the rows (cluster_weighting='paper'), so a cluster holding 2% of the rows "
+                "counted 1/2,500 as much as one holding them all: making it fair bought "
+                "almost nothing in the objective.")
+    if weighting == "size":
+        return ("FairKM's fairness term weighed each cluster by its share of the rows "
+                "(cluster_weighting='size'), so a small cluster's mix counted little.")
+    return ("Every cluster counted alike in FairKM's fairness term: the clusters furthest "
+            f"from the dataset's mix of {', '.join(attributes)} stayed so because, at the price "
+            "asked, moving rows into or out of them cost more K-Means cost than their "
+            "fairness was worth.")
+
+
+def _remedies(settings, attributes):
+    """List what to try next, in Python and on the command line, fitted to the run."""
+    if settings is None or settings.get("estimator") != "FairKM":
+        return [
+            "fit FairKM on the same features and sensitive attributes (FairKM(n_clusters="
+            "k).fit(X, sensitive_features=S); fairkm fit DATA --sensitive ...), which trades "
+            "K-Means cost for every cluster's mix",
+            "or bound every cluster (FairKM(max_deviation=0.05), --max-deviation 0.05: "
+            "every cluster's share of every value within 0.05 of the dataset's)",
+        ]
+    out = []
+    given = settings.get("attribute_weights")
+    current = (dict(given) if isinstance(given, dict) else {})
+    if attributes:
+        raised = {a: 3 * float(current.get(a, 1.0)) for a in attributes}
+        python = ", ".join(f"{a!r}: {_number(w)}" for a, w in raised.items())
+        cli = ",".join(f"{a}={_number(w)}" for a, w in raised.items())
+        out.append(f"weigh {', '.join(attributes)} more (attribute_weights={{{python}}}, "
+                   f"--attribute-weights {cli})")
+    if settings.get("cluster_weighting_") in ("paper", "size"):
+        out.append("count every cluster alike (cluster_weighting='equal')")
+    if settings.get("max_cost") is not None:
+        budget = 2 * settings["max_cost"]
+        out.append(f"allow a larger budget (max_cost={_number(budget)}, "
+                   f"--max-cost {_number(100 * budget)}%)")
+    elif settings.get("max_unfairness") is not None:
+        target = settings["max_unfairness"] / 2
+        out.append(f"aim lower (max_unfairness={_number(target)}, "
+                   f"--max-unfairness {_number(100 * target)}%)")
+    elif isinstance(settings.get("fairness_weight"), str) and settings["fairness_weight"] == "auto":
+        weight = 2 * float(settings.get("relative_weight", 1.0))
+        out.append(f"value fairness more overall (relative_weight={_number(weight)}, "
+                   f"--relative-weight {_number(weight)})")
+    else:
+        out.append("use the scale-free weight with a budget (max_cost=0.1, --max-cost 10%) "
+                   "instead of an absolute fairness_weight")
+    k = settings.get("n_clusters")
+    if isinstance(k, int) and k > 2:
+        out.append(f"ask for fewer clusters (n_clusters below {k}): larger clusters mirror "
+                   "the dataset more easily")
+    if settings.get("max_deviation") is None:
+        out.append("or ask for a guarantee (max_deviation=0.05, --max-deviation 0.05: every "
+                   "cluster's share of every value within 0.05 of the dataset's)")
+    return out
+
+
+def advice(audit):
+    """Say what to do about the clusters that stayed unfair, fitted to the attributes and run.
+
+    Parameters
+    ----------
+    audit : Audit
+
+    Returns
+    -------
+    str
+        One paragraph: which attributes, why their clusters stayed unfair in
+        the run that made them (:attr:`Audit.settings`), and what to change,
+        leaving out what the run already set; empty when nothing is flagged.
+    """
+    attributes = _flagged(audit)
+    missed = audit.main in audit.bounds and not audit.bounds[audit.main].satisfied
+    if not attributes and not missed:
+        return ""
+    settings = audit.settings
+    subject = (f"What to do about {', '.join(attributes)}: " if attributes
+               else "What to do about the bound: ")
+    text = subject + _why(settings, attributes or ["the bounded attributes"]) + " Try to "
+    text += "; ".join(_remedies(settings, attributes)) + "."
+    if missed:
+        text += (" The bound asked was not met by every cluster (see the guarantee above): a "
+                 "looser bound, or fewer clusters, can be met.")
+    return text + " Then audit again: sign off on the worst clusters, not on the averages."
+
+
 def headline(audit):
     """See :meth:`Audit.headline`."""
     lines = []
     main, ref = audit.main, audit.reference
     if ref is not None and audit.quality is not None:
         lines.append(("cost", _cost_sentence(audit)))
-    ae = audit.fairness.loc["mean", "AE"]
+    cw, mw = (audit.fairness.loc["mean", measure] for measure in ("CW", "MW"))
+    what = (f"Distance of each cluster's mix from the dataset's (lower is fairer; total "
+            f"variation for a categorical attribute, averaged over the "
+            f"{audit.sensitive.shape[1]} attribute(s))")
     if ref is not None:
         lines.append(("summary", (
-            f"Mean AE (lower is fairer): {ae[main]:.3g} for {main} against {ae[ref]:.3g} for "
-            f"{ref}, {_change(ae[main], ae[ref])}."
+            f"{what}: {cw[main]:.3g} for {main} against {cw[ref]:.3g} for {ref} "
+            f"({_change(cw[main], cw[ref])}) on average over the clusters, each counted once "
+            f"(CW); {mw[main]:.3g} against {mw[ref]:.3g} ({_change(mw[main], mw[ref])}) in "
+            "the worst cluster (MW)."
         )))
         worse = _worsenings(audit)
         if worse:
@@ -190,23 +294,23 @@ def headline(audit):
             )))
         stuck = [
             attribute for attribute in audit.sensitive.columns
-            if audit.verdicts.loc[(attribute, "ME"), "verdict"] == "same"
+            if audit.verdicts.loc[(attribute, "MW"), "verdict"] == "same"
         ]
         if stuck:
             lines.append(("unchanged", (
                 f"The least fair cluster is no fairer than {ref}'s for {', '.join(stuck)} "
-                f"(ME the same within {TOLERANCE:.0%}): whatever the averages say, the worst "
+                f"(MW the same within {TOLERANCE:.0%}): whatever the averages say, the worst "
                 "cluster did not get fairer."
             )))
     else:
-        lines.append(("summary", f"Mean AE (lower is fairer): {ae[main]:.3g}."))
+        lines.append(("summary", (
+            f"{what}: {cw[main]:.3g} on average over the clusters, each counted once (CW); "
+            f"{mw[main]:.3g} in the worst cluster (MW)."
+        )))
     lines += [("guarantee", sentence) for _, _, sentence in bound_sentences(audit)]
-    worst = audit.worst.xs(main, level="clustering")
-    missed = main in audit.bounds and not audit.bounds[main].satisfied
-    flagged = missed or bool(worst["small"].any()) or any(kind in ("alert", "unchanged")
-                                                           for kind, _ in lines)
-    if flagged:
-        lines.append(("advice", SMALL_CLUSTERS))
+    paragraph = advice(audit)
+    if paragraph:
+        lines.append(("advice", paragraph))
     return lines
 
 
