@@ -427,6 +427,23 @@ def test_an_unreachable_target_warns_and_keeps_the_fairest(trade):
     assert model.unfairness_ratio_ > 0.001
 
 
+def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(blobs):
+    X, sensitive = blobs
+    categorical = sensitive[["s0", "s1"]]
+    with pytest.warns(UserWarning, match=r"broke the budget max_cost=0\.02: the bounded"):
+        model = FairKM(4, max_cost=0.02, max_deviation=0.02, random_state=0).fit(
+            X, sensitive_features=categorical
+        )
+    assert model.violation_ == 0 and model.cost_increase_ > 0.02
+    # A bound the budget's clustering already meets costs nothing more, and says nothing.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loose = FairKM(4, max_cost=0.02, max_deviation=1.0, random_state=0).fit(
+            X, sensitive_features=categorical
+        )
+    assert 0 < loose.cost_increase_ <= 0.02
+
+
 # --------------------------------------------------------------------------- parameters
 
 

@@ -131,7 +131,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         the bounds), and the fitted attributes describe that clustering. A
         dict bounds the named attributes only. ``None``: no guarantee.
         Numeric attributes are not bounded (see
-        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``).
+        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``). With a
+        budget (``max_cost``) the budget chooses FairKM's clustering and the
+        bound, a guarantee, wins over it: a ``UserWarning`` says when the
+        bounded clustering costs more than the budget allows.
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads: ``|share_C(v) - share_X(v)| <= delta``,
         or Bera et al.'s ``(1 - delta) p <= share_C(v) <= p / (1 - delta)``
@@ -521,6 +524,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             session.labels[:] = bounded.labels
             session.inertia, session.fairness, session.objective = session.evaluate()
             bounds_check = bounded.check
+            self._warn_if_the_bound_broke_the_budget(plan, session.inertia,
+                                                     weighting.blind_inertia)
         labels = session.labels
         if sample_weight is not None and np.any(sample_weight == 0):
             # Rows of weight 0 changed nothing; they go to their nearest centre.
@@ -541,6 +546,18 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self.bounds_check_ = bounds_check
         self.violation_ = np.nan if bounds_check is None else bounds_check.violation
         return self
+
+    def _warn_if_the_bound_broke_the_budget(self, plan, inertia, blind_inertia):
+        """Warn when the bound, a guarantee that wins over ``max_cost``, broke the budget."""
+        if plan.kind != "max_cost" or inertia <= (1.0 + plan.value) * blind_inertia:
+            return
+        warnings.warn(
+            f"max_deviation={self.max_deviation!r} broke the budget max_cost={plan.value:g}: "
+            f"the bounded clustering costs {inertia / blind_inertia - 1:+.1%} against the "
+            "S-blind clustering (the budget chose FairKM's centres, and the bound, a "
+            "guarantee, wins over it). Loosen max_deviation, or allow a larger max_cost.",
+            UserWarning, stacklevel=3,
+        )
 
     def _check_bounds(self, sensitive_features, n_samples, sample_weight):
         """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None)."""
