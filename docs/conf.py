@@ -27,7 +27,7 @@ version = release = fairkm.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
+    "mathml",  # docs/mathml.py: formulas as MathML at build time, so the site works offline
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -48,6 +48,7 @@ myst_heading_anchors = 3
 # reproduction.md goes from "##" to "####" in places; the headings still render.
 suppress_warnings = ["myst.header"]
 myst_enable_extensions = ["dollarmath"]
+html_math_renderer = "mathml"
 
 # numpydoc: the class docstrings list their attributes; methods are documented
 # by autodoc's :members:, so numpydoc's own member tables are not needed.
@@ -75,6 +76,8 @@ sphinx_gallery_conf = {
     # renders itself (its _repr_html_), other objects print.
     "capture_repr": ("_repr_html_", "__repr__"),
     "min_reported_time": 1e9,
+    # Its timing pages load jQuery and DataTables from CDNs: the site must work offline.
+    "write_computation_times": False,
     "show_memory": False,
     "show_signature": False,
     "within_subsection_order": "FileNameSortKey",

@@ -35,6 +35,27 @@ report
 report.worst[["cluster", "size", "share", "detail"]]
 
 # %%
+# The mix behind the verdicts: each cluster's share of ``sex == 1`` (a dot as
+# large as the cluster) in both clusterings, against the dataset's share
+# (dashed). FairKM's clusters keep near it; K-Means' spread out.
+import matplotlib.pyplot as plt
+import numpy as np
+
+is_one = sensitive["sex"].eq(1).to_numpy()
+fig, ax = plt.subplots(figsize=(6, 3))
+for x, name in enumerate([report.main, report.reference]):
+    labels = report.labels[name]
+    clusters = np.unique(labels)
+    shares = [is_one[labels == c].mean() for c in clusters]
+    sizes = [(labels == c).sum() for c in clusters]
+    ax.scatter(np.full(len(clusters), x), shares, s=sizes, alpha=0.6)
+ax.axhline(is_one.mean(), color="k", linestyle="--", linewidth=1, label="dataset")
+ax.set_xticks([0, 1], [report.main, report.reference])
+ax.set(xlim=(-0.6, 1.6), ylim=(0, 1), ylabel="cluster's share of sex 1")
+ax.legend(loc="upper right")
+fig.tight_layout()
+
+# %%
 # The same page, self-contained, for a colleague: ``report.to_html("audit.html")``.
 # The text summary is what ``fairkm fit`` prints:
 print(report.to_text())

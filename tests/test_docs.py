@@ -2,8 +2,10 @@
 
 The site is built from a copy of docs/ and examples/ (the gallery runs the
 examples), then every HTML page is checked: its links to other pages and
-anchors resolve, its images exist, and in headless Chromium it shows text and
-decodes every image.
+anchors resolve, its images exist, it loads nothing from the network (the
+maths is MathML made at build time, not MathJax from a CDN), and in headless
+Chromium it shows text, decodes every image and lays out every formula as
+maths.
 """
 
 import importlib.util
@@ -17,17 +19,18 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 ROOT = Path(__file__).parents[1]
-NEEDED = ("sphinx", "numpydoc", "sphinx_gallery", "myst_parser")
+NEEDED = ("sphinx", "numpydoc", "sphinx_gallery", "myst_parser", "latex2mathml")
 
 pytestmark = pytest.mark.slow
 
 
 class _Page(HTMLParser):
-    """Collects the ids, links and images of one HTML page."""
+    """Collects the ids, links, images, loaded resources and formulas of one HTML page."""
 
     def __init__(self):
         super().__init__()
-        self.ids, self.links, self.images = set(), [], []
+        self.ids, self.links, self.images, self.loads = set(), [], [], []
+        self.formulas = 0
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -37,6 +40,13 @@ class _Page(HTMLParser):
             self.links.append(attrs["href"])
         if tag == "img" and attrs.get("src"):
             self.images.append(attrs["src"])
+        # What the browser fetches by itself: scripts, style sheets, fonts, frames, images.
+        if tag in ("script", "img", "iframe", "source") and attrs.get("src"):
+            self.loads.append(attrs["src"])
+        if tag == "link" and attrs.get("href") and attrs.get("rel") != "canonical":
+            self.loads.append(attrs["href"])
+        if tag == "math":
+            self.formulas += 1
 
 
 def _parse(path):
@@ -101,13 +111,42 @@ def test_links_and_images_resolve(site):
     assert not broken, "\n".join(broken)
 
 
+def test_the_site_loads_nothing_from_the_network(site):
+    """Offline, every page reads as online: no script, style or font from a CDN."""
+    remote = []
+    for path in sorted(site.rglob("*.html")):
+        page = _parse(path)
+        remote += [f"{path.relative_to(site)}: {url}" for url in page.loads
+                   if urlsplit(url).scheme in ("http", "https") or url.startswith("//")]
+        assert not [url for url in page.loads if "mathjax" in url.lower()], path
+        # Sphinx's MathJax output: TeX in a span for a script to typeset; none is left.
+        assert '<span class="math notranslate nohighlight">' not in path.read_text(
+            encoding="utf-8"), path
+    assert not remote, "\n".join(remote)
+    # The API page's formulas are all there, as MathML.
+    assert _parse(site / "api.html").formulas >= 50
+
+
+def test_every_gallery_card_shows_its_own_figure(site):
+    """A card's thumbnail is its example's first figure, not sphinx-gallery's placeholder."""
+    examples = sorted(p.stem for p in (ROOT / "examples").glob("plot_*.py"))
+    assert len(examples) >= 4
+    for name in examples:
+        assert (site / "_images" / f"sphx_glr_{name}_001.png").is_file(), name
+
+
 PROBE = (
     "<script>window.addEventListener('load', () => {"
     "const images = Array.from(document.images);"
     "const decoded = images.filter(i => i.complete && i.naturalWidth > 0).length;"
     "const text = document.body.innerText.trim().length;"
+    "const formulas = Array.from(document.getElementsByTagName('math'));"
+    # Laid out as maths (MathML's 'inline math' or 'block math' display), not as text.
+    "const laid = formulas.filter(m => getComputedStyle(m).display.includes('math')"
+    " && m.getBoundingClientRect().width > 0).length;"
     "const mark = document.createElement('p'); mark.id = 'page-check';"
-    "mark.textContent = `decoded ${decoded} of ${images.length}, text ${text}`;"
+    "mark.textContent = `decoded ${decoded} of ${images.length}, text ${text}, `"
+    " + `maths ${laid} of ${formulas.length}`;"
     "document.body.appendChild(mark);});</script>"
 )
 
@@ -139,14 +178,17 @@ def test_every_page_renders_in_chromium(site, tmp_path):
             capture_output=True, text=True, timeout=120, check=False,
         )
         probe.unlink()
-        found = re.search(r'id="page-check">decoded (\d+) of (\d+), text (\d+)<', done.stdout)
+        found = re.search(r'id="page-check">decoded (\d+) of (\d+), text (\d+), maths (\d+) '
+                          r'of (\d+)<', done.stdout)
         name = path.relative_to(site)
         if done.returncode != 0 or not found:
             failures.append(f"{name}: did not load ({done.stderr[-300:]})")
             continue
-        decoded, images, text = map(int, found.groups())
+        decoded, images, text, laid, formulas = map(int, found.groups())
         if decoded != images:
             failures.append(f"{name}: decoded {decoded} of {images} images")
+        if laid != formulas:
+            failures.append(f"{name}: laid out {laid} of {formulas} formulas as maths")
         if text < 200:
             failures.append(f"{name}: nearly blank ({text} characters of text)")
     assert not failures, "\n".join(failures)
