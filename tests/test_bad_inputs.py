@@ -54,6 +54,10 @@ CASES = [
      ValueError, "duplicate column names"),
     ("a scalar as sensitive features", lambda: FairKM(2).fit(X, sensitive_features=3),
      TypeError, "must be a 1-D or 2-D array-like"),
+    ("intersected values that print alike",
+     lambda: FairKM(2, intersections=[("a", "sex")]).fit(
+         X, sensitive_features=S.assign(a=pd.Series([1, "1"] * 20, dtype=object))),
+     ValueError, "'a' holds distinct values that print alike"),
     ("a ragged dict of columns",
      lambda: FairKM(2).fit(X, sensitive_features={"a": [1, 2], "b": [1]}),
      ValueError, "dict that does not make a table"),
