@@ -326,12 +326,12 @@ def _create(temporary, path):
         When ``path`` exists (another program created it).
     """
     try:
-        os.link(temporary, path, follow_symlinks=False)
+        os.link(temporary, path)
         return True
     except FileExistsError:
         raise
-    except (OSError, NotImplementedError) as exc:
-        if isinstance(exc, OSError) and exc.errno not in _NO_HARD_LINKS:
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
             raise
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     os.replace(temporary, path)
