@@ -427,6 +427,17 @@ def test_an_unreachable_target_warns_and_keeps_the_fairest(trade):
     assert model.unfairness_ratio_ > 0.001
 
 
+def test_a_budget_names_an_attribute_it_left_less_fair(trade):
+    X, sensitive, blind = trade
+    with pytest.warns(UserWarning, match=r"\['s1'\] .* at the weight the budget chose"):
+        model = FairKM(2, attribute_weights=[1.0, 1e-6], max_cost=0.05, random_state=0).fit(
+            X, sensitive_features=sensitive
+        )
+    mean, worst = mean_and_worst(model.labels_, sensitive)
+    assert mean["s1"] > blind[0]["s1"] or worst["s1"] > blind[1]["s1"]
+    assert model.cost_increase_ <= 0.05
+
+
 def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(blobs):
     X, sensitive = blobs
     categorical = sensitive[["s0", "s1"]]

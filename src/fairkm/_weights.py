@@ -222,6 +222,11 @@ def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_ro
             driver.repair(alpha)
     else:
         alpha = driver.search(plan)
+        # A budget fixes the price, so no repair: but an attribute left less fair is named.
+        worse = driver.worse()
+        if worse.any():
+            driver.warn_worse(worse, f"at the weight the budget chose (relative_weight="
+                                     f"{alpha:g})", stacklevel=5)
     lam, weights = driver.weights(alpha)
     weighting = Weighting(lam, weights, alpha, driver.blind_inertia, driver.blind_fairness,
                           driver.blind_deviation, driver.requested)
@@ -300,15 +305,19 @@ class _Driver:
             self.user[worse] *= _GROWTH
             self.session.restore(self.blind_labels)
             self.apply(alpha)
+        self.warn_worse(worse, f"even with their weight raised {_GROWTH**_REPAIRS:g}-fold",
+                        stacklevel=6)
+
+    def warn_worse(self, worse, how, stacklevel):
+        """Name the attributes left less fair than in the S-blind clustering."""
         names = [self.encoding.names[j] for j in np.flatnonzero(worse)]
         warnings.warn(
             f"sensitive attribute(s) {names} ended with their mean or worst cluster further "
-            "from the dataset's mix than in the S-blind clustering the fit started from, even "
-            f"with their weight raised {_GROWTH**_REPAIRS:g}-fold: the other attributes' "
-            "gains outweigh theirs. Give them a larger attribute_weights, or fit them "
-            "separately.",
+            f"from the dataset's mix than in the S-blind clustering the fit started from, {how}"
+            ": the other attributes' gains outweigh theirs. Give them a larger "
+            "attribute_weights, or fit them separately.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
     def search(self, plan):
