@@ -7,10 +7,11 @@ runs on both trees. What it records, each compared exactly (labels, objectives
 and every float to the last bit; tables cell by cell; files byte by byte):
 
 * ``benchmarks/bench_fit.py``'s data (1,000,000 x 10, 5 attributes): the
-  default FairKM fit, and the mini-batch engine from the same start;
+  default FairKM fit, and the exact and mini-batch engines named explicitly;
 * Adult (the paper's pipeline and the standard one, k=5 and 15): FairKM on all
-  five attributes, ``predict`` with and without sensitive features, ``score``,
-  ``fairness_report``, ``clustering_report``, S-blind K-Means, ZGYA on sex;
+  five attributes at the defaults and at the paper's weight 1e6 (with it,
+  ``predict`` with and without sensitive features, ``score``,
+  ``fairness_report``, ``clustering_report``), S-blind K-Means, ZGYA on sex;
 * blobs with a numeric attribute: ``fairkm.dask.FairKM`` on 3 partitions and
   its ``predict``, and the weight trade-off table;
 * the CLI: ``fairkm fit`` (output CSV and HTML report, with the run's time
@@ -65,7 +66,9 @@ def bench_fit_data():
 
 def record_big(results):
     X, S = bench_fit_data()
-    exact = FairKM(10, random_state=0).fit(X, sensitive_features=S)
+    default = FairKM(10, random_state=0).fit(X, sensitive_features=S)
+    results["big/default"] = fitted(default)
+    exact = FairKM(10, algorithm="exact", random_state=0).fit(X, sensitive_features=S)
     results["big/exact"] = fitted(exact)
     mini = FairKM(10, algorithm="minibatch", random_state=0).fit(X, sensitive_features=S)
     results["big/minibatch"] = fitted(mini)
@@ -77,6 +80,8 @@ def record_adult(results, data_home):
         X, S = np.ascontiguousarray(bunch.features, dtype=np.float64), bunch.sensitive
         for k in (5, 15):
             key = f"adult-{preprocess}-k{k}"
+            default = FairKM(k, random_state=0).fit(X, sensitive_features=S)
+            results[f"{key}/default"] = fitted(default)
             model = FairKM(k, fairness_weight=1e6, random_state=0).fit(X, sensitive_features=S)
             results[f"{key}/fairkm"] = fitted(model)
             results[f"{key}/predict"] = {
