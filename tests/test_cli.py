@@ -541,7 +541,8 @@ def test_tradeoff_with_relative_weights_and_a_budget(capsys, people_csv, tmp_pat
     table = pd.read_csv(table_path, keep_default_na=False)
     assert len(table) == 4
     assert sorted(table["mark"]) == ["", "", "default", "max_cost=0.05"]
-    assert {"AE[sex]", "AE[group]", "cost_increase", "unfairness_ratio"} <= set(table.columns)
+    assert {"CW[sex]", "CW[group]", "MW[sex]", "MW[group]", "cost_increase",
+            "unfairness_ratio"} <= set(table.columns)
     (bar,) = bars
     assert bar.kwargs["total"] == 4 and bar.n == 4
     status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--fairness-weights", "1,10",

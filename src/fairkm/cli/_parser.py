@@ -125,8 +125,10 @@ Fits FairKM at each relative weight (every fit measured against the same
 S-blind clustering; 1 is fit's default) or at each absolute weight, and prints
 one row per weight: the weight, the K-Means cost and the unfairness relative
 to the S-blind clustering, the objective and its two terms, quality (CO, SH,
-DevC, DevO against S-blind K-Means), mean fairness (AE, AW, ME, MW, balance,
-KL, MPV) and each attribute's AE. --max-cost adds the budget's choice.
+DevC, DevO against S-blind K-Means), mean fairness (AE, AW, CW, ME, MW,
+balance, KL, MPV) and each attribute's CW and MW (each cluster's distance
+from the dataset's mix: the average over the clusters and the worst one).
+--max-cost adds the budget's choice.
 
 examples:
   fairkm tradeoff people.csv --sensitive sex,race --exclude id
