@@ -182,6 +182,12 @@ def record_cli(results, data_home):
             results[f"cli/reproduce/{path.name}"] = _without_times(path)
 
 
+def _column(series):
+    """A table column as an array NPZ holds without pickling (text columns as str)."""
+    values = series.to_numpy()
+    return values.astype(str) if values.dtype == object else values
+
+
 def save(results, directory):
     directory.mkdir(parents=True, exist_ok=True)
     index = {}
@@ -189,7 +195,7 @@ def save(results, directory):
         stem = re.sub(r"[^A-Za-z0-9_.-]", "__", key)
         if isinstance(value, pd.DataFrame):
             np.savez(directory / f"{stem}.npz",
-                     **{f"c{j}": value.iloc[:, j].to_numpy() for j in range(value.shape[1])})
+                     **{f"c{j}": _column(value.iloc[:, j]) for j in range(value.shape[1])})
             labels = {"index": [str(i) for i in value.index],
                       "columns": [str(c) for c in value.columns]}
             (directory / f"{stem}.json").write_text(json.dumps(labels))
@@ -225,7 +231,7 @@ def compare(results, directory):
                 continue
             with np.load(directory / f"{stem}.npz", allow_pickle=False) as old:
                 for j, column in enumerate(labels["columns"]):
-                    if not _same(new.iloc[:, j].to_numpy(), old[f"c{j}"]):
+                    if not _same(_column(new.iloc[:, j]), old[f"c{j}"]):
                         failures.append(f"{key}[{column}]: differs")
         elif kind == "text":
             if new != (directory / f"{stem}.txt").read_text():

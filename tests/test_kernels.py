@@ -1,6 +1,7 @@
 """The compiled engine against the plain NumPy reference in ``_reference.py``."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -107,6 +108,29 @@ def test_sweep_invariants(case):
 @given(case=problems(max_n=14))
 def test_fit_ends_in_a_local_optimum(case):
     assert_fit_ends_in_a_local_optimum(case[0])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_statistics_of_many_chunks_equal_the_reference(weighted):
+    """Over several chunks of rows, the statistics are a plain recount's."""
+    rng = np.random.default_rng(0)
+    n = 2 * _kernels._STATISTICS_CHUNK + 1234  # three chunks
+    X = rng.normal(size=(n, 3))
+    frame = pd.DataFrame({"g": rng.integers(0, 4, n), "z": rng.normal(size=n)})
+    weights = rng.uniform(0.5, 2.0, n) if weighted else None
+    problem = _reference.Problem(X, [frame["g"].to_numpy()], [frame["z"].to_numpy()],
+                                 np.ones(1), np.ones(1), 1e4, 3, sample_weight=weights)
+    labels = rng.integers(0, 3, n)
+    terms, stats = engine(problem, labels)
+    w = np.ones(n) if weights is None else weights
+    assert_allclose(stats.counts, np.bincount(labels, weights=w, minlength=3), rtol=1e-12)
+    for c in range(3):
+        assert_allclose(stats.sums[:, c], (w[labels == c, None] * X[labels == c]).sum(axis=0),
+                        rtol=1e-10)
+    assert_allclose(
+        _kernels.inertia(X, stats.cluster_centers(), terms.weights, labels),
+        _reference.inertia(X, labels, 3, weights), rtol=1e-10,
+    )
 
 
 def test_statistics_with_no_sensitive_attribute():

@@ -7,13 +7,33 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM
+import fairkm._fairkm
+from fairkm import FairKM, _kernels
 from fairkm._encoding import SensitiveEncoding, check_sensitive_features
-from fairkm._engine import Stats, apply, propose
+from fairkm._engine import MIN_BATCH, Stats, minibatch_epoch
+from fairkm._progress import listening
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
+
+
+def propose(X, terms, lam, batch, labels, stats, targets):
+    """Each batch point's best lone move against frozen statistics, into ``targets``."""
+    _kernels.propose_moves(
+        X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight, terms.Z,
+        lam * terms.num_weight, terms.weights, terms.offsets, terms.size_power, batch, labels,
+        stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums, targets,
+    )
+
+
+def apply(X, terms, batch, targets, labels, stats):
+    """Apply the moves, then derive centres and G; return the number moved."""
+    n_moved = _kernels.apply_moves(X, terms.codes, terms.Z, terms.weights, batch, targets,
+                                   labels, stats.sums, stats.counts, stats.value_counts,
+                                   stats.num_sums)
+    stats.refresh(terms)
+    return n_moved
 
 
 def reference_proposal(problem, labels, i, tolerance):
@@ -128,6 +148,52 @@ def test_whole_batches_that_overshoot_are_undone(blobs):
     assert np.all(np.diff(history) <= 1e-9 * np.abs(history[:-1]))
     assert mini.objective_ <= 1.01 * exact.objective_
     assert mini.fairness_ < blind.fairness_
+
+
+def test_an_epoch_never_raises_the_objective_and_stops_where_batches_overshoot(blobs):
+    X, sensitive = blobs
+    blind = FairKM(6, fairness_weight=0.0, random_state=0).fit(X, sensitive_features=sensitive)
+    sens = check_sensitive_features(sensitive, n_samples=X.shape[0])
+    terms = SensitiveEncoding.from_features(sens, X.shape[0]).terms(sens, np.ones(3))
+    total_sq_norm = terms.total_sq_norm(X)
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    for lam, batch_size in ((1e7, X.shape[0]), (3e6, 256)):
+        labels = blind.labels_.copy()
+        stats = Stats(6, X.shape[1], terms)
+        stats.recompute(X, terms, labels)
+        before = stats.objective(terms, lam, total_sq_norm)
+        n_moved, n_kept, n_rejected, stopped = minibatch_epoch(
+            X, terms, lam, order, labels, stats, batch_size, min(MIN_BATCH, batch_size),
+            total_sq_norm)
+        assert n_moved == np.sum(labels != blind.labels_)
+        # The statistics the epoch kept are those of its labels.
+        exact = Stats(6, X.shape[1], terms)
+        exact.recompute(X, terms, labels)
+        for name in ("sums", "counts", "value_counts", "num_sums", "centers", "cat_dev"):
+            assert_allclose(getattr(stats, name), getattr(exact, name), rtol=1e-9, atol=1e-9)
+        assert exact.objective(terms, lam, total_sq_norm) <= before
+        if lam == 1e7:
+            # Everyone's lone move at once overshoots: the epoch halves the batch
+            # below MIN_BATCH and hands over to exact sweeps.
+            assert stopped and n_rejected >= 1
+        else:
+            assert not stopped and n_kept >= 1 and n_moved > 0
+
+
+def test_auto_sweeps_exactly_on_two_threads_or_fewer(monkeypatch):
+    """On big data "auto" runs mini-batch epochs only with more than two threads."""
+    X, sensitive, _ = make_sensitive_blobs(100_001, n_features=2, centers=3, n_values=(2,),
+                                           random_state=0)
+    kinds = {}
+    for threads in (2, 4):
+        monkeypatch.setattr(fairkm._fairkm.numba, "get_num_threads", lambda t=threads: t)
+        seen = []
+        with listening(lambda progress, seen=seen: seen.append(progress.kind)):
+            FairKM(3, n_init=1, max_iter=3, tol=0.1, random_state=0).fit(
+                X, sensitive_features=sensitive)
+        kinds[threads] = set(seen)
+    assert kinds[2] == {"sweep"}
+    assert "epoch" in kinds[4]
 
 
 def test_minibatch_is_close_to_exact_from_the_same_start(blobs):

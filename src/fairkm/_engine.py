@@ -1,14 +1,16 @@
 """The FairKM engines: per-cluster statistics and the loops that lower the objective.
 
-Two engines share the statistics and the kernels of :mod:`fairkm._kernels`:
+A :class:`Session` runs one initialisation in phases with one of two engines,
+which share the statistics and the kernels of :mod:`fairkm._kernels`:
 
-* :func:`run_exact` sweeps the points one at a time in data order, each move
-  priced against statistics that already include every earlier move (the
-  paper's algorithm);
-* :func:`run_minibatch` prices a batch of points in parallel against frozen
-  statistics, applies their moves together, and keeps them only if the
-  objective, recomputed exactly from the statistics, fell; otherwise it
-  halves the batch and retries. It ends with exact sweeps.
+* exact sweeps visit the points one at a time in data order, each move priced
+  against statistics that already include every earlier move (the paper's
+  algorithm);
+* mini-batch epochs price a batch of points in parallel against frozen
+  statistics, apply their moves together, and keep them only if the
+  objective, recomputed exactly from the statistics, fell; otherwise the
+  batch is halved and retried. Where batches overshoot, and at the end,
+  exact sweeps take over.
 
 :mod:`fairkm.dask` runs exact sweeps per partition with the same safeguard.
 """
@@ -21,6 +23,15 @@ import numpy as np
 
 from . import _kernels
 from ._progress import Progress, report
+
+# A mini-batch phase hands over to exact sweeps when its batches overshoot: when
+# an epoch would halve a batch below this many points, or undoes more than this
+# share of its batches (the points then chase the same imbalances together).
+MIN_BATCH = 1024
+MAX_UNDONE = 0.25
+
+# Rows per block of the mini-batch visiting order (see _block_order).
+_ORDER_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,7 @@ class Stats:
         )
         self.refresh(terms)
 
+
     def refresh(self, terms):
         """Derive the centres (0 for an empty cluster) and ``G`` from the sums and counts."""
         np.divide(self.sums, self.counts, out=self.centers, where=self.counts > 0)
@@ -237,11 +249,14 @@ class Stats:
         ``total_sq_norm`` is the constant first part. Rounding makes it
         differ from the point-by-point sum in the last digits only, and
         identically for two labellings of the same data, so it can compare
-        them.
+        them (:func:`fairkm._kernels.statistics_objective`, what the
+        mini-batch epochs compare).
         """
-        live = self.counts > 0
-        explained = np.sum(np.sum(self.sums[:, live] ** 2, axis=0) / self.counts[live])
-        return total_sq_norm - float(explained) + lam * self.fairness(terms)
+        return _kernels.statistics_objective(
+            terms.value_prop, terms.offsets, lam * terms.cat_weight, lam * terms.num_weight,
+            terms.size_power, total_sq_norm, self.sums, self.counts, self.value_counts,
+            self.num_sums,
+        )
 
     def copy(self):
         """Return an independent copy."""
@@ -355,25 +370,19 @@ def sweep(X, terms, lam, order, labels, stats):
     )
 
 
-def propose(X, terms, lam, batch, labels, stats, targets):
-    """Best single move of each point of ``batch`` against frozen ``stats``, into ``targets``."""
-    _kernels.propose_moves(
-        X, terms.codes, terms.value_prop, terms.value_const,
+def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
+                    total_sq_norm):
+    """One mini-batch epoch (:func:`fairkm._kernels.minibatch_epoch`) on ``stats``.
+
+    Returns ``(n_moved, n_kept, n_rejected, stopped)``.
+    """
+    return _kernels.minibatch_epoch(
+        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.size_power, batch, labels, stats.centers, stats.counts,
-        stats.value_counts, stats.cat_dev, stats.num_sums, targets,
+        terms.offsets, terms.size_power, order, batch_size, min_batch, total_sq_norm,
+        labels, stats.sums, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+        stats.num_sums,
     )
-
-
-def apply(X, terms, batch, targets, labels, stats):
-    """Apply the proposed moves and refresh ``stats``; returns the number moved."""
-    n_moved = _kernels.apply_moves(
-        X, terms.codes, terms.Z, terms.weights, batch, targets,
-        labels, stats.sums, stats.counts, stats.value_counts, stats.num_sums,
-    )
-    if n_moved:
-        stats.refresh(terms)
-    return n_moved
 
 
 class Session:
@@ -451,14 +460,14 @@ class Session:
         """Each cluster's size (total weight)."""
         return self.stats.counts.copy()
 
-    def _step_done(self, kind, n_moved, tol):
+    def _step_done(self, kind, n_moved, tol, n_rejected=0):
         """Record one pass over the data; return True when it meets the stopping rule."""
         self.n_iter += 1
         previous = self.objective
         self.inertia, self.fairness, self.objective = self.evaluate()
         self.history.append(self.objective)
         report(Progress(kind, self.n_iter, self.objective, n_moved, self.inertia,
-                        self.fairness), self.verbose)
+                        self.fairness, n_rejected=n_rejected), self.verbose)
         return stopping_rule_met(previous, self.objective, n_moved, tol)
 
     def exact(self, max_iter, tol, *, passes_done=0):
@@ -479,42 +488,26 @@ class Session:
     def minibatch(self, max_iter, tol, *, batch_size, rng):
         """Run mini-batch epochs, then exact sweeps, until the stopping rule.
 
-        See :func:`run_minibatch`. Returns whether the stopping rule was met
+        Each epoch visits the points in a random order of blocks of
+        consecutive rows (:func:`_block_order`), ``batch_size`` at a time
+        (:func:`fairkm._kernels.minibatch_epoch`). Where batches overshoot
+        (an epoch would halve them below :data:`MIN_BATCH` points, or undoes
+        more than :data:`MAX_UNDONE` of them), or once an epoch meets the
+        stopping rule, exact sweeps finish the phase; epochs and sweeps both
+        count towards ``max_iter``. Returns whether the stopping rule was met
         within ``max_iter`` passes.
         """
-        X, labels, stats, active, lam = (
-            self.X, self.labels, self.active_stats, self.active, self.lam
-        )
+        X, active, lam = self.X, self.active, self.lam
         total_sq_norm = active.total_sq_norm(X)
-        n = X.shape[0]
-        targets = np.empty(min(batch_size, n), dtype=np.int64)
-        size = batch_size
+        min_batch = min(MIN_BATCH, batch_size)
         start_iter = self.n_iter
         while self.n_iter - start_iter < max_iter:
-            order = _block_order(n, rng)
-            current = stats.objective(active, lam, total_sq_norm)
-            start = n_moved = 0
-            while start < n:
-                batch = order[start:start + size]
-                chosen = targets[: batch.shape[0]]
-                propose(X, active, lam, batch, labels, stats, chosen)
-                before, before_labels = stats.copy(), labels[batch]
-                moved = apply(X, active, batch, chosen, labels, stats)
-                if moved:
-                    value = stats.objective(active, lam, total_sq_norm)
-                    if value >= current:
-                        stats.assign(before)
-                        labels[batch] = before_labels
-                        if size > 1:
-                            size //= 2
-                            continue
-                        moved = 0
-                    else:
-                        current = value
-                        size = min(2 * size, batch_size)
-                n_moved += moved
-                start += batch.shape[0]
-            if self._step_done("epoch", n_moved, tol):
+            n_moved, n_kept, n_rejected, stopped = minibatch_epoch(
+                X, active, lam, _block_order(X.shape[0], rng), self.labels, self.active_stats,
+                batch_size, min_batch, total_sq_norm,
+            )
+            crowded = stopped or n_rejected > MAX_UNDONE * (n_kept + n_rejected)
+            if self._step_done("epoch", n_moved, tol, n_rejected=n_rejected) or crowded:
                 return self.exact(max_iter, tol, passes_done=self.n_iter - start_iter)
         return False
 
@@ -526,35 +519,6 @@ class Session:
         if self.algorithm == "minibatch":
             return self.minibatch(max_iter, tol, batch_size=self.batch_size, rng=self.rng)
         return self.exact(max_iter, tol)
-
-    def result(self, converged):
-        return dict(
-            labels=self.labels,
-            centers=self.stats.cluster_centers(),
-            inertia=self.inertia,
-            fairness=self.fairness,
-            objective=self.objective,
-            history=np.array(self.history),
-            n_iter=self.n_iter,
-            converged=converged,
-            stats=self.stats,
-        )
-
-
-def run_exact(X, terms, lam, labels, *, n_clusters, max_iter, tol, verbose):
-    """Exact sweeps from ``labels`` (modified in place) until the stopping rule.
-
-    ``terms`` price the objective; with ``lam`` 0 the moves ignore the
-    sensitive attributes. Returns a dict with the labels, centres, objective
-    terms, history, number of sweeps, whether the stopping rule was met, and
-    the final :class:`Stats`.
-    """
-    session = Session(X, terms, lam, labels, n_clusters=n_clusters, verbose=verbose)
-    return session.result(session.exact(max_iter, tol))
-
-
-# Rows per block of the mini-batch visiting order (see _block_order).
-_ORDER_BLOCK = 256
 
 
 def _block_order(n, rng):
@@ -569,23 +533,3 @@ def _block_order(n, rng):
     starts = rng.permutation(n_blocks).astype(np.int64) * _ORDER_BLOCK
     order = (starts[:, None] + np.arange(_ORDER_BLOCK, dtype=np.int64)).ravel()
     return order[order < n]
-
-
-def run_minibatch(X, terms, lam, labels, *, n_clusters, max_iter, tol, verbose, batch_size,
-                  rng):
-    """Mini-batch epochs, then exact sweeps, from ``labels`` (modified in place).
-
-    Each epoch visits the points in a random order of blocks of consecutive
-    rows (from ``rng``; :func:`_block_order`), a batch at a time. A batch's
-    points choose their moves in parallel against the same statistics; the
-    moves are applied together and kept only if the objective, recomputed
-    from the statistics, fell. Otherwise they are
-    undone and the batch halved; a single point whose move does not lower the
-    objective (rounding only: a lone move is priced exactly) is skipped.
-    After a kept batch the size doubles again, up to ``batch_size``. So no
-    epoch raises the objective. When an epoch meets the stopping rule, exact
-    sweeps (:func:`run_exact`'s) continue to it; epochs and sweeps both count
-    towards ``max_iter``. Returns what :func:`run_exact` returns.
-    """
-    session = Session(X, terms, lam, labels, n_clusters=n_clusters, verbose=verbose)
-    return session.result(session.minibatch(max_iter, tol, batch_size=batch_size, rng=rng))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 from scipy import sparse
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -33,8 +34,11 @@ __all__ = ["FairKM"]
 # S-blind clustering, the reference the weight and the cost are measured against.
 _MANY_STARTS_UP_TO = 100_000
 # algorithm="auto" sweeps exactly up to this many rows, where a sweep costs
-# well under a second, and runs the parallel mini-batch engine above.
+# well under a second, and above runs the parallel mini-batch engine when numba
+# has more than this many threads: with two, a batch's parallel pricing does not
+# pay for the epochs it adds (and stalls when the cores are shared).
 _EXACT_UP_TO = 100_000
+_MINIBATCH_ABOVE_THREADS = 2
 
 
 class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
@@ -174,21 +178,23 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         blobs); with the paper's weight on Adult it stops earlier than the
         paper's runs did (1e-6 is the reproduction's).
     algorithm : {"auto", "exact", "minibatch"}, default="auto"
-        The engine. ``"auto"``: ``"exact"`` on up to 100,000 rows,
-        ``"minibatch"`` above, where it uses the cores: on 1,000,000
-        overlapping blobs it took 0.66 of the exact engine's time at the
-        defaults, for the same objective. ``"exact"``: the paper's sweeps,
-        one point at a time in data order, each move priced against statistics that include every
-        earlier move. ``"minibatch"``: each epoch visits the points in a
-        random order (of blocks of 256 consecutive rows), ``batch_size`` at
-        a time; a batch's points choose their
-        moves in parallel (numba threads) against the same statistics and the
-        moves are kept only if the objective, recomputed exactly from the
-        statistics, fell, the batch being halved and retried otherwise. Once
-        an epoch meets the ``tol`` rule, exact sweeps finish the run. Epochs
-        and sweeps both count in ``max_iter`` and ``n_iter_``. The objective
-        never rises with either engine, and the labels do not depend on the
-        number of threads.
+        The engine. ``"auto"``: ``"minibatch"`` above 100,000 rows when numba
+        runs more than 2 threads, else ``"exact"`` (so ``"auto"`` may choose
+        differently on machines with different numbers of cores: name the
+        engine for labels identical across machines). ``"exact"``: the
+        paper's sweeps, one point at a time in data order, each move priced
+        against statistics that include every earlier move. ``"minibatch"``:
+        each epoch visits the points in a random order (of blocks of 256
+        consecutive rows), ``batch_size`` at a time; a batch's points choose
+        their moves in parallel (numba threads) against the same statistics
+        and the moves are kept only if the objective, recomputed exactly from
+        the statistics, fell, the batch being halved and retried otherwise.
+        When batches overshoot (an epoch would halve one below 1,024 points,
+        or undoes over a quarter of them), and once an epoch meets the
+        ``tol`` rule, exact sweeps finish the phase. Epochs and sweeps both
+        count in ``max_iter`` and ``n_iter_``. The objective never rises with
+        either engine, and with either the labels do not depend on the number
+        of threads.
     batch_size : int, default=16384
         Largest batch of the ``"minibatch"`` engine (ignored by ``"exact"``).
         Larger batches use more threads at a time but overshoot more often
@@ -497,7 +503,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
 
         algorithm = self.algorithm
         if algorithm == "auto":
-            algorithm = "minibatch" if n_samples > _EXACT_UP_TO else "exact"
+            algorithm = ("minibatch" if n_samples > _EXACT_UP_TO
+                         and numba.get_num_threads() > _MINIBATCH_ABOVE_THREADS else "exact")
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
 

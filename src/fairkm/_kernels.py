@@ -444,15 +444,17 @@ def move_deltas(
     out[a] = 0.0
 
 
-# Rows per task of the parallel statistics and inertia passes. The partial
-# results of the chunks are added in chunk order, so the result does not
-# depend on the number of threads; data of one chunk are summed row by row.
+# Rows per chunk of the statistics and inertia passes: each chunk is summed
+# row by row into its own partial result, and the partials are added in chunk
+# order. The passes are serial: a pass costs a few nanoseconds per row, less
+# than a thread rendezvous is worth on a shared machine.
 _STATISTICS_CHUNK = 65536
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_counts,
                 num_sums):
+    """Add rows ``start`` to ``stop`` to their clusters' sums and counts, row by row."""
     if weights.shape[0] == 0:
         for i in range(start, stop):
             c = labels[i]
@@ -476,7 +478,7 @@ def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_c
             num_sums[t, c] += w * Z[i, t]
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
 def cluster_statistics(
     X, codes, Z, weights, labels,  # IN
     sums, counts, value_counts, num_sums,  # OUT
@@ -484,67 +486,44 @@ def cluster_statistics(
     """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
 
     The output arrays are overwritten; shapes as in :func:`sweep` (cluster
-    axis last). Chunks of rows run in parallel; the result is the same for
-    any number of threads.
+    axis last). Rows are summed in chunks of :data:`_STATISTICS_CHUNK`, the
+    chunks' partial sums added in order.
     """
     sums[:] = 0.0
     counts[:] = 0.0
     value_counts[:] = 0.0
     num_sums[:] = 0.0
+    part_sums, part_counts = np.zeros_like(sums), np.zeros_like(counts)
+    part_values, part_num = np.zeros_like(value_counts), np.zeros_like(num_sums)
     n = X.shape[0]
-    n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
-    if n_chunks <= 1:
-        _accumulate(X, codes, Z, weights, labels, 0, n, sums, counts, value_counts, num_sums)
-        return
-    part_sums = np.zeros((n_chunks,) + sums.shape)
-    part_counts = np.zeros((n_chunks,) + counts.shape)
-    part_values = np.zeros((n_chunks,) + value_counts.shape)
-    part_num = np.zeros((n_chunks,) + num_sums.shape)
-    for chunk in numba.prange(n_chunks):
-        _accumulate(
-            X, codes, Z, weights, labels, chunk * _STATISTICS_CHUNK,
-            min(n, (chunk + 1) * _STATISTICS_CHUNK),
-            part_sums[chunk], part_counts[chunk], part_values[chunk], part_num[chunk],
-        )
-    for chunk in range(n_chunks):
-        sums += part_sums[chunk]
-        counts += part_counts[chunk]
-        value_counts += part_values[chunk]
-        num_sums += part_num[chunk]
+    for start in range(0, n, _STATISTICS_CHUNK):
+        _accumulate(X, codes, Z, weights, labels, start, min(n, start + _STATISTICS_CHUNK),
+                    part_sums, part_counts, part_values, part_num)
+        sums += part_sums
+        counts += part_counts
+        value_counts += part_values
+        num_sums += part_num
+        part_sums[:] = 0.0
+        part_counts[:] = 0.0
+        part_values[:] = 0.0
+        part_num[:] = 0.0
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _inertia_of(X, centers, weights, labels, start, stop):
-    total = 0.0
-    if weights.shape[0] == 0:
-        for i in range(start, stop):
-            total += _sqdist(X, i, centers, labels[i])
-        return total
-    for i in range(start, stop):
-        total += weights[i] * _sqdist(X, i, centers, labels[i])
-    return total
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
 def inertia(X, centers, weights, labels):
     """Sum of (weighted) squared distances of the points to their cluster's centre.
 
-    Chunks of rows run in parallel and their sums are added in chunk order,
-    so the result is reproducible and independent of the number of threads.
+    Rows are summed in chunks of :data:`_STATISTICS_CHUNK`, the chunks' sums
+    added in order.
     """
     n = X.shape[0]
-    n_chunks = (n + _STATISTICS_CHUNK - 1) // _STATISTICS_CHUNK
-    if n_chunks <= 1:
-        return _inertia_of(X, centers, weights, labels, 0, n)
-    parts = np.zeros(n_chunks)
-    for chunk in numba.prange(n_chunks):
-        parts[chunk] = _inertia_of(
-            X, centers, weights, labels, chunk * _STATISTICS_CHUNK,
-            min(n, (chunk + 1) * _STATISTICS_CHUNK),
-        )
     total = 0.0
-    for chunk in range(n_chunks):
-        total += parts[chunk]
+    for start in range(0, n, _STATISTICS_CHUNK):
+        part = 0.0
+        for i in range(start, min(n, start + _STATISTICS_CHUNK)):
+            dist = _sqdist(X, i, centers, labels[i])
+            part += dist if weights.shape[0] == 0 else weights[i] * dist
+        total += part
     return total
 
 
@@ -662,3 +641,111 @@ def apply_moves(
         labels[i] = b
         n_moved += 1
     return n_moved
+
+
+@numba.njit(cache=True, nogil=True)
+def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
+            centers, cat_dev):  # OUT
+    """Centres (0 for an empty cluster) and ``G`` from the sums and counts."""
+    k = counts.shape[0]
+    for c in range(k):
+        for j in range(sums.shape[0]):
+            centers[j, c] = sums[j, c] / counts[c] if counts[c] > 0 else 0.0
+    for t in range(cat_dev.shape[0]):
+        for c in range(k):
+            g = 0.0
+            for v in range(offsets[t], offsets[t + 1]):
+                g += value_prop[v] * (value_counts[v, c] - counts[c] * value_prop[v])
+            cat_dev[t, c] = g
+
+
+@numba.njit(cache=True, nogil=True)
+def statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,  # IN
+                         total_sq_norm, sums, counts, value_counts, num_sums):  # IN
+    """Compute the objective from the statistics alone, in O(k (d + V)).
+
+    ``total_sq_norm - sum_C ||sum_C||^2 / |C|`` plus every cluster's fairness
+    term (``Q_C / |C|^p``, the coefficients including ``fairness_weight``).
+    """
+    quad = _cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                         num_sums)
+    value = total_sq_norm
+    for c in range(counts.shape[0]):
+        if counts[c] > 0:
+            explained = 0.0
+            for j in range(sums.shape[0]):
+                explained += sums[j, c] * sums[j, c]
+            value += quad[c] / _power(counts[c], size_power) - explained / counts[c]
+    return value
+
+
+@numba.njit(cache=True, nogil=True)
+def minibatch_epoch(
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
+    offsets, size_power, order, batch_size, min_batch, total_sq_norm,  # IN
+    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
+):
+    """One mini-batch epoch over ``order``: batches priced in parallel, kept if the objective fell.
+
+    Each batch's points choose their moves against the same statistics
+    (:func:`propose_moves`, one parallel region per batch); the moves are
+    applied together and kept only if the objective, recomputed from the
+    statistics (:func:`statistics_objective`), fell; otherwise they are undone
+    and the batch halved. After a kept batch the size doubles again, up to
+    ``batch_size``. The epoch stops early when the batch would shrink below
+    ``min_batch`` points: there the points overshoot together, and exact
+    sweeps do better.
+
+    Returns ``(n_moved, n_kept, n_rejected, stopped)``: points moved, batches
+    kept and undone, and whether the epoch stopped early.
+    """
+    n = order.shape[0]
+    targets = np.empty(min(batch_size, n), dtype=np.int64)
+    saved_sums, saved_counts = np.empty_like(sums), np.empty_like(counts)
+    saved_values, saved_num = np.empty_like(value_counts), np.empty_like(num_sums)
+    saved_labels = np.empty(targets.shape[0], dtype=labels.dtype)
+    current = statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,
+                                   total_sq_norm, sums, counts, value_counts, num_sums)
+    size = batch_size
+    start = n_moved = n_kept = n_rejected = 0
+    while start < n:
+        batch = order[start:start + size]
+        m = batch.shape[0]
+        chosen = targets[:m]
+        propose_moves(X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,
+                      offsets, size_power, batch, labels, centers, counts, value_counts,
+                      cat_dev, num_sums, chosen)
+        saved_sums[:] = sums
+        saved_counts[:] = counts
+        saved_values[:] = value_counts
+        saved_num[:] = num_sums
+        for t in range(m):
+            saved_labels[t] = labels[batch[t]]
+        moved = apply_moves(X, codes, Z, weights, batch, chosen, labels, sums, counts,
+                            value_counts, num_sums)
+        if moved:
+            value = statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,
+                                         total_sq_norm, sums, counts, value_counts, num_sums)
+            if value >= current:
+                sums[:] = saved_sums
+                counts[:] = saved_counts
+                value_counts[:] = saved_values
+                num_sums[:] = saved_num
+                for t in range(m):
+                    labels[batch[t]] = saved_labels[t]
+                n_rejected += 1
+                if size > 1:
+                    size //= 2
+                    if size < min_batch:
+                        return n_moved, n_kept, n_rejected, True
+                    continue
+                moved = 0  # a lone point whose move does not pay (rounding only)
+            else:
+                current = value
+                n_kept += 1
+                size = min(2 * size, batch_size)
+                _derive(value_prop, value_shift, offsets, sums, counts, value_counts,
+                        centers, cat_dev)
+        n_moved += moved
+        start += m
+    return n_moved, n_kept, n_rejected, False

@@ -10,7 +10,7 @@ as the other partitions stand still, and returns the partition's new labels
 partitions' changes one at a time, in a fixed order that rotates from round
 to round, and keeps a partition's change only if the objective, recomputed
 from the statistics, falls (and no cluster empties); otherwise that
-partition's labels stay as they were. As in :func:`fairkm._engine.run_minibatch`,
+partition's labels stay as they were. As with the in-memory mini-batch engine,
 no round raises the objective.
 
 Install with ``pip install 'fairkm[dask]'``.

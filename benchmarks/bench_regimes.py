@@ -1,0 +1,207 @@
+"""The default fit in three regimes of data, on 1 and 2 threads, against KMeans(n_init=1).
+
+1,000,000 x 10 points, k=10, five categorical sensitive attributes (2, 5, 6, 7
+and 41 values), in one process:
+
+* (a) separated blobs, the attributes independent of them;
+* (b) separated blobs, two attributes tied to the blob label (60% of the
+  points), three independent;
+* (c) overlapping blobs (``bench_scale.py``'s), every attribute tied.
+
+For each regime and thread count: scikit-learn's ``KMeans(n_init=1)`` fit
+(the baseline, its BLAS on as many threads), FairKM at its defaults, and the
+exact and mini-batch engines named explicitly, each as a ratio to the
+baseline (best of ``--repeats``), with the passes of FairKM's S-blind and
+fair phases; then one exact sweep against one Lloyd iteration, both on one
+thread, and the floor of a sweep: one pass that only finds each point's
+nearest centre (the same loop, without the fairness term or the moves).
+
+``--load N`` runs N busy processes beside the measurements, so the 1- and
+2-thread times compare on a shared machine (a 2-thread fit must not be slower
+than a 1-thread one).
+
+Run: ``python benchmarks/bench_regimes.py [--n 1000000] [--repeats 2] [--load 0]``.
+"""
+
+import argparse
+import multiprocessing
+import time
+import warnings
+
+import bench_scale
+import numba
+import numpy as np
+import pandas as pd
+from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits
+
+from fairkm import FairKM
+from fairkm._encoding import SensitiveEncoding, check_sensitive_features
+from fairkm._engine import Stats, sweep
+from fairkm._progress import listening
+
+N_VALUES = bench_scale.N_VALUES
+
+
+def separated(n, tied, seed=0):
+    """Blobs 10 apart (unit spread) whose first ``tied`` attributes follow the blob label."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=10.0, size=(10, 10))
+    blob = rng.integers(0, 10, n)
+    X = centers[blob] + rng.normal(size=(n, 10))
+    columns = {}
+    for a, m in enumerate(N_VALUES[:5]):
+        random = rng.integers(0, m, n)
+        columns[f"s{a}"] = (np.where(rng.random(n) < 0.6, blob % m, random) if a < tied
+                            else random)
+    return np.ascontiguousarray(X), pd.DataFrame(columns)
+
+
+def regimes(n):
+    yield "(a) separated, independent attributes", *separated(n, tied=0)
+    yield "(b) separated, 2 tied attributes", *separated(n, tied=2)
+    yield "(c) overlapping, tied attributes", *bench_scale.data(n, 10, 10)
+
+
+def best(func, repeats):
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = func()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def passes(X, sensitive, **params):
+    """Fit FairKM; return (model, passes of each kind in order, e.g. 'sweep 4, epoch 2')."""
+    kinds = []
+    with warnings.catch_warnings(), listening(lambda p: kinds.append(p.kind)):
+        warnings.simplefilter("ignore")
+        model = FairKM(10, random_state=0, **params).fit(X, sensitive_features=sensitive)
+    runs = []
+    for kind in kinds:
+        if runs and runs[-1][0] == kind:
+            runs[-1][1] += 1
+        else:
+            runs.append([kind, 1])
+    return model, ", ".join(f"{k} {c}" for k, c in runs)
+
+
+def phases(X, sensitive, params):
+    """Passes of the S-blind phase and of the fair phase(s), and the fit's own description."""
+    blind, _ = passes(X, sensitive, relative_weight=0.0, **params)
+    model, described = passes(X, sensitive, **params)
+    return blind.n_iter_, model.n_iter_ - blind.n_iter_, described
+
+
+@numba.njit(cache=True, nogil=True)
+def nearest_pass(X, centers, labels):
+    """The floor of a sweep: each point's nearest centre, in the sweep's loop layout."""
+    k = centers.shape[1]
+    dist = np.empty(k)
+    for i in range(X.shape[0]):
+        for c in range(k):
+            dist[c] = 0.0
+        for j in range(X.shape[1]):
+            x = X[i, j]
+            for c in range(k):
+                diff = x - centers[j, c]
+                dist[c] += diff * diff
+        best_c = 0
+        for c in range(1, k):
+            if dist[c] < dist[best_c]:
+                best_c = c
+        labels[i] = best_c
+
+
+def sweep_against_lloyd(X, sensitive, k, repeats):
+    """One exact fair sweep, the floor, and one Lloyd iteration, all on one thread (ns/point)."""
+    n = X.shape[0]
+    features = check_sensitive_features(sensitive, n_samples=n)
+    terms = SensitiveEncoding.from_features(features, n).terms(
+        features, np.ones(features.n_attributes), cluster_exponent=0)
+    start = KMeans(k, n_init=1, max_iter=3, random_state=0).fit(X)
+    labels0 = start.labels_.astype(np.int64)
+    order = np.arange(n, dtype=np.int64)
+
+    def one_sweep():
+        labels = labels0.copy()
+        stats = Stats(k, X.shape[1], terms)
+        stats.recompute(X, terms, labels)
+        began = time.perf_counter()
+        sweep(X, terms, 1e3, order, labels, stats)
+        return time.perf_counter() - began
+
+    one_sweep()
+    t_sweep = min(one_sweep() for _ in range(repeats))
+    centers = np.ascontiguousarray(start.cluster_centers_.T)
+    labels = np.empty(n, dtype=np.int64)
+    nearest_pass(X, centers, labels)
+    t_floor, _ = best(lambda: nearest_pass(X, centers, labels), repeats)
+    # One Lloyd iteration: a fit of two iterations less a fit of one, from the same centres.
+    one, _ = best(lambda: KMeans(k, n_init=1, max_iter=1, init=start.cluster_centers_,
+                                 tol=0).fit(X), repeats)
+    two, _ = best(lambda: KMeans(k, n_init=1, max_iter=2, init=start.cluster_centers_,
+                                 tol=0).fit(X), repeats)
+    return {name: value * 1e9 / n for name, value in
+            (("sweep", t_sweep), ("floor", t_floor), ("lloyd", max(two - one, 1e-9)))}
+
+
+def busy():
+    while True:
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--load", type=int, default=0, help="busy processes beside the runs")
+    parser.add_argument("--sweep-ks", default="5,10,20,50",
+                        help="k of the sweep-against-Lloyd table (empty: skip it)")
+    args = parser.parse_args()
+    workers = [multiprocessing.Process(target=busy, daemon=True) for _ in range(args.load)]
+    for worker in workers:
+        worker.start()
+    try:
+        print(f"{args.n:,} x 10, k=10; {args.load} busy process(es) beside; best of "
+              f"{args.repeats}")
+        for name, X, sensitive in regimes(args.n):
+            print(name)
+            for threads in (1, 2):
+                numba.set_num_threads(threads)
+                with threadpool_limits(threads):
+                    t_km, _ = best(lambda X=X: KMeans(10, n_init=1, random_state=0).fit(X),
+                                   args.repeats)
+                    blind, fair, described = phases(X, sensitive, {})
+                    t_default, _ = best(lambda X=X, s=sensitive: passes(X, s), args.repeats)
+                    t_exact, _ = best(lambda X=X, s=sensitive: passes(X, s, algorithm="exact"),
+                                      args.repeats)
+                    t_mini, _ = best(
+                        lambda X=X, s=sensitive: passes(X, s, algorithm="minibatch"),
+                        args.repeats)
+                print(f"  {threads} thread(s): KMeans(n_init=1) {t_km:6.2f} s | default "
+                      f"{t_default / t_km:5.2f}x ({blind} S-blind + {fair} fair passes: "
+                      f"{described}) | exact {t_exact / t_km:5.2f}x | minibatch "
+                      f"{t_mini / t_km:5.2f}x | default / exact {t_default / t_exact:4.2f}",
+                      flush=True)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        if args.sweep_ks:
+            print("one exact sweep (5 attributes, every cluster counted alike) against one "
+                  "Lloyd iteration, one thread, ns per point")
+            X, sensitive = bench_scale.data(args.n, 10, 10)
+            numba.set_num_threads(1)
+            with threadpool_limits(1):
+                for k in (int(v) for v in args.sweep_ks.split(",")):
+                    t = sweep_against_lloyd(X, sensitive, k, args.repeats)
+                    print(f"  k={k:3}: sweep {t['sweep']:6.1f}, floor {t['floor']:6.1f}, "
+                          f"Lloyd {t['lloyd']:6.1f}; sweep / Lloyd {t['sweep'] / t['lloyd']:5.2f},"
+                          f" sweep / floor {t['sweep'] / t['floor']:5.2f}", flush=True)
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    finally:
+        for worker in workers:
+            worker.terminate()
+
+
+if __name__ == "__main__":
+    main()
