@@ -129,6 +129,18 @@ def test_fit_options_reach_fairkm(capsys, people_csv, monkeypatch):
     assert "2 column(s) -> 4 after encoding" in out
 
 
+@pytest.mark.parametrize(("weighting", "words"), [
+    ("auto", "each cluster counted alike"),
+    ("paper", "each cluster counted by the square of its share of the rows"),
+])
+def test_fit_cluster_weighting_reaches_fairkm_and_the_summary(capsys, people_csv, weighting,
+                                                              words):
+    status, out, err = run(capsys, "fit", people_csv, *FIT, "--cluster-weighting",
+                           weighting)
+    assert status == 0, err
+    assert words in " ".join(out.split())
+
+
 def test_fit_standardises_numeric_features_by_default(capsys, people_csv, monkeypatch):
     seen = {}
     fit = fairkm.FairKM.fit

@@ -101,6 +101,7 @@ def _fit_fairkm(X, sensitive, args, numeric):
             args.n_clusters, fairness_weight=args.fairness_weight,
             relative_weight=args.relative_weight, max_cost=args.max_cost,
             max_unfairness=args.max_unfairness, attribute_weights=args.attribute_weights,
+            cluster_weighting=args.cluster_weighting,
             algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
             random_state=args.random_state, verbose=0, **bound,
         ).fit(X, sensitive_features=sensitive)
@@ -117,6 +118,11 @@ def _bound_fact(fair):
     return ("guarantee", f"every cluster's share of each value {within} of the dataset's "
             f"({fair.deviation_kind}): after FairKM, one assignment to its centres within the "
             f"bound; {left}")
+
+
+# How each cluster's deviations counted in the fairness term, in words.
+_CLUSTER_WEIGHTING_WORDS = {"equal": "alike", "size": "by its share of the rows",
+                            "paper": "by the square of its share of the rows"}
 
 
 def _fit_facts(fair, seconds):
@@ -141,13 +147,15 @@ def _fit_facts(fair, seconds):
             "fairness weight",
             f"relative {fair.relative_weight_:.3g}: at the margin, 1% less unfairness is worth "
             f"{fair.relative_weight_:.3g}% more K-Means cost (lambda = "
-            f"{fair.fairness_weight_:.4g})",
+            f"{fair.fairness_weight_:.4g}, each cluster counted "
+            f"{_CLUSTER_WEIGHTING_WORDS[fair.cluster_weighting_]})",
         ))
     facts.append((
         "price and gain",
         f"K-Means cost {fair.cost_increase_:+.1%} against the S-blind clustering the fit "
-        f"started from; unfairness {fair.unfairness_ratio_:.0%} of its (the fairness term, "
-        "each attribute against its S-blind value, averaged)",
+        f"started from; unfairness {fair.unfairness_ratio_:.0%} of its (each cluster's "
+        "distance from the dataset's mix, averaged over the clusters and summed over the "
+        "attributes)",
     ))
     return facts
 
@@ -234,6 +242,7 @@ def run_tradeoff(args):
         with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
             estimator = FairKM(
                 args.n_clusters, attribute_weights=args.attribute_weights,
+                cluster_weighting=args.cluster_weighting,
                 algorithm=args.algorithm, batch_size=args.batch_size,
                 numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
             )

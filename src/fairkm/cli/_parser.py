@@ -97,9 +97,9 @@ examples:
 fairness weight:
   By default (--fairness-weight auto) FairKM first finds the S-blind K-Means
   clustering, then trades K-Means cost for fairness from there: at the margin
-  1% less unfairness (each attribute's, measured against its S-blind value,
-  then averaged) is worth --relative-weight % more cost. Whatever the units
-  of the data or its size, the same setting means the same trade. A budget
+  1% less unfairness (each cluster's distance from the dataset's mix, every
+  cluster counted alike) is worth --relative-weight % more cost. Whatever the
+  units of the data or its size, the same setting means the same trade. A budget
   states the price instead: --max-cost 5% gives the fairest clustering at most
   5% costlier than the S-blind one; --max-unfairness 50% the cheapest that
   halves the unfairness.
@@ -426,10 +426,17 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--attribute-weights", type=_attribute_weights, metavar="NAME=W,...",
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
+    parser.add_argument("--cluster-weighting", choices=("auto", "equal", "size", "paper"),
+                        default="auto",
+                        help="how much each cluster's deviations count: 'equal' (every cluster "
+                        "alike), 'size' (by its share of the rows), 'paper' (by the square of "
+                        "it, the FairKM paper's), or 'auto' (the default: 'equal' with "
+                        "--fairness-weight auto, 'paper' with an absolute weight)")
     parser.add_argument("--algorithm", choices=("auto", "exact", "minibatch"), default="auto",
                         help="engine: 'exact' sweeps (the paper's), 'minibatch' (parallel "
-                        "batches, then exact sweeps; faster on large data), or 'auto' (the "
-                        "default: exact up to 100,000 rows, minibatch above)")
+                        "batches, then exact sweeps; for machines with many cores), or "
+                        "'auto' (the default: minibatch above 100,000 rows with more than 2 "
+                        "threads, else exact)")
     parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
                         help="largest batch of the minibatch engine (default 16384)")
     parser.add_argument("--random-state", type=_seed, default=0, metavar="N",
