@@ -204,12 +204,13 @@ def test_unit_weights_are_no_weights_in_quality():
 def test_weighted_categorical_by_hand():
     # Rows (cluster, value, weight): (0, a, 3), (0, b, 1), (1, a, 1), (1, b, 3), (1, b, 0).
     # Dataset: a = 4, b = 4 of 8 -> (1/2, 1/2). Cluster 0: (3/4, 1/4); cluster 1: (1/4, 3/4).
-    # Both clusters are 1/4 from the dataset in each value: ED = sqrt(2)/4, TV = 1/4.
+    # Both clusters are 1/4 from the dataset in each value: ED = sqrt(2)/4, TV = 1/4 (so
+    # the size-weighted AW and the per-cluster CW are both 1/4).
     # Balance: 1/3 in both. MPV: 3/4 - 0.5/0.8 = 1/8 above, 0.4 - 1/4 = 0.15 below -> 0.15.
     labels, s, w = [0, 0, 1, 1, 1], list("ababb"), [3, 1, 1, 3, 0]
     report = metrics.fairness_report(labels, sensitive_features=s, sample_weight=w)
     kl = 2 * (0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(0.5 / 0.25))
-    expected = [math.sqrt(2) / 4, 0.25, math.sqrt(2) / 4, 0.25, 1 / 3, kl, 0.15]
+    expected = [math.sqrt(2) / 4, 0.25, 0.25, math.sqrt(2) / 4, 0.25, 1 / 3, kl, 0.15]
     assert_allclose(report.loc["s0"].to_numpy(), expected, rtol=1e-12)
 
 

@@ -113,8 +113,8 @@ def test_replicating_rows_keeps_relative_cost_and_fairness(blobs):
     assert_allclose(thrice.unfairness_ratio_, once.unfairness_ratio_, rtol=0.01)
     assert_allclose(thrice.blind_inertia_, reps * once.blind_inertia_, rtol=1e-3)
     # The paper's heuristic puts 9 times the weight on the same trade-off.
-    paper = [FairKM(4, fairness_weight="paper", init=centers).fit(*data)
-             for data in ((X, sensitive), (X3, S3))]
+    paper = [FairKM(4, fairness_weight="paper", init=centers).fit(x, sensitive_features=s)
+             for x, s in ((X, sensitive), (X3, S3))]
     assert paper[1].fairness_weight_ == pytest.approx(reps**2 * paper[0].fairness_weight_)
 
 

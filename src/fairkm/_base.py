@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -19,7 +19,7 @@ from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_array
 
 from . import _kernels
-from ._encoding import with_intersections
+from ._encoding import aligned_to, with_intersections
 from ._engine import Stats
 from ._validation import check_int, check_real
 from ._weights import CLUSTER_EXPONENTS, Plan
@@ -276,8 +276,17 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
 
     def _set_fitted(self, *, labels, centers, inertia, fairness, history, n_iter, converged,
                     unit, weighting, encoding, stats, attribute_fairness, cluster_deviation,
-                    cluster_exponent):
-        """Set the fitted attributes, warning first if the run did not converge."""
+                    cluster_exponent, weight_unit=1.0):
+        """Set the fitted attributes, warning first if the run did not converge.
+
+        ``weight_unit`` is the power of two the sample weights were divided by
+        for the run: every weighted sum is multiplied back by it (exactly), so
+        the model reads as if fitted on the user's weights.
+        """
+        if weight_unit != 1.0:
+            inertia, history = inertia * weight_unit, np.asarray(history) * weight_unit
+            weighting = weighting.in_weight_unit(weight_unit)
+            encoding = replace(encoding, n_samples=encoding.n_samples * weight_unit)
         if not converged:
             warnings.warn(
                 f"FairKM did not converge within max_iter={self.max_iter} {unit}; "
@@ -312,9 +321,8 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
         self.sensitive_means_ = encoding.means
         self.sensitive_scales_ = encoding.scales
         self._encoding = encoding
-        self._fitted_stats = (
-            stats.counts.copy(), stats.value_counts.copy(), stats.num_sums.copy()
-        )
+        self._fitted_stats = (stats.counts * weight_unit, stats.value_counts * weight_unit,
+                              stats.num_sums * weight_unit)
 
     def _predictor(self):
         counts, value_counts, num_sums = self._fitted_stats
@@ -322,6 +330,22 @@ class BaseFairKM(ClusterMixin, BaseEstimator):
                          self.fairness_weight_, self.intersections,
                          CLUSTER_EXPONENTS[self.cluster_weighting_], counts, value_counts,
                          num_sums)
+
+    def _sensitive_of(self, sensitive_features, index, y=None):
+        """Return the sensitive features a fit takes, aligned on ``X``'s index.
+
+        Warns when ``y`` was given but not ``sensitive_features``: ``fit(X, S)``
+        passes S as ``y``, which clustering ignores, and the fit would be plain
+        K-Means.
+        """
+        if sensitive_features is None and y is not None:
+            warnings.warn(
+                f"{type(self).__name__}.fit got y but no sensitive_features: y is ignored, as "
+                "in every clustering estimator, so this fit is plain K-Means. Pass the "
+                "sensitive attributes by name: fit(X, sensitive_features=S).",
+                UserWarning, stacklevel=3,
+            )
+        return aligned_to(sensitive_features, index)
 
     def _with_intersections(self, sensitive_features):
         """Return the sensitive features with the ``intersections`` appended as attributes."""

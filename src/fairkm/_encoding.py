@@ -72,6 +72,30 @@ class SensitiveFeatures:
         return [j for j, k in enumerate(self.kinds) if k == kind]
 
 
+def aligned_to(sensitive_features, index):
+    """Return pandas sensitive features in the row order of ``X``'s ``index`` (None: as given).
+
+    A DataFrame or Series whose index holds the same labels as a DataFrame
+    ``X``'s, in another order, is reordered to match, as pandas aligns on
+    labels; one whose labels differ is refused, since matching rows by
+    position would pair each row with another row's attributes.
+    """
+    if index is None or not isinstance(sensitive_features, (pd.DataFrame, pd.Series)):
+        return sensitive_features
+    own = sensitive_features.index
+    if own.equals(index):
+        return sensitive_features
+    if len(own) == len(index) and own.is_unique and index.is_unique and own.isin(index).all():
+        return sensitive_features.reindex(index)
+    if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
+        return sensitive_features  # a plain positional frame, as from an array
+    raise ValueError(
+        "sensitive_features has an index that does not match X's: "
+        f"{list(own[:3])}... against {list(index[:3])}.... Rows are matched by label, so give "
+        "both the same index (or reset both: .reset_index(drop=True))."
+    )
+
+
 def read_columns(sensitive_features):
     """Split the input into (names, raw columns, auto-numeric flags).
 
@@ -409,8 +433,19 @@ def _weighted_sum(values, weights):
     return float(np.sum(values)) if weights is None else float(np.dot(weights, values))
 
 
+def _value_range(values, weights):
+    """Smallest and largest value of the rows of positive weight (inf, -inf for none)."""
+    kept = values if weights is None else values[weights > 0]
+    if kept.size == 0:
+        return np.inf, -np.inf
+    return float(kept.min()), float(kept.max())
+
+
 def partition_summary(features, weights):
-    """Return the rows' total weight and, per attribute, ``(values, counts)`` or the sum.
+    """Return the rows' total weight and each attribute's summary.
+
+    Per attribute: ``(values, counts)`` for a categorical one, ``(sum, min,
+    max)`` for a numeric one.
 
     ``weights`` are the rows' sample weights, None for unit weights (then the
     total is the number of rows, an int).
@@ -419,7 +454,10 @@ def partition_summary(features, weights):
     for column, values, kind in zip(features.columns, features.categories, features.kinds,
                                     strict=True):
         if kind == NUMERIC:
-            parts.append(_weighted_sum(column, weights))
+            # The range (of the rows that count) tells a variance that underflowed from
+            # a constant column.
+            low, high = _value_range(column, weights)
+            parts.append((_weighted_sum(column, weights), low, high))
         else:
             parts.append((values, np.bincount(column, weights=weights, minlength=len(values))))
     total = features.n_samples if weights is None else float(np.sum(weights))
@@ -444,13 +482,19 @@ def partition_standard_sums(features, weights, means, scales):
     return out
 
 
-def _checked_scale(mean_square, name, mean):
+def _checked_scale(mean_square, name, mean, low, high):
     scale = float(np.sqrt(mean_square))
     if not (np.isfinite(mean) and np.isfinite(scale)):
         raise ValueError(
             f"numeric sensitive attribute {name!r} is too large to standardise: its mean "
             f"or variance overflows float64 (mean {mean:.3g}); rescale it (divide it by a "
             "power of ten, say)."
+        )
+    if not scale > 0.0 and high > low:
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} varies by too little to standardise "
+            f"(from {low:.3g} to {high:.3g}: its variance underflows float64); multiply it "
+            "by a power of ten."
         )
     if not scale > 0.0:
         raise ValueError(
@@ -486,7 +530,7 @@ def standardize_numeric(values, name, weights=None):
         mean = _weighted_sum(values, weights) / n
         centred = values - mean
         mean_square = _weighted_sum(centred * centred, weights) / n
-    return mean, _checked_scale(mean_square, name, mean)
+    return mean, _checked_scale(mean_square, name, mean, *_value_range(values, weights))
 
 
 # --------------------------------------------------------------------------- the fitted encoding
@@ -547,9 +591,12 @@ class SensitiveEncoding:
         a = len(names)
         means, scales, offsets = np.full(a, np.nan), np.full(a, np.nan), np.full(a, np.nan)
         categories, proportions = [], []
+        lows, highs = np.full(a, np.nan), np.full(a, np.nan)
         for j, kind in enumerate(kinds):
             if kind == NUMERIC:
-                means[j] = sum(parts[j] for _, parts in summaries) / n
+                means[j] = sum(parts[j][0] for _, parts in summaries) / n
+                lows[j] = min(parts[j][1] for _, parts in summaries)
+                highs[j] = max(parts[j][2] for _, parts in summaries)
                 categories.append(None)
                 proportions.append(None)
                 continue
@@ -569,7 +616,8 @@ class SensitiveEncoding:
         if numeric:
             squares = np.sum(each_partition(partition_squares, means), axis=0)
             for j in numeric:
-                scales[j] = _checked_scale(squares[j] / n, names[j], means[j])
+                scales[j] = _checked_scale(squares[j] / n, names[j], means[j], lows[j],
+                                           highs[j])
             sums = np.sum(each_partition(partition_standard_sums, means, scales), axis=0)
             offsets[numeric] = sums[numeric] / n
         return cls(tuple(names), tuple(kinds), tuple(categories), tuple(proportions),

@@ -20,10 +20,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
 from ._base import BaseFairKM
-from ._encoding import SensitiveEncoding, check_sensitive_features
+from ._encoding import SensitiveEncoding, aligned_to, check_sensitive_features
 from ._engine import Session, Stats, fill_empty_clusters
-from ._validation import check_int, check_no_overflow, check_sample_weight
-from ._weights import fit_weighted
+from ._hygiene import warn_on_data
+from ._validation import check_int, check_no_overflow, check_sample_weight, weight_scale
+from ._weights import Plan, fit_weighted
 from .bounds._assign import solve as solve_bounded
 from .bounds._spec import check_kind, resolve_bounds
 
@@ -481,12 +482,20 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self : FairKM
             Fitted estimator.
         """
+        index = getattr(X, "index", None)
         X = self._check_X(X)
         n_samples = X.shape[0]
         n_init, plan = self._check_fit_params(n_samples)
-        sample_weight = check_sample_weight(sample_weight, n_samples)
+        user_weight = check_sample_weight(sample_weight, n_samples)
+        # The fit runs on weights scaled by a power of two (exact), reported in the user's.
+        unit = weight_scale(user_weight)
+        sample_weight = None if user_weight is None else user_weight / unit
+        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
+            plan = Plan("absolute", plan.value / unit)
+        self._check_weighted_rows(sample_weight)
         check_no_overflow(X)
         init_centers = self._check_init_centers(X.shape[1])
+        sensitive_features = self._sensitive_of(sensitive_features, index, y)
         features = None
         if sensitive_features is not None:
             features = check_sensitive_features(
@@ -495,9 +504,12 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             )
         weights = self._check_attribute_weights([] if features is None else features.names)
         cluster_exponent = self._cluster_exponent(plan)
-        bounds = self._check_bounds(sensitive_features, n_samples, sample_weight)
+        bounds = self._check_bounds(sensitive_features, n_samples, user_weight)
         total = n_samples if sample_weight is None else float(sample_weight.sum())
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
+        if features is not None:  # once the attributes are known to standardise
+            warn_on_data(X, self._feature_names(X.shape[1]), features,
+                         kinds_by_dtype=isinstance(self.numeric_sensitive, str))
         terms = encoding.terms(features, weights, n_rows=n_samples, sample_weight=sample_weight,
                                cluster_exponent=cluster_exponent)
 
@@ -546,6 +558,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             inertia=session.inertia, fairness=session.fairness,
             history=np.array(session.history), n_iter=session.n_iter, converged=converged,
             unit="sweeps", weighting=weighting, encoding=encoding, stats=session.stats,
+            weight_unit=unit,
             attribute_fairness=encoding.in_column_order(session.attribute_fairness()),
             cluster_deviation=encoding.in_column_order(session.cluster_deviation()),
             cluster_exponent=cluster_exponent,
@@ -553,6 +566,21 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self.bounds_check_ = bounds_check
         self.violation_ = np.nan if bounds_check is None else bounds_check.violation
         return self
+
+    def _check_weighted_rows(self, sample_weight):
+        """Refuse fewer rows of positive weight than clusters, as for rows."""
+        if sample_weight is None:
+            return
+        n_positive = int(np.count_nonzero(sample_weight))
+        if n_positive < self.n_clusters:
+            raise ValueError(
+                f"n_samples with a positive sample_weight={n_positive} should be >= "
+                f"n_clusters={self.n_clusters}: a cluster of rows of weight 0 is empty."
+            )
+
+    def _feature_names(self, n_features):
+        names = getattr(self, "feature_names_in_", None)
+        return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
 
     def _warn_if_the_bound_broke_the_budget(self, plan, inertia, blind_inertia):
         """Warn when the bound, a guarantee that wins over ``max_cost``, broke the budget."""
@@ -648,6 +676,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             ``fairness_weight_`` but ``sensitive_features`` is None.
         """
         check_is_fitted(self)
+        sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
         X = self._check_X(X, reset=False)
         if sensitive_features is None and self._encoding.n_attributes and self.fairness_weight_:
             warnings.warn(
@@ -763,11 +792,15 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         fairness within a price, use a fairness-aware scorer
         (:mod:`fairkm.metrics`).
         """
+        sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
         labels = self.predict(X, sensitive_features=sensitive_features)
         X = self._check_X(X, reset=False)
         weights = check_sample_weight(sample_weight, X.shape[0])
+        # Weights brought near 1 by a power of two (exact), as in fit.
+        scale = weight_scale(weights)
+        weights = None if weights is None else weights / scale
         unit = np.zeros(0) if weights is None else weights
-        inertia = _kernels.inertia(X, self.cluster_centers_, unit, labels)
+        inertia = scale * _kernels.inertia(X, self.cluster_centers_, unit, labels)
         if sensitive_features is None:
             return -inertia
         total = X.shape[0] if weights is None else float(weights.sum())

@@ -1,13 +1,18 @@
-"""Checks of a table before it is clustered or audited: kinds, identifiers, missing values.
+"""Checks of a table's columns before it is clustered or audited.
 
-Each check returns plain sentences (the command line prints them as warnings,
-:func:`~fairkm.report.audit` raises them as :class:`DataWarning`); missing
-values are gathered into one message for every column at once.
+Kinds (a coded category taken as numeric, a quantity taken as categorical),
+roles (identifiers among the features, a sensitive attribute copied into the
+features), missing values. Each check returns plain sentences: the command
+line prints them as warnings, :func:`fairkm.report.audit` and
+:meth:`fairkm.FairKM.fit` raise them as :class:`DataWarning`; missing values
+are gathered into one message for every column at once. Nothing here imports
+the rest of fairkm, so every layer can use it.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,11 +20,14 @@ import pandas as pd
 __all__ = [
     "DataWarning",
     "MANY_VALUES",
+    "coded_numeric_note",
     "drop_missing",
     "id_like_features",
     "missing_values",
     "missing_values_message",
+    "sensitive_in_features",
     "sensitive_kind_notes",
+    "warn_on_data",
 ]
 
 #: A categorical sensitive attribute whose values are numbers and that has more
@@ -33,8 +41,9 @@ _ID_NAME = re.compile(r"(^|[\s_.\-])(id|ids|uuid|guid|key|index)$|^unnamed: ?\d+
 class DataWarning(UserWarning):
     """A column is probably not what the analysis takes it for (a kind, a role).
 
-    Raised by :func:`fairkm.report.audit`; the ``fairkm`` command prints the
-    same sentences as ``fairkm: warning: ...`` lines.
+    Raised by :func:`fairkm.report.audit` and :meth:`fairkm.FairKM.fit`; the
+    ``fairkm`` command prints the same sentences as ``fairkm: warning: ...``
+    lines.
     """
 
 
@@ -86,13 +95,9 @@ def sensitive_kind_notes(sensitive, numeric, *, how_numeric, how_categorical):
         column = sensitive[name]
         n_values = column.nunique()
         if name in numeric:
-            if n_values <= 2:
-                notes.append(
-                    f"sensitive column {name!r} is treated as numeric but has only {n_values} "
-                    f"values ({_values_text(column)}): only its mean per cluster counts, and "
-                    "balance, KL and MPV do not apply to it. If the values are categories "
-                    f"(such as a coded sex), {how_categorical}."
-                )
+            note = coded_numeric_note(name, column.to_numpy(), how_categorical)
+            if note:
+                notes.append(note)
         elif n_values > MANY_VALUES and _looks_numeric(column):
             notes.append(
                 f"sensitive column {name!r} holds numbers with {n_values} distinct values and "
@@ -100,6 +105,114 @@ def sensitive_kind_notes(sensitive, numeric, *, how_numeric, how_categorical):
                 f"{_values_text(column, 2)} count as unrelated groups. If it is a quantity "
                 f"(an age, an income), {how_numeric}."
             )
+    return notes
+
+
+def coded_numeric_note(name, values, how_categorical):
+    """Return a sentence when a numeric sensitive attribute has at most two values, else None.
+
+    Parameters
+    ----------
+    name : str
+        The attribute's name.
+    values : ndarray of shape (n_samples,)
+        Its values.
+    how_categorical : str
+        How to mark it categorical, for the advice.
+
+    Returns
+    -------
+    str or None
+        Only the mean of such a column per cluster counts, and balance, KL
+        and MPV do not apply to it: it is probably a coded category (the
+        diabetes data's ``sex``, 1.0 / 2.0).
+    """
+    distinct = pd.unique(pd.Series(values).dropna())
+    if len(distinct) > 2:
+        return None
+    shown = ", ".join(str(v) for v in distinct)
+    return (
+        f"sensitive column {name!r} is treated as numeric but has only {len(distinct)} "
+        f"values ({shown}): only its mean per cluster counts, and balance, KL and MPV do not "
+        f"apply to it. If the values are categories (such as a coded sex), {how_categorical}."
+    )
+
+
+# Features with more distinct values than this (in a sample) cannot encode a
+# categorical attribute's values, and are not tested further.
+_FEW_LEVELS = 64
+_SAMPLE = 1000
+# A numeric feature this correlated with a numeric sensitive attribute is a copy of it.
+_COPY_CORRELATION = 0.9999
+
+
+def _encodes(levels, codes, n_values):
+    """How a feature's levels encode an attribute's codes: "a copy", a one-hot value, or None."""
+    table = np.bincount(levels * n_values + codes,
+                        minlength=(levels.max() + 1) * n_values).reshape(-1, n_values)
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+    hits = table > 0
+    if hits.shape[0] > 1 and (hits.sum(axis=1) == 1).all() and (hits.sum(axis=0) == 1).all():
+        return "copy", None
+    if table.shape[0] == 2:
+        for level in range(2):
+            values = np.flatnonzero(hits[level])
+            if values.size == 1 and hits[:, values[0]].sum() == 1:
+                return "value", values[0]
+    return None, None
+
+
+def sensitive_in_features(X, feature_names, sensitive, categories):
+    """Sentences about features that copy a sensitive attribute or one of its values.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The features, as they will be clustered.
+    feature_names : sequence of str
+        Their names.
+    sensitive : list of (str, str, ndarray)
+        Per attribute, its name, kind (``"categorical"`` or ``"numeric"``)
+        and column: integer codes for a categorical attribute, values for a
+        numeric one.
+    categories : list of ndarray or None
+        Per attribute, the values its codes stand for (None for numeric).
+
+    Returns
+    -------
+    list of str
+        One sentence per feature that equals a sensitive attribute up to its
+        labels (a column of codes), is the indicator of one of its values (a
+        one-hot column), or, for a numeric attribute, is an affine copy of it.
+        With it among the features, K-Means itself separates the groups, and
+        the fairness term then pays to undo what the features did.
+    """
+    n = X.shape[0]
+    if n < 3:
+        return []
+    sample = X[np.linspace(0, n - 1, min(n, _SAMPLE)).astype(np.int64)]
+    notes = []
+    for j, feature in enumerate(feature_names):
+        column = X[:, j]
+        few = len(np.unique(sample[:, j])) <= _FEW_LEVELS
+        levels = pd.factorize(column)[0] if few else None
+        for (name, kind, values), known in zip(sensitive, categories, strict=True):
+            what = None
+            if kind == "numeric":
+                if np.std(column) > 0 and np.std(values) > 0 and abs(
+                        np.corrcoef(column, values)[0, 1]) >= _COPY_CORRELATION:
+                    what = f"is a copy of the numeric sensitive attribute {name!r}"
+            elif levels is not None and levels.max() < _FEW_LEVELS:
+                how, value = _encodes(levels, values, len(known))
+                if how == "copy":
+                    what = f"encodes the sensitive attribute {name!r} (one level per value)"
+                elif how == "value":
+                    what = f"is the indicator of {name!r} = {known[value]!r} (a one-hot column)"
+            if what:
+                notes.append(
+                    f"feature {feature!r} {what}: with it among the features, K-Means itself "
+                    "separates the groups and fairness has to undo it. Leave it out of X."
+                )
     return notes
 
 
@@ -234,3 +347,28 @@ def drop_missing(frame, columns=None):
     columns = list(frame.columns if columns is None else columns)
     incomplete = frame[columns].isna().any(axis=1)
     return frame[~incomplete], frame[incomplete]
+
+
+def warn_on_data(X, feature_names, features, *, kinds_by_dtype):
+    """Warn (:class:`DataWarning`) about what :meth:`fairkm.FairKM.fit` is given, as the audit does.
+
+    ``features`` are the encoded sensitive attributes
+    (:class:`fairkm._encoding.SensitiveFeatures`). Features that copy a
+    sensitive attribute are named, and, when the kinds were read from the
+    dtypes (``kinds_by_dtype``) rather than named by the user, a numeric
+    attribute with at most two values.
+    """
+    notes = [
+        coded_numeric_note(name, column, "pass it as integers or strings, or leave it out of "
+                           "numeric_sensitive")
+        for name, kind, column in zip(features.names, features.kinds, features.columns,
+                                      strict=True)
+        if kind == "numeric" and kinds_by_dtype
+    ]
+    notes += sensitive_in_features(
+        X, feature_names, list(zip(features.names, features.kinds, features.columns,
+                                   strict=True)), features.categories,
+    )
+    for note in notes:
+        if note:
+            warnings.warn(note, DataWarning, stacklevel=3)

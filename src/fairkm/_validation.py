@@ -13,6 +13,7 @@ __all__ = [
     "check_no_overflow",
     "check_real",
     "check_sample_weight",
+    "weight_scale",
 ]
 
 
@@ -137,3 +138,33 @@ def check_no_overflow(X):
             f"{float(np.max(np.abs(X))):.3g}); rescale X, for instance with "
             "sklearn.preprocessing.StandardScaler."
         )
+
+
+# Positive weights must lie within this many powers of ten of each other: their
+# squares (a move's price) and their sums then stay within float64's range.
+_WEIGHT_DECADES = 100
+
+
+def weight_scale(weights):
+    """Return the power of two that brings the weights near 1 (1.0 for unit weights).
+
+    Only the weights' ratios matter to a fit, and multiplying by a power of two
+    is exact in floating point: a fit on ``weights / scale`` is the fit on
+    ``weights`` to the bit, with every sum divided by ``scale``, while weights
+    of 1e-300 or 1e155 would underflow or overflow in a move's price.
+
+    Raises ``ValueError`` when the positive weights span more than 100 powers of
+    ten (no scale keeps them all representable).
+    """
+    if weights is None:
+        return 1.0
+    positive = weights[weights > 0]
+    low, high = float(positive.min()), float(positive.max())
+    if high > low * 10.0**_WEIGHT_DECADES:
+        raise ValueError(
+            f"sample_weight spans more than {_WEIGHT_DECADES} powers of ten (from {low:.3g} to "
+            f"{high:.3g}), beyond what float64 can price together; clip or drop the extreme "
+            "rows."
+        )
+    # The geometric mean: the arithmetic one could overflow on its way.
+    return float(2.0 ** np.round(np.mean(np.log2(positive))))

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -117,6 +117,11 @@ class Weighting:
             object.__setattr__(self, "blind_fairness", nan)
             object.__setattr__(self, "blind_deviation", nan[:, None])
             object.__setattr__(self, "user_weights", self.attribute_weights)
+
+    def in_weight_unit(self, unit):
+        """Return the weighting for sample weights ``unit`` times larger (sums scale)."""
+        return replace(self, fairness_weight=self.fairness_weight * unit,
+                       blind_inertia=self.blind_inertia * unit)
 
     def unfairness(self, deviation):
         """Unfairness of per-cluster deviations relative to the S-blind clustering's.

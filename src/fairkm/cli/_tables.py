@@ -16,8 +16,8 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from .._hygiene import id_like_features, missing_values_message, sensitive_kind_notes
 from ..report import DataWarning, drop_missing, missing_values
-from ..report.checks import id_like_features, missing_values_message, sensitive_kind_notes
 from ._errors import DataError, UsageError
 from ._io import read_table
 

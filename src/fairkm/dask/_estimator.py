@@ -256,6 +256,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         # Check the parameters before touching the data; the number of rows,
         # which the checks of n_clusters and the "auto" weight need, comes later.
         self._check_params(np.inf)
+        self._sensitive_of(sensitive_features, None, y)
         init_centers = self._check_init_centers(n_features)
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts

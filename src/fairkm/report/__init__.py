@@ -14,8 +14,8 @@ command line's ``--dropna``); :class:`DataWarning` flags columns whose kind
 or role looks wrong.
 """
 
+from .._hygiene import DataWarning, drop_missing, missing_values
 from ._audit import Audit, audit
 from ._text import format_number
-from .checks import DataWarning, drop_missing, missing_values
 
 __all__ = ["Audit", "DataWarning", "audit", "drop_missing", "format_number", "missing_values"]

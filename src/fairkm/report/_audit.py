@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 
+from .._hygiene import DataWarning, id_like_features, missing_values, sensitive_kind_notes
 from ..bounds import check_bounds
 from ..bounds._spec import check_kind
 from ._html import render_html
@@ -22,7 +23,6 @@ from ._measure import (
     worst_clusters,
 )
 from ._text import audit_text, headline
-from .checks import DataWarning, id_like_features, missing_values, sensitive_kind_notes
 
 __all__ = ["Audit", "audit", "blind_name"]
 
