@@ -179,15 +179,16 @@ def main():
                                    args.repeats)
                     blind, fair, described = phases(X, sensitive, {})
                     t_default, _ = best(lambda X=X, s=sensitive: passes(X, s), args.repeats)
-                    t_exact, _ = best(lambda X=X, s=sensitive: passes(X, s, algorithm="exact"),
-                                      args.repeats)
-                    t_mini, _ = best(
+                    t_exact, (exact, _) = best(
+                        lambda X=X, s=sensitive: passes(X, s, algorithm="exact"), args.repeats)
+                    t_mini, (mini, _) = best(
                         lambda X=X, s=sensitive: passes(X, s, algorithm="minibatch"),
                         args.repeats)
                 print(f"  {threads} thread(s): KMeans(n_init=1) {t_km:6.2f} s | default "
                       f"{t_default / t_km:5.2f}x ({blind} S-blind + {fair} fair passes: "
                       f"{described}) | exact {t_exact / t_km:5.2f}x | minibatch "
-                      f"{t_mini / t_km:5.2f}x | default / exact {t_default / t_exact:4.2f}",
+                      f"{t_mini / t_km:5.2f}x | default / exact {t_default / t_exact:4.2f} | "
+                      f"objective minibatch / exact {mini.objective_ / exact.objective_:.5f}",
                       flush=True)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         if args.sweep_ks:

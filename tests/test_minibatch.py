@@ -1,5 +1,7 @@
 """The mini-batch engine: its kernels against the NumPy reference, and its guarantees."""
 
+import os
+
 import numba
 import numpy as np
 import pytest
@@ -7,11 +9,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-import fairkm._fairkm
-from fairkm import FairKM, _kernels
+from fairkm import FairKM, _cores, _kernels
 from fairkm._encoding import SensitiveEncoding, check_sensitive_features
 from fairkm._engine import MIN_BATCH, Stats, minibatch_epoch
-from fairkm._progress import listening
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
@@ -180,22 +180,6 @@ def test_an_epoch_never_raises_the_objective_and_stops_where_batches_overshoot(b
             assert not stopped and n_kept >= 1 and n_moved > 0
 
 
-def test_auto_sweeps_exactly_on_two_threads_or_fewer(monkeypatch):
-    """On big data "auto" runs mini-batch epochs only with more than two threads."""
-    X, sensitive, _ = make_sensitive_blobs(100_001, n_features=2, centers=3, n_values=(2,),
-                                           random_state=0)
-    kinds = {}
-    for threads in (2, 4):
-        monkeypatch.setattr(fairkm._fairkm.numba, "get_num_threads", lambda t=threads: t)
-        seen = []
-        with listening(lambda progress, seen=seen: seen.append(progress.kind)):
-            FairKM(3, n_init=1, max_iter=3, tol=0.1, random_state=0).fit(
-                X, sensitive_features=sensitive)
-        kinds[threads] = set(seen)
-    assert kinds[2] == {"sweep"}
-    assert "epoch" in kinds[4]
-
-
 def test_minibatch_is_close_to_exact_from_the_same_start(blobs):
     X, sensitive = blobs
     # From these centres no attribute ends less fair than S-blind (no warning).
@@ -234,3 +218,18 @@ def test_verbose_names_epochs_then_sweeps(blobs, capsys):
     # Exact sweeps only follow the epochs, never precede them.
     assert kinds == sorted(kinds)
     assert len(lines) >= 1
+
+
+def test_the_epochs_use_only_the_idle_cores(monkeypatch):
+    """On cores other work keeps busy, one thread; else all of numba's; restored after."""
+    before = numba.get_num_threads()
+    monkeypatch.setattr(_cores, "idle_cores", lambda window=0.0: 0.2)
+    assert _cores.idle_threads() == 1
+    monkeypatch.setattr(_cores, "idle_cores", lambda window=0.0: None)  # not Linux
+    assert _cores.idle_threads() == before
+    with _cores.numba_threads(1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    # The real measurement: a number of cores, the calling process asleep meanwhile.
+    idle = _cores.idle_cores()
+    assert idle is None or 0 <= idle <= (os.cpu_count() or 1) + 1e-9

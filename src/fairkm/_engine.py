@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import _kernels
+from ._cores import idle_threads, numba_threads
 from ._progress import Progress, report
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
@@ -409,6 +410,7 @@ class Session:
         self.X, self.labels, self.verbose = X, labels, verbose
         self.k = n_clusters
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
+        self.threads = None  # numba threads for the mini-batch epochs, once measured
         self.n_iter = 0
         self._weigh(terms, lam)
         self.history = [self.objective]
@@ -493,21 +495,36 @@ class Session:
         (:func:`fairkm._kernels.minibatch_epoch`). Where batches overshoot
         (an epoch would halve them below :data:`MIN_BATCH` points, or undoes
         more than :data:`MAX_UNDONE` of them), or once an epoch meets the
-        stopping rule, exact sweeps finish the phase; epochs and sweeps both
-        count towards ``max_iter``. Returns whether the stopping rule was met
+        stopping rule, exact sweeps finish the phase, unless the epoch moved
+        and undid nothing (every point's best lone move was priced against the
+        same statistics and none paid: a local optimum already); epochs and
+        sweeps both count towards ``max_iter``. Returns whether the stopping rule was met
         within ``max_iter`` passes.
         """
+        # An epoch has one parallel region per batch: on cores other work keeps busy,
+        # more threads than idle cores make every region wait. Looked at once per run.
+        if self.threads is None:
+            self.threads = idle_threads()
+        with numba_threads(self.threads):
+            return self._epochs(max_iter, tol, batch_size, rng)
+
+    def _epochs(self, max_iter, tol, batch_size, rng):
+        """Run the mini-batch epochs of :meth:`minibatch`, then its exact sweeps."""
         X, active, lam = self.X, self.active, self.lam
         total_sq_norm = active.total_sq_norm(X)
         min_batch = min(MIN_BATCH, batch_size)
         start_iter = self.n_iter
         while self.n_iter - start_iter < max_iter:
             n_moved, n_kept, n_rejected, stopped = minibatch_epoch(
-                X, active, lam, _block_order(X.shape[0], rng), self.labels, self.active_stats,
-                batch_size, min_batch, total_sq_norm,
+                X, active, lam, _block_order(X.shape[0], rng), self.labels,
+                self.active_stats, batch_size, min_batch, total_sq_norm,
             )
             crowded = stopped or n_rejected > MAX_UNDONE * (n_kept + n_rejected)
             if self._step_done("epoch", n_moved, tol, n_rejected=n_rejected) or crowded:
+                if n_moved == 0 and n_rejected == 0:
+                    # Every point priced its best lone move against the same statistics and
+                    # none paid: a local optimum for single-point moves already.
+                    return True
                 return self.exact(max_iter, tol, passes_done=self.n_iter - start_iter)
         return False
 

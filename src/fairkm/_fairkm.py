@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 from scipy import sparse
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -35,11 +34,8 @@ __all__ = ["FairKM"]
 # S-blind clustering, the reference the weight and the cost are measured against.
 _MANY_STARTS_UP_TO = 100_000
 # algorithm="auto" sweeps exactly up to this many rows, where a sweep costs
-# well under a second, and above runs the parallel mini-batch engine when numba
-# has more than this many threads: with two, a batch's parallel pricing does not
-# pay for the epochs it adds (and stalls when the cores are shared).
+# well under a second, and runs the mini-batch engine above.
 _EXACT_UP_TO = 100_000
-_MINIBATCH_ABOVE_THREADS = 2
 
 
 class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
@@ -179,10 +175,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         blobs); with the paper's weight on Adult it stops earlier than the
         paper's runs did (1e-6 is the reproduction's).
     algorithm : {"auto", "exact", "minibatch"}, default="auto"
-        The engine. ``"auto"``: ``"minibatch"`` above 100,000 rows when numba
-        runs more than 2 threads, else ``"exact"`` (so ``"auto"`` may choose
-        differently on machines with different numbers of cores: name the
-        engine for labels identical across machines). ``"exact"``: the
+        The engine. ``"auto"``: ``"exact"`` on up to 100,000 rows,
+        ``"minibatch"`` above (on 1,000,000 x 10 points it took 0.6-0.8 of
+        the exact engine's time where little moves and 0.5-0.6 on overlapping
+        blobs, on one thread as on two; ``benchmarks/bench_regimes.py``). ``"exact"``: the
         paper's sweeps, one point at a time in data order, each move priced
         against statistics that include every earlier move. ``"minibatch"``:
         each epoch visits the points in a random order (of blocks of 256
@@ -515,8 +511,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
 
         algorithm = self.algorithm
         if algorithm == "auto":
-            algorithm = ("minibatch" if n_samples > _EXACT_UP_TO
-                         and numba.get_num_threads() > _MINIBATCH_ABOVE_THREADS else "exact")
+            algorithm = "minibatch" if n_samples > _EXACT_UP_TO else "exact"
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
 

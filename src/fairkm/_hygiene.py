@@ -202,7 +202,8 @@ def sensitive_in_features(X, feature_names, sensitive, categories):
                 if np.std(column) > 0 and np.std(values) > 0 and abs(
                         np.corrcoef(column, values)[0, 1]) >= _COPY_CORRELATION:
                     what = f"is a copy of the numeric sensitive attribute {name!r}"
-            elif levels is not None and levels.max() < _FEW_LEVELS:
+            elif levels is not None and levels.max() < min(_FEW_LEVELS, n // 3):
+                # (a level per few rows: a column of distinct numbers is no code)
                 how, value = _encodes(levels, values, len(known))
                 if how == "copy":
                     what = f"encodes the sensitive attribute {name!r} (one level per value)"
