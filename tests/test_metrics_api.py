@@ -11,6 +11,10 @@ import pytest
 
 import fairkm.metrics
 from fairkm import metrics
+from fairkm.metrics._checks import prepare_fairness
+from fairkm.metrics._pieces import AttributePieces
+from fairkm.metrics._table import attribute_fairness
+from fairkm.report import audit
 
 REPORTS = (metrics.fairness_report, metrics.clustering_report)
 HAND_LABELS = [0] * 6 + [1] * 4
@@ -90,6 +94,8 @@ def test_table_fields_agree_with_the_signatures():
         assert m.kind == ("fairness" if "sensitive_features" in params else "quality")
         assert m.needs_reference == ("reference_labels" in params)
         assert m.help and "\n" not in m.help
+        # A fairness measure's value for one attribute is registered with it.
+        assert (m.of_attribute is None) == (m.kind == "quality"), m.name
 
 
 def test_report_columns_follow_the_table():
@@ -120,6 +126,67 @@ def test_categorical_only_is_nan_for_a_numeric_attribute():
         assert not np.isnan(scores[0])
         assert np.isnan(scores[1]) == m.categorical_only, m.name
         assert np.isnan(report.loc["age", m.name]) == m.categorical_only, m.name
+
+
+def _mixed_problem():
+    rng = np.random.RandomState(1)
+    labels = rng.randint(0, 4, 60)
+    sensitive = pd.DataFrame({"group": rng.choice(list("abc"), 60), "age": rng.normal(size=60),
+                              "sex": rng.choice(["f", "m"], 60)})
+    return labels, sensitive
+
+
+def test_attribute_fairness_computes_every_fairness_measure_of_the_table():
+    labels, sensitive = _mixed_problem()
+    codes, n_clusters, sf, weights = prepare_fairness(labels, sensitive, "auto")
+    sizes = np.bincount(codes, minlength=n_clusters)
+    fairness = [m for m in metrics.MEASURES.values() if m.kind == "fairness"]
+    assert any(m.categorical_only for m in fairness)
+    for j, name in enumerate(sf.names):
+        scores = attribute_fairness(AttributePieces(codes, n_clusters, sizes, sf, j, weights))
+        assert list(scores) == [m.name for m in fairness]
+        for m in fairness:
+            # No silent NaN: a categorical attribute gets every measure, a numeric one
+            # every measure but the categorical-only ones.
+            assert np.isnan(scores[m.name]) == (name == "age" and m.categorical_only), m.name
+
+
+def test_public_functions_and_the_report_give_the_same_bits():
+    # One definition per measure: the public function and the report both call the
+    # table's per-attribute function on the same pieces.
+    labels, sensitive = _mixed_problem()
+    weights = np.random.RandomState(2).exponential(size=60)
+    report = metrics.fairness_report(labels, sensitive_features=sensitive, sample_weight=weights,
+                                     intersections=[("group", "sex")])
+    for m in metrics.MEASURES.values():
+        if m.kind == "fairness":
+            raw = m.function(labels, sensitive_features=sensitive, sample_weight=weights,
+                             intersections=[("group", "sex")], multioutput="raw_values")
+            np.testing.assert_array_equal(raw, report[m.name].to_numpy()[:-1], err_msg=m.name)
+
+
+def test_a_measure_registered_once_is_in_the_report_and_the_audit(monkeypatch):
+    # The toy measure is the number of observed values of a categorical attribute: 3 for
+    # HAND_S, whatever the clustering.
+    toy = metrics.Measure(
+        # The reports call only of_attribute, never the public function.
+        "toy", None, "fairness", categorical_only=True, higher_is_better=False,
+        needs_reference=False, in_paper=False, help="number of values",
+        of_attribute=lambda pieces: float(pieces.counts.shape[1]),
+    )
+    monkeypatch.setitem(metrics.MEASURES, "toy", toy)
+    sensitive = pd.DataFrame({"group": HAND_S, "age": np.arange(10.0)})
+    report = metrics.fairness_report(HAND_LABELS, sensitive_features=sensitive)
+    assert list(report.columns)[-1] == "toy"
+    assert report.loc["group", "toy"] == 3.0
+    assert np.isnan(report.loc["age", "toy"])
+    assert report.loc["mean", "toy"] == 3.0
+    X = np.arange(10.0).reshape(-1, 1)
+    result = audit(HAND_LABELS, X, sensitive_features=sensitive, check_data=False)
+    assert (result.fairness.loc["group", "toy"] == 3.0).all()
+    assert result.verdicts.loc[("group", "toy"), "verdict"] == "same"
+    assert result.verdicts.loc[("age", "toy"), "verdict"] == "n/a"
+    assert "<dt>toy</dt><dd>number of values</dd>" in result.to_html()
 
 
 def _score(measure, X, labels, reference, sensitive):

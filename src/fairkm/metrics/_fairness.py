@@ -1,9 +1,12 @@
 """Fairness per sensitive attribute: AE, AW, CW, ME, MW, balance, KL and MPV.
 
 Each measure compares every cluster's distribution of the attribute with the
-dataset's. A categorical attribute costs one ``np.bincount`` over the combined
-(cluster, value) codes, and every measure then reads the small n_clusters x
-n_values table; a numeric attribute is standardised first.
+dataset's, and is a public function over labels and sensitive features plus
+its value for one attribute (``average_euclidean_of`` for
+:func:`average_euclidean`...), read from the attribute's shared per-cluster
+pieces (:class:`~fairkm.metrics._pieces.AttributePieces`: the contingency
+table of a categorical attribute, the per-cluster distances). The table of
+measures registers both (:data:`~fairkm.metrics.MEASURES`).
 
 With sample weights (a row of weight w counts as w rows) the table holds
 weighted counts, the standardisation uses the weighted mean and standard
@@ -17,155 +20,100 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairkm._encoding import CATEGORICAL, standardize_numeric
-
 from ._checks import check_delta, check_eps, check_option, prepare_fairness
 from ._docstrings import fill_docstring
-from ._wasserstein import CONVENTIONS, categorical_wasserstein, numeric_wasserstein
+from ._pieces import AttributePieces
+from ._wasserstein import CONVENTIONS
 
 __all__ = [
-    "attribute_fairness",
     "average_euclidean",
+    "average_euclidean_of",
     "average_wasserstein",
+    "average_wasserstein_of",
     "balance",
+    "balance_of",
     "kl_fairness_error",
+    "kl_fairness_error_of",
     "max_euclidean",
+    "max_euclidean_of",
     "max_proportional_violation",
+    "max_proportional_violation_of",
     "max_wasserstein",
+    "max_wasserstein_of",
     "mean_cluster_wasserstein",
+    "mean_cluster_wasserstein_of",
 ]
 
 _MULTIOUTPUT = ("raw_values", "uniform_average")
 
 
-# --------------------------------------------------------------------------- per-cluster pieces
-
-
-def _contingency(codes, n_clusters, values, n_values, weights=None):
-    """Count (or weigh) the points per (cluster, value): one bincount over combined codes."""
-    flat = np.bincount(codes * n_values + values, weights=weights,
-                       minlength=n_clusters * n_values)
-    return flat.reshape(n_clusters, n_values)
-
-
-def _cluster_proportions(counts):
-    """Cluster sizes, per-cluster value proportions and the dataset's proportions."""
-    sizes = counts.sum(axis=1)
-    totals = counts.sum(axis=0)
-    return sizes, counts / sizes[:, None], totals / sizes.sum()
-
-
-def _categorical_euclidean(counts):
-    _, props, overall = _cluster_proportions(counts)
-    diff = props - overall
-    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
-
-
-def _categorical_wasserstein(counts, convention):
-    _, props, overall = _cluster_proportions(counts)
-    return categorical_wasserstein(props, overall, convention)
-
-
-def _standardized(sf, j, weights=None):
-    values = sf.columns[j]
-    mean, scale = standardize_numeric(values, sf.names[j], weights)
-    return (values - mean) / scale
-
-
-def _numeric_euclidean(codes, n_clusters, z, weights=None):
-    if weights is None:
-        sizes = np.bincount(codes, minlength=n_clusters)
-        means = np.bincount(codes, weights=z, minlength=n_clusters) / sizes
-        return np.abs(means - z.mean())
-    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
-    means = np.bincount(codes, weights=weights * z, minlength=n_clusters) / sizes
-    return np.abs(means - float(np.dot(weights, z)) / float(np.sum(weights)))
+# --------------------------------------------------------------------------- one attribute
 
 
 def _size_weighted_mean(sizes, per_cluster):
     return float(np.dot(sizes, per_cluster) / sizes.sum())
 
 
-def _balance(counts):
+def average_euclidean_of(pieces):
+    """AE of one attribute, from its :class:`~fairkm.metrics._pieces.AttributePieces`."""
+    return _size_weighted_mean(pieces.sizes, pieces.euclidean_distances)
+
+
+def max_euclidean_of(pieces):
+    """ME of one attribute, from its pieces."""
+    return float(pieces.euclidean_distances.max())
+
+
+def average_wasserstein_of(pieces):
+    """AW of one attribute, from its pieces."""
+    return _size_weighted_mean(pieces.sizes, pieces.wasserstein_distances)
+
+
+def mean_cluster_wasserstein_of(pieces):
+    """CW of one attribute, from its pieces."""
+    return float(pieces.wasserstein_distances.mean())
+
+
+def max_wasserstein_of(pieces):
+    """MW of one attribute, from its pieces."""
+    return float(pieces.wasserstein_distances.max())
+
+
+def balance_of(pieces):
+    """Balance of one categorical attribute, from its pieces."""
+    counts = pieces.counts
     return float((counts.min(axis=1) / counts.max(axis=1)).min())
 
 
-def _kl_error(counts, eps):
-    _, props, overall = _cluster_proportions(counts)
+def kl_fairness_error_of(pieces):
+    """KL of one categorical attribute, from its pieces."""
+    props, overall = pieces.proportions
     # With eps == 0 a value missing from a cluster gives log(0) = -inf, hence an
     # infinite (and correct) divergence; silence only that division warning.
     with np.errstate(divide="ignore"):
-        terms = overall * (np.log(overall) - np.log(np.maximum(props, eps)))
+        terms = overall * (np.log(overall) - np.log(np.maximum(props, pieces.eps)))
     return float(terms.sum())
 
 
-def _proportional_violation(counts, delta):
-    _, props, overall = _cluster_proportions(counts)
-    upper = overall / (1.0 - delta)
-    lower = overall * (1.0 - delta)
+def max_proportional_violation_of(pieces):
+    """MPV of one categorical attribute, from its pieces."""
+    props, overall = pieces.proportions
+    upper = overall / (1.0 - pieces.delta)
+    lower = overall * (1.0 - pieces.delta)
     return float(np.maximum(np.maximum(props - upper, lower - props), 0.0).max())
-
-
-def attribute_fairness(codes, n_clusters, sizes, sf, j, *, weights, wasserstein, eps, delta):
-    """Every fairness measure of one attribute, sharing its counts (or its sort).
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_samples,), int64
-        Cluster codes, from :func:`~fairkm.metrics._checks.prepare_fairness`.
-    n_clusters : int
-        Number of non-empty clusters.
-    sizes : ndarray of shape (n_clusters,)
-        ``np.bincount(codes, weights=weights)``.
-    sf : fairkm._encoding.SensitiveFeatures
-        The encoded attributes.
-    j : int
-        Which attribute.
-    weights : ndarray of shape (n_samples,) or None
-        Positive row weights, ``None`` for unit weights.
-    wasserstein, eps, delta
-        As in :func:`~fairkm.metrics.fairness_report`, already checked.
-
-    Returns
-    -------
-    dict of str to float
-        Measure name to value. A measure defined for categorical attributes
-        only is absent for a numeric attribute.
-    """
-    if sf.kinds[j] == CATEGORICAL:
-        counts = _contingency(codes, n_clusters, sf.columns[j], len(sf.categories[j]), weights)
-        euclid = _categorical_euclidean(counts)
-        wass = _categorical_wasserstein(counts, wasserstein)
-        categorical_only = {
-            "balance": _balance(counts),
-            "KL": _kl_error(counts, eps),
-            "MPV": _proportional_violation(counts, delta),
-        }
-    else:
-        z = _standardized(sf, j, weights)
-        euclid = _numeric_euclidean(codes, n_clusters, z, weights)
-        wass = numeric_wasserstein(codes, n_clusters, z, weights)
-        categorical_only = {}
-    return {
-        "AE": _size_weighted_mean(sizes, euclid),
-        "AW": _size_weighted_mean(sizes, wass),
-        "CW": wass.mean(),
-        "ME": euclid.max(),
-        "MW": wass.max(),
-        **categorical_only,
-    }
 
 
 # --------------------------------------------------------------------------- measures
 
 
 def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multioutput, measure,
-                      sample_weight, intersections, categorical, numeric):
+                      sample_weight, intersections, of_attribute, categorical_only=False,
+                      **options):
     """Apply a measure to each attribute and aggregate as ``multioutput`` says.
 
-    ``categorical(counts, sizes)`` and ``numeric(codes, n_clusters, z, sizes,
-    weights)`` return one float; ``numeric=None`` marks a measure defined for
-    categorical attributes only (NaN for numeric ones).
+    ``of_attribute(pieces)`` is the measure of one attribute (``pieces``, its
+    :class:`~fairkm.metrics._pieces.AttributePieces` built with ``options``);
+    a ``categorical_only`` measure is NaN for a numeric attribute.
     """
     check_option(multioutput, "multioutput", _MULTIOUTPUT)
     codes, n_clusters, sf, weights = prepare_fairness(
@@ -173,16 +121,11 @@ def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multiout
     )
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     scores = np.full(sf.n_attributes, np.nan)
-    for j, kind in enumerate(sf.kinds):
-        if kind == CATEGORICAL:
-            counts = _contingency(
-                codes, n_clusters, sf.columns[j], len(sf.categories[j]), weights
-            )
-            scores[j] = categorical(counts, sizes)
-        elif numeric is not None:
-            z = _standardized(sf, j, weights)
-            scores[j] = numeric(codes, n_clusters, z, sizes, weights)
-    if numeric is None and np.isnan(scores).all():
+    for j in range(sf.n_attributes):
+        pieces = AttributePieces(codes, n_clusters, sizes, sf, j, weights, **options)
+        if pieces.categorical or not categorical_only:
+            scores[j] = of_attribute(pieces)
+    if categorical_only and np.isnan(scores).all():
         raise ValueError(
             f"{measure} is defined for categorical sensitive attributes only, and every "
             f"attribute is numeric: {sf.names}. Bin them, or pass numeric_sensitive=False."
@@ -239,12 +182,7 @@ def average_euclidean(
         measure="average_euclidean",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: _size_weighted_mean(
-            sizes, _categorical_euclidean(counts)
-        ),
-        numeric=lambda codes, k, z, sizes, w: _size_weighted_mean(
-            sizes, _numeric_euclidean(codes, k, z, w)
-        ),
+        of_attribute=average_euclidean_of,
     )
 
 
@@ -290,8 +228,7 @@ def max_euclidean(
         measure="max_euclidean",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: float(_categorical_euclidean(counts).max()),
-        numeric=lambda codes, k, z, sizes, w: float(_numeric_euclidean(codes, k, z, w).max()),
+        of_attribute=max_euclidean_of,
     )
 
 
@@ -340,12 +277,8 @@ def average_wasserstein(
         measure="average_wasserstein",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: _size_weighted_mean(
-            sizes, _categorical_wasserstein(counts, wasserstein)
-        ),
-        numeric=lambda codes, k, z, sizes, w: _size_weighted_mean(
-            sizes, numeric_wasserstein(codes, k, z, w)
-        ),
+        of_attribute=average_wasserstein_of,
+        wasserstein=wasserstein,
     )
 
 
@@ -400,10 +333,8 @@ def mean_cluster_wasserstein(
         measure="mean_cluster_wasserstein",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: float(
-            _categorical_wasserstein(counts, wasserstein).mean()
-        ),
-        numeric=lambda codes, k, z, sizes, w: float(numeric_wasserstein(codes, k, z, w).mean()),
+        of_attribute=mean_cluster_wasserstein_of,
+        wasserstein=wasserstein,
     )
 
 
@@ -454,10 +385,8 @@ def max_wasserstein(
         measure="max_wasserstein",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: float(
-            _categorical_wasserstein(counts, wasserstein).max()
-        ),
-        numeric=lambda codes, k, z, sizes, w: float(numeric_wasserstein(codes, k, z, w).max()),
+        of_attribute=max_wasserstein_of,
+        wasserstein=wasserstein,
     )
 
 
@@ -514,8 +443,8 @@ def balance(
         measure="balance",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: _balance(counts),
-        numeric=None,
+        of_attribute=balance_of,
+        categorical_only=True,
     )
 
 
@@ -570,8 +499,9 @@ def kl_fairness_error(
         measure="kl_fairness_error",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: _kl_error(counts, eps),
-        numeric=None,
+        of_attribute=kl_fairness_error_of,
+        categorical_only=True,
+        eps=eps,
     )
 
 
@@ -628,6 +558,7 @@ def max_proportional_violation(
         measure="max_proportional_violation",
         sample_weight=sample_weight,
         intersections=intersections,
-        categorical=lambda counts, sizes: _proportional_violation(counts, delta),
-        numeric=None,
+        of_attribute=max_proportional_violation_of,
+        categorical_only=True,
+        delta=delta,
     )

@@ -5,32 +5,44 @@ Their columns are the table's (:data:`~fairkm.metrics.MEASURES`), in its order.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
 from ..bounds import check_bounds
 from ._checks import check_delta, check_eps, check_option, prepare_fairness
 from ._docstrings import fill_docstring
-from ._fairness import attribute_fairness
+from ._pieces import AttributePieces
 from ._quality import (
     centroid_deviation,
     clustering_objective,
     object_pair_deviation,
     silhouette_or_nan,
 )
-from ._table import MEASURES
+from ._table import MEASURES, attribute_fairness, fairness_names
 from ._wasserstein import CONVENTIONS
 
 __all__ = ["clustering_report", "fairness_report"]
 
 _QUALITY = [m for m in MEASURES.values() if m.kind == "quality"]
-_FAIRNESS = [m.name for m in MEASURES.values() if m.kind == "fairness"]
 #: Columns a guarantee (``max_deviation``) adds to :func:`fairness_report`.
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 _DEVIATION_KINDS = ("additive", "multiplicative")
 
 
-@fill_docstring
+def _fill_columns(func):
+    # The columns are read from the table, never typed.
+    fairness = [m for m in MEASURES.values() if m.kind == "fairness"]
+    columns = [f"``{m.name}`` (:func:`{m.function.__name__}`)" for m in fairness]
+    categorical_only = [f"``{m.name}``" for m in fairness if m.categorical_only]
+    text = (f"Columns: {', '.join(columns[:-1])} and {columns[-1]}. "
+            f"{', '.join(categorical_only[:-1])} and {categorical_only[-1]} are NaN for "
+            "numeric attributes and their mean runs over the categorical ones.")
+    return fill_docstring(func, entries={"fairness_columns": textwrap.fill(text, 70)})
+
+
+@_fill_columns
 def fairness_report(
     labels,
     *,
@@ -68,13 +80,7 @@ def fairness_report(
         One row per attribute (indexed by name), then one per intersection,
         and a last row ``"mean"`` with the mean over the rows above it (the
         paper's "mean across S attributes" when there is no intersection).
-        Columns: ``AE`` (:func:`average_euclidean`), ``AW``
-        (:func:`average_wasserstein`), ``ME`` (:func:`max_euclidean`), ``MW``
-        (:func:`max_wasserstein`), ``balance`` (:func:`balance`), ``KL``
-        (:func:`kl_fairness_error`) and ``MPV``
-        (:func:`max_proportional_violation`). ``balance``, ``KL`` and ``MPV``
-        are NaN for numeric attributes and their mean runs over the
-        categorical ones.
+        %(fairness_columns)s
 
         With ``max_deviation``, three more columns state the guarantee (see
         Notes): ``deviation``, the attribute's largest deviation over
@@ -150,16 +156,14 @@ def fairness_report(
             "report's 'mean' row; rename it."
         )
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
-    table = np.full((sf.n_attributes, len(_FAIRNESS)), np.nan)
+    columns = fairness_names()
+    table = np.full((sf.n_attributes, len(columns)), np.nan)
     for j in range(sf.n_attributes):
-        scores = attribute_fairness(
-            codes, n_clusters, sizes, sf, j, weights=weights, wasserstein=wasserstein, eps=eps,
-            delta=delta,
-        )
-        # A categorical-only measure stays NaN for a numeric attribute.
-        table[j] = [scores.get(name, np.nan) for name in _FAIRNESS]
+        pieces = AttributePieces(codes, n_clusters, sizes, sf, j, weights,
+                                 wasserstein=wasserstein, eps=eps, delta=delta)
+        table[j] = list(attribute_fairness(pieces).values())
     index = pd.Index(sf.names, name="attribute")
-    report = pd.DataFrame(table, index=index, columns=_FAIRNESS)
+    report = pd.DataFrame(table, index=index, columns=columns)
     report.loc["mean"] = report.mean(axis=0, skipna=True)
     if max_deviation is not None:
         report = _with_guarantee(
