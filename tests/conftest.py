@@ -1,25 +1,59 @@
-"""Fixtures shared by the test modules: the real datasets next to the checkout."""
+"""Settings and fixtures shared by the test modules.
 
+- Hypothesis profiles, chosen by the ``HYPOTHESIS_PROFILE`` environment
+  variable: ``ci`` (the default) runs every property test's own number of
+  examples; ``dev`` a tenth of them, for a quick local pass
+  (``HYPOTHESIS_PROFILE=dev pytest``). Neither has a deadline: the first
+  example of many tests compiles numba kernels. A test states its count under
+  ``ci`` as ``@settings(max_examples=examples(150))``.
+- The real datasets (``shared_data``): the folder named by ``FAIRKM_DATA``
+  when it is set, else ``../shared/data`` next to the checkout.
+- ``people_csv``, the small people table of :mod:`tests._people` as a CSV
+  file, and ``chromium``, a headless browser's path.
+"""
+
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-# The real datasets live in ../shared/data next to the checkout; they are never committed.
+from ._people import make_people
+
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("dev", max_examples=10, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(n):
+    """Return the number of examples a test that runs ``n`` under ``ci`` runs now.
+
+    ``n`` under ``ci``; under another profile, as many in proportion of its
+    ``max_examples`` to ``ci``'s, and at least 2.
+    """
+    scale = settings.default.max_examples / settings.get_profile("ci").max_examples
+    return max(2, round(n * scale))
+
+
+# The real datasets are never committed: ../shared/data next to the checkout, or
+# wherever FAIRKM_DATA (the variable fairkm.datasets reads too) points.
 SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data():
-    """The read-only ../shared/data folder; tests that need it skip when it is absent."""
-    if not (SHARED_DATA / "adult" / "adult.data").is_file():
-        pytest.skip(f"the real data files are not at {SHARED_DATA} (the shared/ folder)")
-    return SHARED_DATA
+    """The read-only folder holding ``adult/`` and ``kinematics/``; skip when it is absent."""
+    folder = Path(os.environ["FAIRKM_DATA"]) if os.environ.get("FAIRKM_DATA") else SHARED_DATA
+    if not (folder / "adult" / "adult.data").is_file():
+        pytest.skip(f"the real data files are not at {folder} (set FAIRKM_DATA to the folder "
+                    "holding adult/ and kinematics/, or put them in ../shared/data)")
+    return folder
 
 
 @pytest.fixture(scope="session")
 def writable_data_home(shared_data, tmp_path_factory):
-    """A writable copy of ../shared/data (the loaders cache derived files next to the data)."""
+    """A writable copy of the real data (the loaders cache derived files next to the data)."""
     home = tmp_path_factory.mktemp("data_home")
     for name in ("adult", "kinematics"):
         shutil.copytree(shared_data / name, home / name)
@@ -27,3 +61,21 @@ def writable_data_home(shared_data, tmp_path_factory):
             path.chmod(0o644)
         (home / name).chmod(0o755)
     return home
+
+
+@pytest.fixture
+def people_csv(tmp_path):
+    """``make_people()`` written to ``people.csv`` in the test's folder."""
+    path = tmp_path / "people.csv"
+    make_people().to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def chromium():
+    """The path of a Chromium browser; skip when none is installed."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run does it)")

@@ -24,6 +24,8 @@ from fairkm.bounds import (
 from fairkm.datasets import make_sensitive_blobs
 from fairkm.metrics import clustering_objective, max_euclidean, max_proportional_violation
 
+from .conftest import examples
+
 # ----------------------------------------------------------------------------- NumPy references
 
 
@@ -127,7 +129,7 @@ def quiet_assignment(*args, **kwargs):
 # ----------------------------------------------------------------------------- brute force
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=tiny_problems(weighted=True))
 def test_tiny_problems_match_brute_force(problem):
     X, centers, S, weights, kind, delta = problem
@@ -203,7 +205,7 @@ def test_infeasible_on_many_rows_is_proved_on_type_counts():
 # ----------------------------------------------------------------------------- reported bounds
 
 
-@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=medium_problems())
 def test_every_clustering_meets_the_bound_up_to_the_reported_violation(problem):
     X, S, weights, kind, delta, k, seed = problem

@@ -15,6 +15,8 @@ from fairkm.bounds import BoundedKMeans, check_bounds
 from fairkm.datasets import make_sensitive_blobs
 from fairkm.report import audit
 
+from .conftest import examples
+
 MEASURE_COLUMNS = [m.name for m in metrics.MEASURES.values() if m.kind == "fairness"]
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 
@@ -58,7 +60,7 @@ def weighted_problems(draw):
     return labels, pd.DataFrame({"a": a, "b": b}), weights
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_problems(), kind=st.sampled_from(["additive", "multiplicative"]),
        bound=st.sampled_from([0.0, 0.1, 0.3, 0.6]))
 def test_deviation_matches_a_numpy_reference(problem, kind, bound):

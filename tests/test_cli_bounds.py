@@ -14,7 +14,7 @@ BLIND = "S-blind K-Means (best of 10)"
 
 
 @pytest.fixture
-def people_csv(tmp_path):
+def people_150_csv(tmp_path):
     path = tmp_path / "people.csv"
     make_people(150).to_csv(path, index=False)
     return path
@@ -38,16 +38,16 @@ def fitted(monkeypatch):
     return models
 
 
-def test_fit_passes_the_bound_to_fairkm_and_the_audit(capsys, people_csv, tmp_path, fitted):
+def test_fit_passes_the_bound_to_fairkm_and_the_audit(capsys, people_150_csv, tmp_path, fitted):
     report, output = tmp_path / "audit.html", tmp_path / "out.csv"
-    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "20%",
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, "--max-deviation", "20%",
                            "--report", report, "--output", output)
     assert status == 0, err
     (model,) = fitted
     assert model.max_deviation == 0.2 and model.deviation_kind == "additive"
     assert model.bounds_check_.satisfied
     labels = pd.read_csv(output)["cluster"]
-    people = pd.read_csv(people_csv)
+    people = pd.read_csv(people_150_csv)
     check = check_bounds(labels, people[["sex", "group"]], max_deviation=0.2)
     assert check.satisfied
     flat = _flat(out)
@@ -61,8 +61,8 @@ def test_fit_passes_the_bound_to_fairkm_and_the_audit(capsys, people_csv, tmp_pa
     assert 'id="bounds"' in page
 
 
-def test_fit_per_column_multiplicative_bound(capsys, people_csv, fitted):
-    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "sex=0.3",
+def test_fit_per_column_multiplicative_bound(capsys, people_150_csv, fitted):
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, "--max-deviation", "sex=0.3",
                            "--deviation-kind", "multiplicative")
     assert status == 0, err
     (model,) = fitted
@@ -73,17 +73,17 @@ def test_fit_per_column_multiplicative_bound(capsys, people_csv, fitted):
     assert "FairKM: Every cluster within 0.3 of the dataset's mix (multiplicative): " in flat
 
 
-def test_without_a_bound_nothing_changes(capsys, people_csv, fitted):
-    status, out, _ = run(capsys, "fit", people_csv, *FIT)
+def test_without_a_bound_nothing_changes(capsys, people_150_csv, fitted):
+    status, out, _ = run(capsys, "fit", people_150_csv, *FIT)
     assert status == 0
     (model,) = fitted
     assert model.max_deviation is None
     assert "guarantee:" not in out and "Every cluster within" not in out
 
 
-def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_csv, tmp_path):
+def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_150_csv, tmp_path):
     report = tmp_path / "audit.html"
-    status, out, err = run(capsys, "fit", people_csv, *FIT, "--max-deviation", "0.0001",
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, "--max-deviation", "0.0001",
                            "--report", report)
     assert status == 1
     lines = err.strip().splitlines()
@@ -107,8 +107,8 @@ def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_csv
     (["--max-deviation", "0.1", "--numeric-sensitive", "sex,group"],
      "every sensitive column is numeric"),
 ])
-def test_bad_bounds_are_usage_errors_before_any_fit(capsys, people_csv, fitted, args, message):
-    status, out, err = run(capsys, "fit", people_csv, *FIT, *args)
+def test_bad_bounds_are_usage_errors_before_any_fit(capsys, people_150_csv, fitted, args, message):
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, *args)
     assert status == 2, err
     assert message in err and "usage: fairkm fit" in err
     assert fitted == [] and out == ""

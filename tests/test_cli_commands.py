@@ -18,14 +18,6 @@ import fairkm.experiments
 from ._people import BASE, FIT, SCRIPT, make_people, run
 from ._people import write_table as _write
 
-
-@pytest.fixture
-def people_csv(tmp_path):
-    path = tmp_path / "people.csv"
-    make_people().to_csv(path, index=False)
-    return path
-
-
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -157,6 +149,7 @@ def test_console_script_demo_without_arguments(tmp_path):
 
 @needs_script
 def test_console_script_fit_and_exit_codes(tmp_path):
+    pytest.importorskip("pyarrow")
     make_people().to_csv(tmp_path / "people.csv", index=False)
     done = _subprocess(SCRIPT, "fit", "people.csv", *FIT, "--output", "out.parquet",
                        "--report", "audit.html", cwd=tmp_path)
@@ -204,6 +197,7 @@ def test_demo_kinematics(capsys, writable_data_home):
 @needs_script
 def test_fit_and_evaluate_adult_csv(writable_data_home, tmp_path):
     """The console script on the raw Adult rows written as CSV: fit, then audit the result."""
+    pytest.importorskip("pyarrow")
     adult = fairkm.datasets.fetch_adult(data_home=writable_data_home, preprocess=None).data
     adult.to_csv(tmp_path / "adult.csv", index=False)
     done = _subprocess(SCRIPT, "fit", "adult.csv", "--sensitive", "sex,race,age",
@@ -238,7 +232,7 @@ def test_missing_values_in_several_columns_are_one_error(capsys, tmp_path):
     assert "3 of 90 rows have a missing value" in err and "--dropna" in err
 
 
-def test_dropna_drops_the_incomplete_rows_and_says_how_many(capsys, tmp_path):
+def test_dropna_drops_the_incomplete_rows_and_says_how_many(capsys, tmp_path, people_csv):
     people = make_people()
     people.loc[4, "sex"] = None
     people.loc[[2, 4, 7], "tenure"] = np.nan
@@ -251,14 +245,8 @@ def test_dropna_drops_the_incomplete_rows_and_says_how_many(capsys, tmp_path):
     result = pd.read_csv(out_path)
     assert len(result) == 87 and result["sex"].notna().all()
     assert "wrote 87 rows" in out
-    status, out, _ = run(capsys, "fit", people_csv_path(tmp_path), *FIT, "--dropna")
+    status, out, _ = run(capsys, "fit", people_csv, *FIT, "--dropna")
     assert status == 0 and "dropped (--dropna): none (no missing values)" in out
-
-
-def people_csv_path(tmp_path):
-    path = tmp_path / "complete.csv"
-    make_people().to_csv(path, index=False)
-    return path
 
 
 def test_dropna_with_nothing_left(capsys, tmp_path):

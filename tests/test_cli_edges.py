@@ -24,13 +24,6 @@ PEOPLE_COLUMNS = ["id", "income", "tenure", "region", "sex", "group", "age"]
 
 
 @pytest.fixture
-def people_csv(tmp_path):
-    path = tmp_path / "people.csv"
-    make_people().to_csv(path, index=False)
-    return path
-
-
-@pytest.fixture
 def no_work(monkeypatch):
     """Make any fit, audit or reproduction fail the test: the command must stop before."""
 

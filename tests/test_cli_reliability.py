@@ -46,13 +46,6 @@ def pq(pa):
 
 
 @pytest.fixture
-def people_csv(tmp_path):
-    path = tmp_path / "people.csv"
-    make_people().to_csv(path, index=False)
-    return path
-
-
-@pytest.fixture
 def no_work(monkeypatch):
     """Make any fit or audit fail the test: the command must stop before the work."""
 

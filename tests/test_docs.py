@@ -151,18 +151,9 @@ PROBE = (
 )
 
 
-def _chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run does it)")
-
-
-def test_every_page_renders_in_chromium(site, tmp_path):
+def test_every_page_renders_in_chromium(site, tmp_path, chromium):
     import re
 
-    browser = _chromium()
     pages = [p for p in sorted(site.rglob("*.html")) if p.name != "search.html"]
     assert len(pages) >= 15
     failures = []
@@ -171,7 +162,7 @@ def test_every_page_renders_in_chromium(site, tmp_path):
         probe.write_text(path.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                          encoding="utf-8")
         done = subprocess.run(
-            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
              "--dump-dom", probe.as_uri()],

@@ -45,6 +45,7 @@ def data_home(shared_data, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def quick(data_home, tmp_path_factory):
+    pytest.importorskip("gensim", reason="Kinematics' Doc2Vec features need gensim (fairkm[text])")
     out = tmp_path_factory.mktemp("reproduction")
     tables = reproduce(out, quick=True, data_home=data_home, progress=False)
     return out, tables

@@ -15,6 +15,7 @@ from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
 from ._problems import WEIGHTING_OF_EXPONENT
+from .conftest import examples
 
 
 def mean_euclidean_unfairness(labels, sensitive):
@@ -217,7 +218,7 @@ def test_predict_without_sensitive_features_is_nearest_centre(planted):
         assert_array_equal(model.predict(X), dist.argmin(axis=1))
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=examples(40))
 @given(seed=st.integers(0, 10_000), weight=st.sampled_from([0.0, 10.0, 1e3, 1e5]),
        exponent=st.sampled_from([2, 1, 0]))
 def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight, exponent):

@@ -19,6 +19,7 @@ from fairkm.bounds import BoundNotMetWarning, InfeasibleBoundError, fair_assignm
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
+from .conftest import examples
 
 
 def largest_excess(labels, columns, weights, kind, delta):
@@ -54,7 +55,7 @@ def bounded_problems(draw):
     return X, columns, weights, kind, delta, k
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=bounded_problems())
 def test_fitted_clustering_meets_the_bound_and_describes_itself(problem):
     X, columns, weights, kind, delta, k = problem

@@ -12,6 +12,7 @@ from fairkm._engine import sweep
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
+from .conftest import examples
 
 
 def kernel_objective(problem, terms, stats, labels):
@@ -19,7 +20,7 @@ def kernel_objective(problem, terms, stats, labels):
     return inertia + problem.fairness_weight * stats.fairness(terms)
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(), data=st.data())
 def test_move_deltas_equal_reference_objective_differences(case, data):
     problem, labels, _ = case
@@ -40,7 +41,7 @@ def test_move_deltas_equal_reference_objective_differences(case, data):
     assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-9 * scale)
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems())
 def test_objective_equals_reference(case):
     problem, labels, _ = case
@@ -55,7 +56,7 @@ def test_objective_equals_reference(case):
     )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems())
 def test_sweep_matches_reference(case):
     problem, labels, order = case
@@ -72,7 +73,7 @@ def test_sweep_matches_reference(case):
     )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(max_n=40))
 def test_sweep_invariants(case):
     problem, labels, order = case
@@ -104,7 +105,7 @@ def test_sweep_invariants(case):
     assert_allclose(after, _reference.objective(problem, got), rtol=1e-9, atol=1e-9)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(case=problems(max_n=14))
 def test_fit_ends_in_a_local_optimum(case):
     assert_fit_ends_in_a_local_optimum(case[0])

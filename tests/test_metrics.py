@@ -13,6 +13,7 @@ from sklearn.metrics import rand_score, silhouette_score
 from fairkm import metrics
 
 from . import _metrics_reference as ref
+from .conftest import examples
 
 FAIRNESS_FUNCTIONS = {
     m.name: m.function for m in metrics.MEASURES.values() if m.kind == "fairness"
@@ -330,7 +331,7 @@ def _relabel(labels, seed):
 # --------------------------------------------------------------------------- properties
 
 
-@settings(deadline=None, max_examples=80)
+@settings(max_examples=examples(80))
 @given(problem=fairness_problems(), convention=st.sampled_from(["principled", "published"]))
 def test_report_matches_reference(problem, convention):
     labels, categorical, numeric = problem
@@ -343,7 +344,7 @@ def test_report_matches_reference(problem, convention):
         assert_allclose(report.loc["num", measure], want_num[measure], rtol=1e-9, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=examples(40))
 @given(problem=fairness_problems(), eps=st.sampled_from([0.0, 1e-20, 1e-3]))
 def test_kl_eps_matches_reference(problem, eps):
     labels, categorical, _ = problem
@@ -365,7 +366,7 @@ def exact_mix(draw):
     return labels, cat, num, block_cat
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(case=exact_mix())
 def test_zero_deviation_when_every_cluster_has_the_dataset_mix(case):
     labels, cat, num, block_cat = case
@@ -378,7 +379,7 @@ def test_zero_deviation_when_every_cluster_has_the_dataset_mix(case):
         assert_allclose(numeric.loc["s0", ["AE", "AW", "ME", "MW"]], 0.0, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=fairness_problems(), seed=st.integers(0, 2**16))
 def test_fairness_invariant_to_label_renaming(problem, seed):
     labels, categorical, numeric = problem
@@ -388,7 +389,7 @@ def test_fairness_invariant_to_label_renaming(problem, seed):
     pd.testing.assert_frame_equal(base, renamed)
 
 
-@settings(deadline=None, max_examples=80)
+@settings(max_examples=examples(80))
 @given(problem=two_clusterings())
 def test_pair_deviation_properties(problem):
     _, a, b = problem
@@ -407,7 +408,7 @@ def test_pair_deviation_with_many_clusters_uses_sparse_counts():
     assert metrics.object_pair_deviation(a, b) == pytest.approx(1 - rand_score(a, b), abs=1e-12)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=two_clusterings())
 def test_centroid_deviation_properties(problem):
     X, a, b = problem
@@ -418,7 +419,7 @@ def test_centroid_deviation_properties(problem):
     assert metrics.centroid_deviation(X, _relabel(a, 3), b) == pytest.approx(got, abs=1e-9)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=two_clusterings(), squared=st.booleans())
 def test_clustering_objective_matches_reference(problem, squared):
     X, a, _ = problem
@@ -427,7 +428,7 @@ def test_clustering_objective_matches_reference(problem, squared):
     assert metrics.clustering_objective(X, _relabel(a, 4), squared=squared) == pytest.approx(got)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(
     p=st.lists(st.floats(0, 1), min_size=1, max_size=8),
     data=st.data(),

@@ -11,6 +11,8 @@ from numpy.testing import assert_allclose
 
 from fairkm import metrics
 
+from .conftest import examples
+
 FAIRNESS = {m.name: m.function for m in metrics.MEASURES.values() if m.kind == "fairness"}
 
 
@@ -40,7 +42,7 @@ def groups(draw):
 INTERSECTIONS = [("sex", "race"), ("race", "sex", "band")]
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=groups(), weighted=st.booleans())
 def test_intersection_rows_are_the_combined_attributes(problem, weighted):
     frame, labels, weights = problem
@@ -283,7 +285,7 @@ def pairs_joining_alike(draw):
     return rows
 
 
-@settings(deadline=None, max_examples=200)
+@settings(max_examples=examples(200))
 @given(rows=pairs_joining_alike())
 def test_distinct_tuples_get_distinct_combined_values(rows):
     from fairkm._encoding import with_intersections

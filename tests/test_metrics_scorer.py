@@ -21,6 +21,7 @@ from fairkm import FairKM
 from fairkm.metrics import MEASURES, make_fair_clustering_scorer
 
 from . import _metrics_reference as ref
+from .conftest import examples
 
 FAIRNESS = [m.name for m in MEASURES.values() if m.kind == "fairness"]
 OVER_BUDGET = 1e6
@@ -104,7 +105,7 @@ def scored(draw):
     return X, labels, S, weights, k
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=examples(40))
 @given(problem=scored(), measure=st.sampled_from(FAIRNESS),
        max_cost=st.sampled_from([0.0, 0.1, 0.5, 3.0]))
 def test_score_matches_its_definition(problem, measure, max_cost):

@@ -18,6 +18,7 @@ from numpy.testing import assert_allclose
 from fairkm import metrics
 
 from . import _metrics_reference as ref
+from .conftest import examples
 
 FAIRNESS = {m.name: m.function for m in metrics.MEASURES.values() if m.kind == "fairness"}
 QUALITY = {m.name: m.function for m in metrics.MEASURES.values() if m.kind == "quality"}
@@ -73,7 +74,7 @@ def _silhouette_defined(labels, weights):
 # --------------------------------------------------------------------------- the definition
 
 
-@settings(deadline=None, max_examples=80)
+@settings(max_examples=examples(80))
 @given(problem=weighted_problems(), convention=st.sampled_from(["principled", "published"]))
 def test_weighted_report_matches_reference(problem, convention):
     labels, categorical, numeric, w = problem
@@ -88,7 +89,7 @@ def test_weighted_report_matches_reference(problem, convention):
             assert_allclose(report.loc[attribute, measure], value, rtol=1e-9, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_problems(weights=INTEGER_WEIGHTS))
 def test_integer_weights_repeat_rows_in_every_fairness_measure(problem):
     labels, categorical, numeric, w = problem
@@ -103,7 +104,7 @@ def test_integer_weights_repeat_rows_in_every_fairness_measure(problem):
         assert_allclose(got, func(**repeated, multioutput="raw_values"), **TOL, err_msg=name)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_problems(weights=st.sampled_from([0.0, 0.5, 1.0, 2.5])))
 def test_zero_weights_drop_rows_in_every_fairness_measure(problem):
     labels, categorical, numeric, w = problem
@@ -115,7 +116,7 @@ def test_zero_weights_drop_rows_in_every_fairness_measure(problem):
     pd.testing.assert_frame_equal(got, want, check_exact=True)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_clusterings(weights=INTEGER_WEIGHTS), squared=st.booleans())
 def test_integer_weights_repeat_rows_in_every_quality_measure(problem, squared):
     X, a, b, w = problem
@@ -136,7 +137,7 @@ def test_integer_weights_repeat_rows_in_every_quality_measure(problem, squared):
         assert_allclose(got, want, **TOL, err_msg=name)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_clusterings(weights=st.sampled_from([0.0, 1.0, 1.5, 3.0])))
 def test_zero_weights_drop_rows_in_every_quality_measure(problem):
     X, a, b, w = problem
@@ -148,7 +149,7 @@ def test_zero_weights_drop_rows_in_every_quality_measure(problem):
     pd.testing.assert_series_equal(got, want, check_exact=True)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=weighted_clusterings(), squared=st.booleans())
 def test_weighted_quality_matches_reference(problem, squared):
     X, a, b, w = problem
@@ -166,7 +167,7 @@ def test_weighted_quality_matches_reference(problem, squared):
                         rtol=1e-9, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=examples(40))
 @given(problem=weighted_problems(weights=st.sampled_from([0.0, 1.0])))
 def test_unit_weights_are_no_weights(problem):
     labels, categorical, numeric, w = problem

@@ -16,6 +16,7 @@ from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
+from .conftest import examples
 
 
 def propose(X, terms, lam, batch, labels, stats, targets):
@@ -50,7 +51,7 @@ def reference_proposal(problem, labels, i, tolerance):
     return int(np.argmin(deltas))
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(), data=st.data())
 def test_proposals_match_reference(case, data):
     problem, labels, order = case
@@ -66,7 +67,7 @@ def test_proposals_match_reference(case, data):
     assert [got[t] for t in clear] == [wanted[t] for t in clear]
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(max_n=30), data=st.data())
 def test_applied_moves_keep_exact_statistics(case, data):
     problem, labels, order = case
@@ -95,7 +96,7 @@ def test_applied_moves_keep_exact_statistics(case, data):
         assert_allclose(inc, ex, rtol=1e-9, atol=1e-9)
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(max_n=30))
 def test_objective_from_statistics_equals_reference(case):
     problem, labels, _ = case
@@ -106,7 +107,7 @@ def test_objective_from_statistics_equals_reference(case):
     assert_allclose(got, want, rtol=1e-9, atol=1e-9 * (1.0 + total_sq_norm))
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(case=problems(max_n=14), batch_size=st.sampled_from([1, 2, 5, 64]))
 def test_minibatch_fit_ends_in_a_local_optimum(case, batch_size):
     assert_fit_ends_in_a_local_optimum(case[0], algorithm="minibatch", batch_size=batch_size)

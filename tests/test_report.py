@@ -3,7 +3,6 @@
 import base64
 import io
 import re
-import shutil
 import subprocess
 import warnings
 
@@ -320,14 +319,6 @@ def test_same_numbers_as_the_metrics(random_audit):
 # --------------------------------------------------------------------------- in a browser
 
 
-def _chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run does it)")
-
-
 def _headless(browser, tmp_path, *args):
     command = [
         browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -347,8 +338,7 @@ PROBE = (
 )
 
 
-def test_report_renders_in_chromium(tmp_path):
-    browser = _chromium()
+def test_report_renders_in_chromium(tmp_path, chromium):
     people = pd.DataFrame({
         "income": np.r_[np.linspace(0, 1, 40), np.linspace(5, 6, 40)],
         "sex": np.r_[["F"] * 30 + ["M"] * 10, ["F"] * 10 + ["M"] * 30],
@@ -364,7 +354,7 @@ def test_report_renders_in_chromium(tmp_path):
     probe = tmp_path / "probe.html"
     probe.write_text(report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                      encoding="utf-8")
-    done = _headless(browser, tmp_path, "--virtual-time-budget=10000", "--dump-dom",
+    done = _headless(chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom",
                      probe.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
@@ -375,7 +365,7 @@ def test_report_renders_in_chromium(tmp_path):
     assert "Fairness audit of FairKM on people.csv" in dom
 
     shot = tmp_path / "audit.png"
-    done = _headless(browser, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}",
+    done = _headless(chromium, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}",
                      report.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     pixels = matplotlib.image.imread(shot)
@@ -384,16 +374,15 @@ def test_report_renders_in_chromium(tmp_path):
     assert pixels[..., :3].std() > 0.05
 
 
-def test_notebook_fragment_renders_in_chromium(random_audit, tmp_path):
+def test_notebook_fragment_renders_in_chromium(random_audit, tmp_path, chromium):
     """The _repr_html_ fragment inside a page of its own, as a notebook shows it."""
-    browser = _chromium()
     page = tmp_path / "notebook.html"
     page.write_text(
         "<!DOCTYPE html><html><body><h1>Notebook</h1><p id='before'>cell above</p>"
         f"{random_audit._repr_html_()}<p id='after'>cell below</p>{PROBE}</body></html>",
         encoding="utf-8",
     )
-    done = _headless(browser, tmp_path, "--virtual-time-budget=10000", "--dump-dom",
+    done = _headless(chromium, tmp_path, "--virtual-time-budget=10000", "--dump-dom",
                      page.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     assert '<p id="image-check">decoded 3 of 3</p>' in done.stdout

@@ -11,6 +11,7 @@ from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
 from ._problems import EXPONENT_OF_WEIGHTING, engine, problems
+from .conftest import examples
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def repeated(problem, counts):
     )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(case=problems(weighted=False), data=st.data())
 def test_integer_weights_price_a_labelling_as_repeated_rows(case, data):
     """The weighted objective, in the engine and the reference, is that of the repeated rows."""

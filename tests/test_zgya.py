@@ -29,6 +29,7 @@ from fairkm.baselines._zgya_kernels import (
 )
 
 from . import _zgya_reference as ref
+from .conftest import examples
 
 
 def planted(n_a=200, n_b=100, seed=0, spread=0.075):
@@ -66,7 +67,7 @@ def rows_of(X, codes):
 # ---------------------------------------------------------------- rows and segments
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(
     n=st.integers(1, 1500),
     n_distinct=st.integers(1, 40),
@@ -130,7 +131,7 @@ def kernel_layout(S, dist, codes, repeats):
             weights, starts, stops, order)
 
 
-@settings(deadline=None, max_examples=150)
+@settings(max_examples=examples(150))
 @given(problem=bound_problems())
 def test_bound_step_matches_reference(problem):
     S, dist, codes, repeats, targets, weight, lipschitz = problem
@@ -166,7 +167,7 @@ def test_bound_step_matches_reference(problem):
     assert_allclose(mass, new_mass, rtol=1e-9, atol=1e-15)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=examples(60))
 @given(problem=bound_problems(), bound_tol=st.sampled_from([1e-2, 1e-5]))
 def test_optimise_bound_is_repeated_bound_steps(problem, bound_tol):
     # optimise_bound = bound_step until the bound's relative change is at most bound_tol,
@@ -243,7 +244,7 @@ def test_bound_step_rescues_underflowing_columns():
     assert bound == pytest.approx(want_bound, rel=1e-12)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=examples(40))
 @given(n=st.integers(1, 30), k=st.integers(1, 5), d=st.integers(1, 4), seed=st.integers(0, 999))
 def test_distances_and_means_match_reference(n, k, d, seed):
     rng = np.random.RandomState(seed)
