@@ -40,32 +40,6 @@ def test_star_import_brings_only_the_public_names():
     assert set(namespace) - {"__builtins__"} == set(metrics.__all__)
 
 
-# The numpydoc checks that matter to a reader: a summary, every parameter documented with
-# a type, nothing documented that does not exist, a Returns section.
-NUMPYDOC_ERRORS = {"GL08", "SS01", "PR01", "PR02", "PR04", "RT01"}
-
-
-def _numpydoc_errors(qualified_name):
-    validate = pytest.importorskip("numpydoc.validate").validate
-    return [(code, message) for code, message in validate(qualified_name)["errors"]
-            if code in NUMPYDOC_ERRORS]
-
-
-@pytest.mark.parametrize(
-    "name", [n for n in metrics.__all__ if callable(getattr(metrics, n))]
-)
-def test_public_callables_pass_numpydoc(name):
-    assert _numpydoc_errors(f"fairkm.metrics.{name}") == []
-
-
-@pytest.mark.parametrize("method", ["__call__", "evaluate", "get_metadata_routing",
-                                    "set_score_request"])
-def test_scorer_methods_pass_numpydoc(method):
-    scorer = metrics.make_fair_clustering_scorer()
-    cls = type(scorer)
-    assert _numpydoc_errors(f"{cls.__module__}.{cls.__qualname__}.{method}") == []
-
-
 # --------------------------------------------------------------------------- the table of measures
 
 

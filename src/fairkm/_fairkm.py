@@ -294,7 +294,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
 
     See Also
     --------
-    sklearn.cluster.KMeans : fairness-blind K-Means (Lloyd's algorithm).
+    sklearn.cluster.KMeans : Fairness-blind K-Means (Lloyd's algorithm).
 
     Notes
     -----
@@ -645,6 +645,12 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         labels : ndarray of shape (n_samples,)
             Cluster of each point.
 
+        Warns
+        -----
+        UserWarning
+            When the model was fitted with sensitive features and a positive
+            ``fairness_weight_`` but ``sensitive_features`` is None.
+
         Notes
         -----
         With ``sensitive_features``, each point goes to the cluster where
@@ -663,12 +669,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         0.101 with ``predict(X)``, and 0.107 for S-blind
         ``KMeans(n_init=10)``. A model fitted with sensitive features (and a
         positive weight) therefore warns when they are missing.
-
-        Warns
-        -----
-        UserWarning
-            When the model was fitted with sensitive features and a positive
-            ``fairness_weight_`` but ``sensitive_features`` is None.
         """
         check_is_fitted(self)
         sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
@@ -713,7 +713,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         return self.cluster_centers_.shape[0]
 
     def transform(self, X):
-        """Distances from each point to each cluster centre, as :class:`sklearn.cluster.KMeans`.
+        """Compute each point's distance to each cluster centre, as :class:`sklearn.cluster.KMeans`.
 
         Parameters
         ----------

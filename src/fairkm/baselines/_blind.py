@@ -55,7 +55,7 @@ class BlindKMeans(ClusterMixin, BaseEstimator):
 
     See Also
     --------
-    fairkm.FairKM : fair K-Means over many sensitive attributes.
+    fairkm.FairKM : Fair K-Means over many sensitive attributes.
     ZGYA : Variational Fair Clustering over one sensitive attribute.
 
     Notes

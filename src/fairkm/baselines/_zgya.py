@@ -149,7 +149,7 @@ class ZGYA(ClusterMixin, BaseEstimator):
 
     See Also
     --------
-    fairkm.FairKM : fair K-Means over many sensitive attributes at once.
+    fairkm.FairKM : Fair K-Means over many sensitive attributes at once.
     BlindKMeans : K-Means ignoring the sensitive attributes.
 
     Notes

@@ -500,8 +500,8 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
 
     See Also
     --------
-    BoundedKMeans : the estimator (seeding, alternation, ``predict``).
-    check_bounds : measure any clustering against the bounds.
+    BoundedKMeans : The estimator (seeding, alternation, ``predict``).
+    check_bounds : Measure any clustering against the bounds.
 
     Notes
     -----

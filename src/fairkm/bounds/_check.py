@@ -130,6 +130,7 @@ class BoundsCheck:
         Returns
         -------
         str
+            The sentence, for a report or a log.
         """
         bounded = self.table[self.table["bound"].notna()]
         if bounded.empty:

@@ -97,9 +97,9 @@ class BoundedKMeans(ClusterMixin, BaseEstimator):
 
     See Also
     --------
-    fair_assignment : one bounded assignment (or alternation) from given centres.
-    check_bounds : measure any clustering against the bounds.
-    fairkm.FairKM : fairer on average, without a per-cluster guarantee.
+    fair_assignment : One bounded assignment (or alternation) from given centres.
+    check_bounds : Measure any clustering against the bounds.
+    fairkm.FairKM : Fairer on average, without a per-cluster guarantee.
 
     Notes
     -----
@@ -274,15 +274,15 @@ class BoundedKMeans(ClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
             Cluster of each row.
 
-        Notes
-        -----
-        Without ``sensitive_features`` the bounds are not applied to the new
-        rows, so a model fitted with them warns.
-
         Warns
         -----
         UserWarning
             When the model was fitted with sensitive features and none are given.
+
+        Notes
+        -----
+        Without ``sensitive_features`` the bounds are not applied to the new
+        rows, so a model fitted with them warns.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)

@@ -72,6 +72,9 @@ class FairKM(BaseFairKM):
         :class:`fairkm.FairKM`; every trial of the search runs rounds.
     attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
         Per-attribute weights, as in :class:`fairkm.FairKM`.
+    cluster_weighting : {"auto", "equal", "size", "paper"}, default="auto"
+        How much each cluster's deviations count in the fairness term, as in
+        :class:`fairkm.FairKM`.
     numeric_sensitive : "auto", bool or list of str or int, default="auto"
         Which sensitive attributes are numeric, as in :class:`fairkm.FairKM`
         (``"auto"`` reads the collection's dtypes).
@@ -133,7 +136,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
     See Also
     --------
-    fairkm.FairKM : the single-machine estimator.
+    fairkm.FairKM : The single-machine estimator.
 
     Notes
     -----

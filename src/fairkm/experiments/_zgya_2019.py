@@ -140,13 +140,16 @@ def zgya_2019(X, sensitive, n_clusters, *, fairness_weight=15.0, random_state=No
     sensitive : array-like of shape (n_samples,)
         One categorical sensitive attribute.
     n_clusters : int
+        Number of clusters.
     fairness_weight : float, default=15.0
         ``lambda`` (the paper's value).
     random_state : int, RandomState instance or None, default=None
         Seeds k-means++ (the 2019 driver passes its seed there) and the
         K-Means runs of the reseeds.
     max_iter : int, default=100
+        Maximum number of outer iterations.
     bound_max_iter : int, default=600
+        Maximum number of bound updates per bound optimisation.
 
     Returns
     -------
@@ -274,6 +277,7 @@ def zgya_2019_comparison(output_dir=None, *, dataset="adult", n_seeds=10, n_clus
     dataset : {"adult", "kinematics", "kinematics-l2"}, default="adult"
         Prepared as :func:`fairkm.experiments.reproduce` prepares it.
     n_seeds : int, default=10
+        Number of seeds per k and attribute: ``0, 100, 200, ...``.
     n_clusters : sequence of int, default=None
         The paper's: (5, 15) on Adult, (5,) on Kinematics.
     data_home : str or path-like, default=None

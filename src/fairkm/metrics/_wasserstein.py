@@ -183,6 +183,8 @@ def published_wasserstein(p, q):
     Returns
     -------
     float
+        The mean absolute difference of the sorted entries of ``p`` and
+        ``q``.
     """
     p = check_array(p, ensure_2d=False, dtype=np.float64, input_name="p")
     q = check_array(q, ensure_2d=False, dtype=np.float64, input_name="q")

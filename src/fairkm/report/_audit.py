@@ -134,6 +134,8 @@ class Audit:
         Returns
         -------
         str
+            The cluster sizes, the tables of measures and the findings, in lines
+            of text.
         """
         return audit_text(self)
 
@@ -343,6 +345,8 @@ def audit(
     Returns
     -------
     Audit
+        The measures and worst clusters of the clustering and of the
+        reference, the verdicts, and their text and HTML renderings.
 
     Raises
     ------
@@ -353,8 +357,8 @@ def audit(
 
     See Also
     --------
-    drop_missing : drop incomplete rows and count them.
-    fairkm.metrics.fairness_report : the measures alone.
+    drop_missing : Drop incomplete rows and count them.
+    fairkm.metrics.fairness_report : The measures alone.
 
     Examples
     --------

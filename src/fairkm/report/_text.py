@@ -25,10 +25,12 @@ def format_number(value):
     Parameters
     ----------
     value : float
+        The number to show.
 
     Returns
     -------
     str
+        ``value`` as a report prints it.
     """
     if 1e4 <= abs(value) < 1e12:
         return f"{value:,.0f}"
