@@ -8,9 +8,11 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.pipeline import Pipeline
 
 pytest.importorskip("distributed")
 pytest.importorskip("dask.dataframe")
@@ -160,6 +162,20 @@ def test_same_seed_and_partitioning_give_identical_labels(client, data):
     assert_array_equal(compute(client, runs[0].labels_), compute(client, runs[1].labels_))
     assert_array_equal(runs[0].objective_history_, runs[1].objective_history_)
     assert runs[0].objective_ == runs[1].objective_
+
+
+def test_routed_pipeline_passes_sensitive_features(client, data, fitted):
+    # As for the in-memory estimators (test_family.py): sensitive_features are
+    # requested by default; the client, like sample_weight, is requested by hand.
+    model, labels, _ = fitted
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = Pipeline([("fairkm", FairKM(K, fairness_weight="paper", init=data["centers"])
+                                    .set_fit_request(client=True))])
+        routed = pipe.fit_predict(data["Xd"], sensitive_features=data["Sd"], client=client)
+        assert_array_equal(compute(client, routed), labels)
+        assert_array_equal(
+            compute(client, pipe.predict(data["Xd"], sensitive_features=data["Sd"])),
+            compute(client, model.predict(data["Xd"], sensitive_features=data["Sd"])))
 
 
 def test_small_data_k_means_plus_plus_starts_as_fairkm(client, data):

@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_array
@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_array
 from . import _kernels
 from ._encoding import aligned_to, with_intersections
 from ._engine import Stats
+from ._family import SensitiveFeaturesMixin
 from ._validation import check_int, check_real
 from ._weights import CLUSTER_EXPONENTS, Plan
 
@@ -110,23 +111,14 @@ def _ratio(value, reference):
     return value / reference
 
 
-class BaseFairKM(ClusterMixin, BaseEstimator):
+class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
     """Parameters, checks, fitted attributes and prediction shared by the FairKM estimators.
 
     Subclasses define ``__init__`` (the parameters below plus their own) and
     ``fit``; ``fit`` calls :meth:`_check_params` and ends with :meth:`_set_fitted`.
 
-    With scikit-learn's metadata routing on, the estimators request
-    ``sensitive_features`` in ``fit``, ``predict`` and ``score`` by default
-    (they are what FairKM is for), so a routed ``Pipeline``, ``cross_validate``
-    or ``GridSearchCV`` passes them on without ``set_*_request`` calls;
-    ``sample_weight``, like everywhere in scikit-learn, must be requested
-    (``set_fit_request(sample_weight=True)``).
+    Metadata routing and ``fit_predict`` come from :class:`SensitiveFeaturesMixin`.
     """
-
-    __metadata_request__fit = {"sensitive_features": True}
-    __metadata_request__predict = {"sensitive_features": True}
-    __metadata_request__score = {"sensitive_features": True}
 
     # ------------------------------------------------------------------ validation
 

@@ -684,29 +684,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             )
         return self._predictor().predict(X, sensitive_features)
 
-    def fit_predict(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, Series or DataFrame, default=None
-            As in :meth:`fit`.
-        sample_weight : array-like of shape (n_samples,), default=None
-            As in :meth:`fit`.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            ``labels_``.
-        """
-        return self.fit(
-            X, sensitive_features=sensitive_features, sample_weight=sample_weight
-        ).labels_
-
     @property
     def _n_features_out(self):
         """Number of transformed output features (for ``get_feature_names_out``)."""
@@ -729,29 +706,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
         return euclidean_distances(X, self.cluster_centers_)
-
-    def fit_transform(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Fit, then return the distances of ``X`` to the centres (:meth:`transform`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, Series or DataFrame, default=None
-            As in :meth:`fit`.
-        sample_weight : array-like of shape (n_samples,), default=None
-            As in :meth:`fit`.
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_clusters)
-            Distances to the centres.
-        """
-        return self.fit(
-            X, sensitive_features=sensitive_features, sample_weight=sample_weight
-        ).transform(X)
 
     def score(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Negative objective of ``X`` under the fitted model.

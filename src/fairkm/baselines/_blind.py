@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._encoding import check_sensitive_features
+from .._family import SensitiveFeaturesMixin
 
 __all__ = ["BlindKMeans"]
 
 
-class BlindKMeans(ClusterMixin, BaseEstimator):
+class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
 
     A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
@@ -142,22 +143,3 @@ class BlindKMeans(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         return self.kmeans_.predict(X)
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, pandas Series or DataFrame, default=None
-            Validated, then ignored.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Cluster of each training point.
-        """
-        return self.fit(X, sensitive_features=sensitive_features).labels_

@@ -10,13 +10,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._encoding import NUMERIC, check_sensitive_features
+from .._family import SensitiveFeaturesMixin
 from .._validation import check_int, check_real
 from ._zgya_kernels import (
     KL_FLOOR,
@@ -44,7 +45,7 @@ _MAX_RESEEDS = 3
 _RESEED_N_INIT = 10
 
 
-class ZGYA(ClusterMixin, BaseEstimator):
+class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
     """Variational Fair Clustering, K-Means variant (ZGYA).
 
     Ziko, Granger, Yuan and Ben Ayed's fair clustering ("Variational Fair
@@ -570,25 +571,6 @@ class ZGYA(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         return np.argmin(center_distances(X, self.cluster_centers_), axis=0)
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, pandas Series or DataFrame, default=None
-            The one categorical sensitive attribute, or ``None``.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Cluster of each training point (``argmax`` of the soft assignments).
-        """
-        return self.fit(X, sensitive_features=sensitive_features).labels_
 
 
 class _Rows:

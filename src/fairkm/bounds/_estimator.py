@@ -5,11 +5,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._family import SensitiveFeaturesMixin
 from .._validation import check_int, check_sample_weight
 from ._assign import check_common, solve
 from ._model import sq_distances
@@ -18,7 +19,7 @@ from ._spec import BoundSet, check_kind, resolve_bounds
 __all__ = ["BoundedKMeans"]
 
 
-class BoundedKMeans(ClusterMixin, BaseEstimator):
+class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     """K-Means in which every cluster's mix stays within bounds of the dataset's.
 
     For every cluster and every value ``v`` of every categorical sensitive
@@ -125,9 +126,6 @@ class BoundedKMeans(ClusterMixin, BaseEstimator):
     True
     """
 
-    __metadata_request__fit = {"sensitive_features": True}
-    __metadata_request__predict = {"sensitive_features": True}
-
     def __init__(self, n_clusters=8, *, max_deviation=0.05, kind="additive", numeric_bound=None,
                  numeric_sensitive="auto", intersections=None, init="k-means++", n_init=1,
                  max_iter=20, tol=1e-4, max_lp_variables=300_000, random_state=None):
@@ -233,28 +231,6 @@ class BoundedKMeans(ClusterMixin, BaseEstimator):
         self.exact_ = best.exact
         self._fitted_with_sensitive = sensitive_features is not None
         return self
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : array-like, Series or DataFrame, default=None
-            One column per sensitive attribute.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Row weights.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            ``labels_``.
-        """
-        return self.fit(X, sensitive_features=sensitive_features,
-                        sample_weight=sample_weight).labels_
 
     def predict(self, X, *, sensitive_features=None):
         """Assign new rows to the fitted centres.

@@ -506,24 +506,3 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
              for xb, sb in zip(blocks, sensitive, strict=True)],
             [np.nan] * len(blocks) if lengths is None else lengths,
         )
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None, client=None):
-        """Fit and return the training labels.
-
-        Parameters
-        ----------
-        X : dask.array.Array or dask.dataframe.DataFrame
-            Non-sensitive features, as in :meth:`fit`.
-        y : Ignored
-            Not used, present for API consistency.
-        sensitive_features : dask collection, default=None
-            As in :meth:`fit`.
-        client : distributed.Client, default=None
-            As in :meth:`fit`.
-
-        Returns
-        -------
-        labels : dask.array.Array of shape (n_samples,)
-            ``labels_``.
-        """
-        return self.fit(X, sensitive_features=sensitive_features, client=client).labels_
