@@ -25,7 +25,7 @@ from ._family import SensitiveFeaturesMixin
 from ._validation import check_int, check_real
 from ._weights import CLUSTER_EXPONENTS, Plan
 
-__all__ = ["INIT_SIZE", "BaseFairKM", "Predictor"]
+__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "Predictor"]
 
 # cluster_weighting="auto" with the scale-free weight (see _weights.py; an absolute
 # weight keeps the paper's).
@@ -109,6 +109,32 @@ def _ratio(value, reference):
     if reference == 0:
         return 1.0 if value == 0 else math.inf
     return value / reference
+
+
+@dataclass(frozen=True)
+class FitOutcome:
+    """What a fit ends with, whichever engine ran it: the fitted attributes are read from it.
+
+    ``stats`` are the final labels' statistics (recomputed, not the moves'
+    bookkeeping) and ``terms`` the kernels' per-attribute constants they are
+    read with; ``unit`` names an iteration ("sweeps" in memory, "rounds" on
+    Dask) for the convergence warning; ``weight_unit`` is the power of two the
+    sample weights were divided by.
+    """
+
+    labels: object
+    stats: Stats
+    terms: object
+    inertia: float
+    fairness: float
+    history: object
+    n_iter: int
+    converged: bool
+    unit: str
+    weighting: object
+    encoding: object
+    cluster_exponent: int
+    weight_unit: float = 1.0
 
 
 class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
@@ -266,45 +292,46 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitted state
 
-    def _set_fitted(self, *, labels, centers, inertia, fairness, history, n_iter, converged,
-                    unit, weighting, encoding, stats, attribute_fairness, cluster_deviation,
-                    cluster_exponent, weight_unit=1.0):
-        """Set the fitted attributes, warning first if the run did not converge.
+    def _set_fitted(self, outcome):
+        """Set the fitted attributes from a :class:`FitOutcome`; warn if the run did not converge.
 
-        ``weight_unit`` is the power of two the sample weights were divided by
-        for the run: every weighted sum is multiplied back by it (exactly), so
-        the model reads as if fitted on the user's weights.
+        The outcome's ``weight_unit`` is the power of two the sample weights
+        were divided by for the run: every weighted sum is multiplied back by it
+        (exactly), so the model reads as if fitted on the user's weights.
         """
+        stats, terms, weighting, encoding = (outcome.stats, outcome.terms, outcome.weighting,
+                                             outcome.encoding)
+        inertia, history, weight_unit = outcome.inertia, outcome.history, outcome.weight_unit
         if weight_unit != 1.0:
             inertia, history = inertia * weight_unit, np.asarray(history) * weight_unit
             weighting = weighting.in_weight_unit(weight_unit)
             encoding = replace(encoding, n_samples=encoding.n_samples * weight_unit)
-        if not converged:
+        if not outcome.converged:
             warnings.warn(
-                f"FairKM did not converge within max_iter={self.max_iter} {unit}; "
+                f"FairKM did not converge within max_iter={self.max_iter} {outcome.unit}; "
                 "increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        self.labels_ = labels
-        self.cluster_centers_ = centers
+        self.labels_ = outcome.labels
+        self.cluster_centers_ = stats.cluster_centers()
         self.inertia_ = float(inertia)
-        self.fairness_ = float(fairness)
+        self.fairness_ = float(outcome.fairness)
         self.objective_ = self.inertia_ + weighting.fairness_weight * self.fairness_
         self.objective_history_ = np.asarray(history)
-        self.n_iter_ = int(n_iter)
+        self.n_iter_ = int(outcome.n_iter)
         self.fairness_weight_ = weighting.fairness_weight
         self.attribute_weights_ = weighting.attribute_weights
         self.relative_weight_ = weighting.relative_weight
         self.blind_inertia_ = weighting.blind_inertia
         self.blind_attribute_fairness_ = weighting.blind_fairness
-        self.attribute_fairness_ = attribute_fairness
+        self.attribute_fairness_ = encoding.in_column_order(stats.attribute_fairness(terms))
         self.cost_increase_ = _ratio(self.inertia_, self.blind_inertia_) - 1.0
-        self.cluster_deviation_ = cluster_deviation
+        self.cluster_deviation_ = encoding.in_column_order(stats.cluster_deviation(terms))
         self.blind_cluster_deviation_ = weighting.blind_deviation
-        self.unfairness_ratio_ = weighting.unfairness(cluster_deviation)
+        self.unfairness_ratio_ = weighting.unfairness(self.cluster_deviation_)
         self.cluster_weighting_ = {e: name for name, e in CLUSTER_EXPONENTS.items()}[
-            cluster_exponent
+            outcome.cluster_exponent
         ]
         self.sensitive_names_ = np.array(encoding.names, dtype=object)
         self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)

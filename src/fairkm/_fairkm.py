@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
-from ._base import BaseFairKM
+from ._base import BaseFairKM, FitOutcome
 from ._encoding import SensitiveEncoding, aligned_to, check_sensitive_features
 from ._engine import Session, Stats, fill_empty_clusters
 from ._hygiene import warn_on_data
@@ -548,16 +548,12 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             _kernels.nearest_center(np.ascontiguousarray(X[zero]), session.stats.cluster_centers(),
                                     nearest)
             labels[zero] = nearest
-        self._set_fitted(
-            labels=labels, centers=session.stats.cluster_centers(),
-            inertia=session.inertia, fairness=session.fairness,
-            history=np.array(session.history), n_iter=session.n_iter, converged=converged,
-            unit="sweeps", weighting=weighting, encoding=encoding, stats=session.stats,
-            weight_unit=unit,
-            attribute_fairness=encoding.in_column_order(session.attribute_fairness()),
-            cluster_deviation=encoding.in_column_order(session.cluster_deviation()),
-            cluster_exponent=cluster_exponent,
-        )
+        self._set_fitted(FitOutcome(
+            labels=labels, stats=session.stats, terms=session.terms, inertia=session.inertia,
+            fairness=session.fairness, history=np.array(session.history),
+            n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
+            encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
+        ))
         self.bounds_check_ = bounds_check
         self.violation_ = np.nan if bounds_check is None else bounds_check.violation
         return self

@@ -10,7 +10,7 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseFairKM
+from .._base import BaseFairKM, FitOutcome
 from .._encoding import (
     CATEGORICAL,
     NUMERIC,
@@ -352,15 +352,13 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                           key=f"fairkm-inertia-p{p}-{token}", retries=RETRIES)
             for p in range(n_parts)
         ], "the final inertia")))
-        self._set_fitted(
-            labels=label_array(session.labels, [int(n) for n in lengths]), centers=centers,
-            inertia=inertia, fairness=stats.fairness(terms), history=session.history,
-            n_iter=session.n_iter, converged=converged, unit="rounds", weighting=weighting,
-            encoding=encoding, stats=stats,
-            attribute_fairness=encoding.in_column_order(stats.attribute_fairness(terms)),
-            cluster_deviation=encoding.in_column_order(stats.cluster_deviation(terms)),
+        self._set_fitted(FitOutcome(
+            labels=label_array(session.labels, [int(n) for n in lengths]), stats=stats,
+            terms=terms, inertia=inertia, fairness=stats.fairness(terms),
+            history=session.history, n_iter=session.n_iter, converged=converged,
+            unit="rounds", weighting=weighting, encoding=encoding,
             cluster_exponent=cluster_exponent,
-        )
+        ))
         self.n_features_in_ = n_features
         if feature_names is not None:
             self.feature_names_in_ = feature_names
