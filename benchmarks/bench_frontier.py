@@ -36,7 +36,7 @@ Writes ``points.csv`` (every fit), ``wins.md`` (per dataset and cost cap, the
 best mean and worst TV each method reaches) and one PNG per dataset into
 ``--output-dir``. Run: ``python benchmarks/bench_frontier.py [--data-home
 ../shared/data] [--output-dir docs/frontier] [--fair-kmeans-python
-/path/to/python] [--quick]``.
+/path/to/python] [--quick] [--replot points.csv]``.
 """
 
 import argparse
@@ -274,22 +274,35 @@ def wins(points):
     return "\n".join(lines)
 
 
-def plot(points, name, path):
+def plot(points, name, path, max_cost=1.35):
+    """Both frontiers of one dataset; each method's points joined in the order of its knob.
+
+    Settings that cost more than ``max_cost`` times K-Means are drawn at the
+    right edge with a ">" and their cost written beside them, so that one
+    expensive bound does not squash every other frontier against the left axis.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     data = points[(points["dataset"] == name) & (points["seed"] == points["seed"].min())]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    right = min(max_cost, max(1.05, float(data["cost"].max()) + 0.01))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharex=True)
     for ax, column in zip(axes, ("mean TV", "worst TV"), strict=True):
         for i, (method, rows) in enumerate(data.groupby("method", sort=False)):
-            rows = rows.sort_values("cost")
             style = dict(marker="o", linestyle="-", color=f"C{i % 10}")
             if method in ("K-Means(10)", "fair-kmeans") or "budget" in method:
                 style.update(linestyle="none", marker="*" if method != "K-Means(10)" else "D",
                              markersize=9)
-            ax.plot(rows["cost"], rows[column], label=method, **style)
+            cost = rows["cost"].clip(upper=right)
+            ax.plot(cost, rows[column], label=method, **style)
+            for c, value in zip(rows["cost"][rows["cost"] > right],
+                                rows[column][rows["cost"] > right], strict=True):
+                ax.plot([right], [value], marker=">", color=style["color"], markersize=8)
+                ax.annotate(f"{c:.2f}x", (right, value), textcoords="offset points",
+                            xytext=(-6, 4), ha="right", fontsize=7, color=style["color"])
+        ax.set_xlim(0.99, right + 0.01)
         ax.set_xlabel("K-Means cost / KMeans(n_init=10)'s")
         ax.set_ylabel(f"{column} (lower is fairer)")
         ax.set_title(f"{column}: each attribute's {'mean' if column == 'mean TV' else 'worst'} "
@@ -302,6 +315,15 @@ def plot(points, name, path):
     plt.close(fig)
 
 
+def write_outputs(points, output_dir):
+    points.to_csv(output_dir / "points.csv", index=False)
+    (output_dir / "wins.md").write_text(wins(points), encoding="utf-8")
+    for i, name in enumerate(points["dataset"].unique()):
+        plot(points, name, output_dir / f"frontier_{i}.png")
+    (output_dir / "datasets.json").write_text(
+        json.dumps(list(points["dataset"].unique()), indent=1), encoding="utf-8")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=str(Path(__file__).parents[2] / "shared" / "data"))
@@ -309,20 +331,21 @@ def main():
     parser.add_argument("--fair-kmeans-python",
                         help="a Python with the PyPI package fair-kmeans (numpy < 2)")
     parser.add_argument("--quick", action="store_true", help="fewer datasets and a smaller sample")
+    parser.add_argument("--replot", type=Path, metavar="POINTS.csv",
+                        help="redraw the plots and tables from a run's points.csv; fit nothing")
     args = parser.parse_args()
     args.output_dir.mkdir(parents=True, exist_ok=True)
+    if args.replot is not None:
+        points = pd.read_csv(args.replot, keep_default_na=False, na_values=[""])
+        write_outputs(points, args.output_dir)
+        return
     rows = []
     for name, X, sensitive, numeric, k, seeds in panel(args.data_home, args.quick):
         for seed in seeds:
             print(f"{name}, seed {seed}", flush=True)
             rows.extend(frontier_rows(name, X, sensitive, numeric, k, seed, args))
     points = pd.DataFrame(rows)
-    points.to_csv(args.output_dir / "points.csv", index=False)
-    (args.output_dir / "wins.md").write_text(wins(points), encoding="utf-8")
-    for i, name in enumerate(points["dataset"].unique()):
-        plot(points, name, args.output_dir / f"frontier_{i}.png")
-    (args.output_dir / "datasets.json").write_text(
-        json.dumps(list(points["dataset"].unique()), indent=1), encoding="utf-8")
+    write_outputs(points, args.output_dir)
     print(wins(points))
 
 
