@@ -177,6 +177,23 @@ def test_fairness_only_without_features(blobs):
     assert 'id="verdicts"' not in audit_.to_html()
 
 
+def test_sensitive_features_read_as_fairkm_and_fairness_report_read_them(blobs):
+    # One reader: a negative position and a dict of columns mean what they mean
+    # to FairKM and fairness_report (they used to raise here).
+    _, sensitive = blobs
+    labels = np.arange(300) % 4
+    named = audit(labels, sensitive_features=sensitive, numeric_sensitive=["age"])
+    by_position = audit(labels, sensitive_features=sensitive, numeric_sensitive=[-1])
+    as_dict = audit(labels, sensitive_features={c: sensitive[c] for c in sensitive.columns},
+                    numeric_sensitive=["age"])
+    reference = fairness_report(labels, sensitive_features=sensitive, numeric_sensitive=["age"])
+    for other in (by_position, as_dict):
+        pd.testing.assert_frame_equal(other.fairness, named.fairness)
+    row = named.fairness.loc[("age", "clustering")]
+    assert row["AW"] == reference.loc["age", "AW"]
+    assert np.isnan(row["KL"])  # read as numeric, as asked: KL is for categorical attributes
+
+
 # --------------------------------------------------------------------------- data checks
 
 

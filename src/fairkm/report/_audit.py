@@ -180,16 +180,6 @@ def _labels_of(labels):
     return np.asarray(labels), "clustering", None
 
 
-def _numeric_of_model(model, numeric_sensitive, names):
-    """Take the kinds of the attributes from a fitted FairKM, so the audit reads them alike."""
-    kinds = getattr(model, "sensitive_kinds_", None)
-    fitted = getattr(model, "sensitive_names_", None)
-    if (isinstance(numeric_sensitive, str) and numeric_sensitive == "auto"
-            and kinds is not None and list(map(str, fitted)) == list(names)):
-        return [n for n, kind in zip(names, kinds, strict=True) if kind == "numeric"]
-    return numeric_sensitive
-
-
 def _guarantee_of_model(model, max_deviation, deviation_kind):
     """Return the bound to check: the one given, else a fitted model's ``max_deviation``.
 
@@ -378,9 +368,8 @@ def audit(
     if values.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
     n_samples = values.shape[0]
-    sensitive, _ = sensitive_frame(sensitive_features, "auto", n_samples)
-    numeric_sensitive = _numeric_of_model(model, numeric_sensitive, list(sensitive.columns))
-    sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples)
+    sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
+                                         model=model)
     features, feature_notes = _features(X, n_samples)
     _check_missing(sensitive, features)
     all_notes = list(notes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._encoding import read_columns, resolve_numeric
 from ..metrics import (
     MEASURES,
     centroid_deviation,
@@ -40,62 +41,35 @@ TOLERANCE = 0.01
 _MAX_PROFILE_VALUES = 50
 
 
-def sensitive_frame(sensitive_features, numeric_sensitive, n_samples):
+def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None):
     """Return the sensitive attributes as a DataFrame and the names of the numeric ones.
 
-    Names follow :class:`fairkm.FairKM`: a DataFrame's columns, a Series'
-    name, else ``"s0"``, ``"s1"``... ``numeric_sensitive`` is read as in
-    :func:`fairkm.metrics.fairness_report`.
+    Read by the same rules as :class:`fairkm.FairKM` and
+    :func:`fairkm.metrics.fairness_report` (``fairkm._encoding.read_columns``
+    and ``resolve_numeric``): a DataFrame, a dict of columns, a Series or an
+    array; names from the columns, a Series' name, else ``"s0"``, ``"s1"``...;
+    ``numeric_sensitive`` as names or positions (negative ones count from the
+    end). With ``numeric_sensitive="auto"`` and a fitted FairKM ``model``
+    whose attributes have these names, the model's kinds are taken, so the
+    audit reads the attributes as the model did.
     """
-    if isinstance(sensitive_features, pd.DataFrame):
-        frame = sensitive_features.copy()
-    elif isinstance(sensitive_features, pd.Series):
-        name = "s0" if sensitive_features.name is None else sensitive_features.name
-        frame = sensitive_features.to_frame(name=name)
-    else:
-        values = np.asarray(sensitive_features)
-        if values.ndim == 1:
-            values = values[:, None]
-        if values.ndim != 2:
-            raise ValueError(
-                "sensitive_features must be 1-D or 2-D, got an array of shape "
-                f"{values.shape}."
-            )
-        frame = pd.DataFrame({f"s{j}": values[:, j] for j in range(values.shape[1])})
+    names, columns, auto = read_columns(sensitive_features)
+    frame = pd.DataFrame({
+        name: (column.reset_index(drop=True) if isinstance(column, pd.Series)
+               else pd.Series(column))
+        for name, column in zip(names, columns, strict=True)
+    })
     if len(frame) != n_samples:
         raise ValueError(
             f"sensitive_features has {len(frame)} rows, but labels has {n_samples}."
         )
-    frame.columns = [str(name) for name in frame.columns]
-    frame = frame.reset_index(drop=True)
-    names = list(frame.columns)
-    if isinstance(numeric_sensitive, str):
-        if numeric_sensitive != "auto":
-            raise ValueError(
-                "numeric_sensitive must be 'auto', a bool or a list of names or positions, "
-                f"got {numeric_sensitive!r}."
-            )
-        numeric = [n for n in names if pd.api.types.is_float_dtype(frame[n])]
-    elif isinstance(numeric_sensitive, (bool, np.bool_)):
-        numeric = names if numeric_sensitive else []
-    else:
-        numeric = []
-        for item in numeric_sensitive:
-            if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-                if not 0 <= item < len(names):
-                    raise ValueError(
-                        f"numeric_sensitive has position {item}, but there are "
-                        f"{len(names)} sensitive attributes."
-                    )
-                numeric.append(names[item])
-            elif str(item) in names:
-                numeric.append(str(item))
-            else:
-                raise ValueError(
-                    f"numeric_sensitive names {item!r}, which is not a sensitive attribute; "
-                    f"they are {names}."
-                )
-    return frame, numeric
+    kinds = getattr(model, "sensitive_kinds_", None)
+    fitted = getattr(model, "sensitive_names_", None)
+    if (isinstance(numeric_sensitive, str) and numeric_sensitive == "auto"
+            and kinds is not None and list(map(str, fitted)) == names):
+        return frame, [n for n, kind in zip(names, kinds, strict=True) if kind == "numeric"]
+    flags = resolve_numeric(numeric_sensitive, names, auto)
+    return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
 
 
 def fairness_table(labels, sensitive, numeric):
