@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics.cluster import contingency_matrix
 
-from fairkm._encoding import check_sensitive_features
+from fairkm._columns import check_sensitive_features
 from fairkm.metrics import MEASURES, fairness_report
 
 # Domain sizes of the Adult sensitive attributes used in the paper:

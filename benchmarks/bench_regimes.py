@@ -38,7 +38,8 @@ from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense  # one Lloyd
 from threadpoolctl import threadpool_limits
 
 from fairkm import FairKM
-from fairkm._encoding import SensitiveEncoding, check_sensitive_features
+from fairkm._columns import check_sensitive_features
+from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import Stats, sweep
 from fairkm._progress import listening
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from fairkm import FairKM
-from fairkm._encoding import SensitiveEncoding, check_sensitive_features
+from fairkm._columns import check_sensitive_features
+from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import Stats
 from fairkm.report import DataWarning
 

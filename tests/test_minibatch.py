@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM, _cores, _kernels
-from fairkm._encoding import SensitiveEncoding, check_sensitive_features
+from fairkm._columns import check_sensitive_features
+from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import MIN_BATCH, Stats, minibatch_epoch
 from fairkm.datasets import make_sensitive_blobs
 

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
-from fairkm._encoding import with_intersections
+from fairkm._columns import with_intersections
 from fairkm.datasets import make_sensitive_blobs
 from fairkm.metrics import fairness_report
 

@@ -19,7 +19,7 @@ from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_array
 
 from . import _kernels
-from ._encoding import aligned_to, with_intersections
+from ._columns import aligned_to, with_intersections
 from ._engine import Stats
 from ._family import SensitiveFeaturesMixin
 from ._validation import check_int, check_real

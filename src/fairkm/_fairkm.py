@@ -19,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
-from ._encoding import SensitiveEncoding, aligned_to, check_sensitive_features
+from ._columns import aligned_to, check_sensitive_features
+from ._encoding import SensitiveEncoding
 from ._engine import Session, Stats, fill_empty_clusters
 from ._hygiene import warn_on_data
 from ._validation import check_int, check_no_overflow, check_sample_weight, weight_scale

@@ -354,7 +354,7 @@ def warn_on_data(X, feature_names, features, *, kinds_by_dtype):
     """Warn (:class:`DataWarning`) about what :meth:`fairkm.FairKM.fit` is given, as the audit does.
 
     ``features`` are the encoded sensitive attributes
-    (:class:`fairkm._encoding.SensitiveFeatures`). Features that copy a
+    (:class:`fairkm._columns.SensitiveFeatures`). Features that copy a
     sensitive attribute are named, and, when the kinds were read from the
     dtypes (``kinds_by_dtype``) rather than named by the user, a numeric
     attribute with at most two values.

@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._encoding import NUMERIC
+from ._columns import NUMERIC
 
 __all__ = ["CLUSTER_EXPONENTS", "Plan", "Weighting", "fit_weighted"]
 

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._encoding import check_sensitive_features
+from .._columns import check_sensitive_features
 from .._family import SensitiveFeaturesMixin
 
 __all__ = ["BlindKMeans"]

@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._encoding import NUMERIC, check_sensitive_features
+from .._columns import NUMERIC, check_sensitive_features
 from .._family import SensitiveFeaturesMixin
 from .._validation import check_int, check_real
 from ._zgya_kernels import (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._encoding import CATEGORICAL
+from .._columns import CATEGORICAL
 from ._spec import resolve_bounds
 
 __all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "from_codes", "measure"]

@@ -16,12 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._encoding import (
-    CATEGORICAL,
-    check_sensitive_features,
-    standardize_numeric,
-    with_intersections,
-)
+from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
+from .._encoding import standardize_numeric
 from .._validation import check_real, check_sample_weight
 
 __all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "resolve_bounds"]

@@ -11,13 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseFairKM, FitOutcome
-from .._encoding import (
-    CATEGORICAL,
-    NUMERIC,
-    SensitiveEncoding,
-    read_columns,
-    resolve_numeric,
-)
+from .._columns import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
+from .._encoding import SensitiveEncoding
 from .._engine import Stats, fill_moves
 from .._weights import fit_weighted
 from . import _tasks as tasks

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from .. import _kernels
-from .._encoding import check_sensitive_features, with_intersections
+from .._columns import check_sensitive_features, with_intersections
 from .._engine import statistics_of, sweep
 
 __all__ = [

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_array, check_scalar
 
-from fairkm._encoding import (
+from fairkm._columns import (
     CATEGORICAL,
     SensitiveFeatures,
     check_sensitive_features,
@@ -187,7 +187,7 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
         Row weights; see :func:`check_sample_weight`.
     intersections : sequence of sequence of str, default=None
         Combined attributes appended as further attributes
-        (:func:`fairkm._encoding.with_intersections`).
+        (:func:`fairkm._columns.with_intersections`).
 
     Returns
     -------
@@ -195,7 +195,7 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
         Cluster codes of the rows of positive weight.
     n_clusters : int
         Number of clusters with a row of positive weight.
-    sf : fairkm._encoding.SensitiveFeatures
+    sf : fairkm._columns.SensitiveFeatures
         The encoded attributes of those rows.
     weights : ndarray of shape (n_kept,) or None
         Their weights; ``None`` for unit weights.

@@ -16,7 +16,8 @@ from functools import cached_property
 
 import numpy as np
 
-from fairkm._encoding import CATEGORICAL, standardize_numeric
+from fairkm._columns import CATEGORICAL
+from fairkm._encoding import standardize_numeric
 
 from ._wasserstein import categorical_wasserstein, numeric_wasserstein
 
@@ -51,7 +52,7 @@ class AttributePieces:
         Number of non-empty clusters.
     sizes : ndarray of shape (n_clusters,)
         Cluster sizes, ``np.bincount(codes, weights=weights)``.
-    sf : fairkm._encoding.SensitiveFeatures
+    sf : fairkm._columns.SensitiveFeatures
         The encoded attributes.
     j : int
         Which attribute.

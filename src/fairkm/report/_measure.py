@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._encoding import read_columns, resolve_numeric
+from .._columns import read_columns, resolve_numeric
 from ..metrics import (
     MEASURES,
     centroid_deviation,
@@ -45,7 +45,7 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     """Return the sensitive attributes as a DataFrame and the names of the numeric ones.
 
     Read by the same rules as :class:`fairkm.FairKM` and
-    :func:`fairkm.metrics.fairness_report` (``fairkm._encoding.read_columns``
+    :func:`fairkm.metrics.fairness_report` (``fairkm._columns.read_columns``
     and ``resolve_numeric``): a DataFrame, a dict of columns, a Series or an
     array; names from the columns, a Series' name, else ``"s0"``, ``"s1"``...;
     ``numeric_sensitive`` as names or positions (negative ones count from the

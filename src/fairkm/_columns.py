@@ -1,0 +1,426 @@
+"""Reading and checking raw sensitive columns: the one reader every entry point uses.
+
+Every public function or estimator that takes ``sensitive_features``
+(FairKM in memory and on Dask, the baselines, the bounds, the measures, the
+audit) reads them here (:func:`read_columns`, :func:`resolve_numeric`,
+:func:`check_sensitive_features`), so the input forms accepted, the rule that
+decides which attributes are numeric, the error messages and the category
+codes are the same everywhere. Intersections (:func:`with_intersections`) are
+built here too. This module sits at the bottom of the package: it imports
+nothing of fairkm but ``_validation``; what a fit learns from the columns is
+``_encoding.SensitiveEncoding``.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_no_missing
+
+__all__ = [
+    "CATEGORICAL",
+    "NUMERIC",
+    "SensitiveFeatures",
+    "aligned_to",
+    "check_sensitive_features",
+    "read_columns",
+    "resolve_numeric",
+    "with_intersections",
+]
+
+CATEGORICAL = "categorical"
+NUMERIC = "numeric"
+
+
+@dataclass(frozen=True)
+class SensitiveFeatures:
+    """Sensitive attributes, validated and encoded.
+
+    Attributes
+    ----------
+    names : list of str
+        One name per attribute, in column order.
+    kinds : list of {"categorical", "numeric"}
+        The kind of each attribute.
+    columns : list of ndarray of shape (n_samples,)
+        Per attribute: int64 codes into ``categories[j]`` for a categorical
+        attribute, float64 values for a numeric one.
+    categories : list of pandas.Index or None
+        Per attribute: the sorted observed values of a categorical attribute
+        (in their own dtype), ``None`` for a numeric one.
+    """
+
+    names: list
+    kinds: list
+    columns: list
+    categories: list
+
+    @property
+    def n_attributes(self):
+        """Number of sensitive attributes."""
+        return len(self.names)
+
+    @property
+    def n_samples(self):
+        """Number of rows."""
+        return self.columns[0].shape[0]
+
+    def select(self, kind):
+        """Return the indices of the attributes of the given kind, in column order."""
+        return [j for j, k in enumerate(self.kinds) if k == kind]
+
+
+def aligned_to(sensitive_features, index):
+    """Return pandas sensitive features in the row order of ``X``'s ``index`` (None: as given).
+
+    A DataFrame or Series whose index holds the same labels as a DataFrame
+    ``X``'s, in another order, is reordered to match, as pandas aligns on
+    labels; one whose labels differ is refused, since matching rows by
+    position would pair each row with another row's attributes.
+    """
+    if index is None or not isinstance(sensitive_features, (pd.DataFrame, pd.Series)):
+        return sensitive_features
+    own = sensitive_features.index
+    if own.equals(index):
+        return sensitive_features
+    if len(own) == len(index) and own.is_unique and index.is_unique and own.isin(index).all():
+        return sensitive_features.reindex(index)
+    if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
+        return sensitive_features  # a plain positional frame, as from an array
+    raise ValueError(
+        "sensitive_features has an index that does not match X's: "
+        f"{list(own[:3])}... against {list(index[:3])}.... Rows are matched by label, so give "
+        "both the same index (or reset both: .reset_index(drop=True))."
+    )
+
+
+def read_columns(sensitive_features):
+    """Split the input into (names, raw columns, auto-numeric flags).
+
+    A dict of columns reads as the DataFrame it makes.
+    """
+    if isinstance(sensitive_features, dict):
+        try:
+            sensitive_features = pd.DataFrame(sensitive_features)
+        except ValueError as exc:
+            raise ValueError(
+                f"sensitive_features is a dict that does not make a table of columns ({exc})."
+            ) from exc
+    if isinstance(sensitive_features, pd.DataFrame):
+        names = [str(c) for c in sensitive_features.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(
+                "sensitive_features has duplicate column names: "
+                f"{list(sensitive_features.columns)}."
+            )
+        cols = [sensitive_features.iloc[:, j] for j in range(sensitive_features.shape[1])]
+        auto = [pd.api.types.is_float_dtype(c.dtype) for c in cols]
+        return names, cols, auto
+    if isinstance(sensitive_features, pd.Series):
+        name = "s0" if sensitive_features.name is None else str(sensitive_features.name)
+        return [name], [sensitive_features], [pd.api.types.is_float_dtype(sensitive_features.dtype)]
+    if isinstance(sensitive_features, (str, bytes)) or np.isscalar(sensitive_features):
+        raise TypeError(
+            "sensitive_features must be a 1-D or 2-D array-like, a pandas Series or a "
+            f"DataFrame, got {type(sensitive_features).__name__}."
+        )
+    try:
+        arr = np.asarray(sensitive_features)
+    except Exception as exc:  # ragged lists and other unconvertible input
+        raise TypeError(
+            "sensitive_features could not be converted to an array: "
+            f"{type(sensitive_features).__name__} ({exc})."
+        ) from exc
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(
+            f"sensitive_features must be 1-D or 2-D, got an array of shape {arr.shape}."
+        )
+    if arr.dtype.kind not in "biufcUSOM":
+        raise TypeError(f"sensitive_features has unsupported dtype {arr.dtype}.")
+    if arr.dtype.kind == "c":
+        raise TypeError("sensitive_features must not be complex.")
+    names = [f"s{j}" for j in range(arr.shape[1])]
+    cols = [arr[:, j] for j in range(arr.shape[1])]
+    auto = [arr.dtype.kind == "f"] * arr.shape[1]
+    return names, cols, auto
+
+
+def resolve_numeric(numeric, names, auto):
+    """Apply the ``numeric`` override to the automatic rule."""
+    if isinstance(numeric, str):
+        if numeric != "auto":
+            raise ValueError(
+                "numeric_sensitive must be 'auto', a bool, or a list of attribute names or "
+                f"positions, got {numeric!r}."
+            )
+        return list(auto)
+    if isinstance(numeric, (bool, np.bool_)):
+        return [bool(numeric)] * len(names)
+    if not isinstance(numeric, Sequence | np.ndarray):
+        raise TypeError(
+            "numeric_sensitive must be 'auto', a bool, or a list of attribute names or "
+            f"positions, got {type(numeric).__name__}."
+        )
+    flags = [False] * len(names)
+    for item in numeric:
+        if isinstance(item, numbers.Integral) and not isinstance(item, bool):
+            if not -len(names) <= item < len(names):
+                raise ValueError(
+                    f"numeric_sensitive position {item} is out of range for "
+                    f"{len(names)} sensitive attribute(s)."
+                )
+            flags[item] = True
+        elif isinstance(item, str):
+            if item not in names:
+                raise ValueError(
+                    f"numeric_sensitive names {item!r}, which is not a sensitive attribute; "
+                    f"the attributes are {names}."
+                )
+            flags[names.index(item)] = True
+        else:
+            raise TypeError(
+                "numeric_sensitive entries must be attribute names or positions, "
+                f"got {item!r}."
+            )
+    return flags
+
+
+def _encode_numeric(name, col, where):
+    values = pd.to_numeric(pd.Series(np.asarray(col, dtype=object)), errors="coerce")
+    values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sensitive attribute {name!r} is numeric but row {i}{where} holds "
+            f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite "
+            "numbers."
+        )
+    return values
+
+
+def _encode_categorical(name, col, where):
+    # Factorising the column as it is keeps integer and categorical columns on
+    # pandas' fast typed paths (an object copy costs ~10x on a million rows).
+    # The values keep their dtype, so that merging the values of several
+    # partitions orders them as one column would be (a categorical dtype by
+    # its categories).
+    try:
+        codes, uniques = pd.factorize(col, sort=True)
+    except TypeError as exc:  # unhashable values (lists, dicts) or values that do not sort
+        values = np.asarray(col, dtype=object)
+        for i, value in enumerate(values):
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(
+                    f"sensitive attribute {name!r} holds {value!r} at row {i}{where}, which "
+                    "is not a single value (unhashable); give one value per row."
+                ) from None
+        raise TypeError(
+            f"sensitive attribute {name!r} mixes values that cannot be compared ({exc}); "
+            "convert the column to one type, for instance strings."
+        ) from None
+    return codes.astype(np.int64), pd.Index(uniques)
+
+
+def check_sensitive_features(
+    sensitive_features, *, n_samples=None, numeric="auto", allow_empty=False, where=""
+):
+    """Validate and encode sensitive features.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
+            pandas Series or DataFrame
+        One column per sensitive attribute.
+    n_samples : int, default=None
+        Expected number of rows (that of ``X``); checked when given.
+    numeric : "auto", bool or list of str or int, default="auto"
+        Which attributes are numeric. ``"auto"``: a DataFrame column (or a
+        Series) is numeric exactly when its dtype is a float dtype; an array is
+        numeric exactly when its dtype is floating (so all its columns share
+        one kind). Everything else (integers, booleans, strings, objects,
+        pandas categoricals) is categorical. ``True``/``False`` makes every
+        attribute numeric/categorical; a list names (or gives the positions
+        of) the numeric attributes, all others being categorical.
+    allow_empty : bool, default=False
+        Accept zero rows (one partition of a larger dataset may be empty).
+    where : str, default=""
+        Follows the row number in error messages (" of partition 3", say).
+
+    Returns
+    -------
+    SensitiveFeatures
+        The encoded attributes.
+
+    Raises
+    ------
+    ValueError
+        On a length mismatch, missing values, non-finite or non-numeric values
+        in a numeric attribute, or no columns.
+    TypeError
+        On an input that is not array-like.
+    """
+    names, cols, auto = read_columns(sensitive_features)
+    if not names:
+        raise ValueError("sensitive_features has no columns.")
+    n_rows = len(cols[0])
+    if n_samples is not None and n_rows != n_samples:
+        raise ValueError(
+            f"sensitive_features has {n_rows} rows but X has {n_samples} samples; "
+            "they must have the same length."
+        )
+    if n_rows == 0 and not allow_empty:
+        raise ValueError("sensitive_features has 0 rows.")
+    is_numeric = resolve_numeric(numeric, names, auto)
+    kinds, columns, categories = [], [], []
+    for name, col, num in zip(names, cols, is_numeric, strict=True):
+        check_no_missing(name, col, where)
+        if num:
+            kinds.append(NUMERIC)
+            columns.append(_encode_numeric(name, col, where))
+            categories.append(None)
+        else:
+            codes, uniques = _encode_categorical(name, col, where)
+            kinds.append(CATEGORICAL)
+            columns.append(codes)
+            categories.append(uniques)
+    return SensitiveFeatures(names=names, kinds=kinds, columns=columns, categories=categories)
+
+
+
+
+def _member_text(text):
+    """Return a member's text as it shows in a combined name or value.
+
+    Quoted (as a JSON string) when ``" & "`` could split it or it starts with
+    a quote, so that no two tuples of members ever join to the same text: a
+    quoted member ends at its closing quote, an unquoted one at the first
+    ``" & "``.
+    """
+    if " & " in f" {text} " or text.startswith('"'):
+        return json.dumps(text, ensure_ascii=False)
+    return text
+
+
+def _combined_name(group):
+    """Return the display name of the intersection of the attributes ``group``: ``"a & b"``."""
+    return " & ".join(_member_text(str(name)) for name in group)
+
+
+def _combined_values(members):
+    """Factorise the rows' tuples of member values; name each distinct tuple.
+
+    Returns an object array of shape (n_samples,): each row's combination,
+    named by its members' values joined by ``" & "`` (``"Female & White"``;
+    a member that could be read two ways shows quoted). A name depends on the
+    values alone, so new rows get the names the fitting rows got.
+    """
+    n = len(members[0])
+    key = np.zeros(n, dtype=np.int64)
+    texts, codes = [], []
+    for column in members:
+        member_codes, uniques = pd.factorize(column)
+        # Values print as pandas prints the column (a float 1.0 as "1.0").
+        text = pd.Series(uniques).astype(str).map(_member_text).to_numpy(dtype=object)
+        if len(set(text)) != len(text):
+            raise ValueError(
+                f"sensitive attribute {column.name!r} holds distinct values that print alike "
+                f"({list(uniques)[:6]}); give the column one type before intersecting it."
+            )
+        # Refactorising the pair keeps the key below n: no overflow, however many members.
+        key = pd.factorize(key * len(uniques) + member_codes)[0]
+        texts.append(text)
+        codes.append(member_codes)
+    # factorize numbers the tuples in order of first appearance.
+    first = pd.Series(key).drop_duplicates().index.to_numpy()
+    parts = [text[c[first]] for text, c in zip(texts, codes, strict=True)]
+    names = np.empty(len(first), dtype=object)
+    names[:] = [" & ".join(combination) for combination in zip(*parts, strict=True)]
+    return names[key]
+
+
+def with_intersections(sensitive_features, intersections, *, numeric="auto"):
+    """Return the sensitive features with one more categorical attribute per intersection.
+
+    Parameters
+    ----------
+    sensitive_features : array-like, Series or DataFrame
+        One column per sensitive attribute (names as :func:`read_columns` gives them).
+    intersections : sequence of sequence of str, or None
+        Each entry names two or more categorical attributes; their combined
+        values become one attribute named ``"a & b"``, whose values are the
+        observed combinations (``"Female & White"``). Only combinations that
+        occur are values, so no combined group is empty in the dataset.
+    numeric : "auto", bool or list of str or int, default="auto"
+        Which attributes are numeric (as in :func:`check_sensitive_features`);
+        numeric attributes cannot be intersected.
+
+    Returns
+    -------
+    pandas.DataFrame or the input
+        The input itself when ``intersections`` is None or empty.
+
+    Notes
+    -----
+    A combination is the tuple of its members' values: the rows are grouped
+    by factorising the tuples, and ``"a & b"`` is only the name the tuple shows
+    under. A member whose text could make two tuples show alike (one holding
+    ``" & "``, as ``("Sales & Marketing", "Ops")`` against ``("Sales",
+    "Marketing & Ops")``) shows quoted: ``'"Sales & Marketing" & Ops'``. The
+    name of each combination depends on its values only, so the rows of
+    ``predict`` form the combinations the fit formed.
+    """
+    if intersections is None or len(intersections) == 0:
+        return sensitive_features
+    if isinstance(intersections, str) or not isinstance(intersections, Sequence):
+        raise TypeError(
+            "intersections must be a list of tuples of attribute names, got "
+            f"{intersections!r}."
+        )
+    names, cols, auto = read_columns(sensitive_features)
+    flags = resolve_numeric(numeric, names, auto)
+    # Each column keeps its dtype, so the numeric rule reads it as before.
+    frame = pd.DataFrame({
+        name: col.reset_index(drop=True) if isinstance(col, pd.Series) else pd.Series(col)
+        for name, col in zip(names, cols, strict=True)
+    })
+    for group in intersections:
+        if isinstance(group, str) or not isinstance(group, Sequence) or len(group) < 2:
+            raise ValueError(
+                f"each intersection must name two or more attributes, got {group!r}."
+            )
+        unknown = [name for name in group if name not in names]
+        if unknown:
+            raise ValueError(
+                f"intersection {tuple(group)!r} names {unknown}, which are not sensitive "
+                f"attributes; the attributes are {names}."
+            )
+        if len(set(group)) != len(group):
+            raise ValueError(f"intersection {tuple(group)!r} names an attribute twice.")
+        numeric_names = [name for name in group if flags[names.index(name)]]
+        if numeric_names:
+            raise ValueError(
+                f"intersection {tuple(group)!r} includes numeric attributes {numeric_names}; "
+                "only categorical attributes can be intersected (bin numeric ones first)."
+            )
+        name = _combined_name(group)
+        if name in frame.columns:
+            taken = "is given twice" if name not in names else (
+                f"is named {name!r}, as a sensitive attribute already is; rename that column")
+            raise ValueError(f"intersection {tuple(group)!r} {taken}.")
+        for member in group:
+            check_no_missing(member, frame[member])
+        frame[name] = _combined_values([frame[member] for member in group])
+    if isinstance(sensitive_features, pd.DataFrame):
+        frame.index = sensitive_features.index
+    return frame
