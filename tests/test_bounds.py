@@ -137,7 +137,8 @@ def test_tiny_problems_match_brute_force(problem):
     w = None if (weights == 1).all() else weights
     if best is None:
         with pytest.raises(InfeasibleBoundError, match="max_deviation") as info:
-            fair_assignment(X, centers, S, max_deviation=delta, kind=kind, sample_weight=w)
+            fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
+                            sample_weight=w)
         if info.value.tightest is not None:
             # The bisection stops within 1e-4 (or 0.1%) above the true tightest bound.
             assert tightest - 1e-9 <= info.value.tightest
@@ -145,7 +146,8 @@ def test_tiny_problems_match_brute_force(problem):
         else:
             assert kind == "multiplicative" and tightest >= 1.0 - 1e-9
         return
-    result = fair_assignment(X, centers, S, max_deviation=delta, kind=kind, sample_weight=w)
+    result = fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
+                             sample_weight=w)
     assert result.satisfied
     assert ref_violation(result.labels, S, weights, kind, delta, centers.shape[0]) <= 1e-9
     assert_allclose(result.assignment_cost, best_cost, rtol=1e-7, atol=1e-9)
@@ -185,7 +187,8 @@ def test_multiplicative_bound_with_a_rare_value_is_infeasible():
     X = np.arange(6.0)[:, None]
     S = np.array(["x", "y", "y", "y", "y", "y"])
     with pytest.raises(InfeasibleBoundError, match="'x' of 's0' has 1 row") as info:
-        fair_assignment(X, [[0.0], [5.0]], S, max_deviation=0.5, kind="multiplicative")
+        fair_assignment(X, [[0.0], [5.0]], S, max_deviation=0.5,
+                        deviation_kind="multiplicative")
     assert info.value.tightest is None
 
 
@@ -212,7 +215,7 @@ def test_every_clustering_meets_the_bound_up_to_the_reported_violation(problem):
     w = np.ones(X.shape[0]) if weights is None else weights
     try:
         result = quiet_assignment(X, X[:k] + 1e-3 * np.arange(k)[:, None], S,
-                                  max_deviation=delta, kind=kind, sample_weight=weights,
+                                  max_deviation=delta, deviation_kind=kind, sample_weight=weights,
                                   max_iter=2, random_state=seed)
     except InfeasibleBoundError as err:
         # Only multiplicative bounds on a value with fewer rows than clusters, or tight ones.
@@ -279,7 +282,7 @@ def test_check_bounds_agrees_with_the_metrics():
                        multioutput="raw_values")
     assert_allclose(additive.table.loc["z", "deviation"], me[0])
     multiplicative = check_bounds(labels, S[["a", "b"]], max_deviation=0.2,
-                                  kind="multiplicative", sample_weight=w)
+                                  deviation_kind="multiplicative", sample_weight=w)
     mpv = max_proportional_violation(labels, sensitive_features=S[["a", "b"]], delta=0.2,
                                      sample_weight=w, multioutput="raw_values")
     assert_allclose(multiplicative.table["violation"], mpv)
@@ -389,9 +392,11 @@ C2 = X6[:2]
     (dict(max_deviation=-0.1), ValueError, r"max_deviation must be a finite number >= 0, "
                                            r"got -0\.1"),
     (dict(max_deviation="0.1"), TypeError, r"max_deviation must be a float .* got str '0\.1'"),
-    (dict(max_deviation=1.0, kind="multiplicative"), ValueError, r"max_deviation must be < 1"),
+    (dict(max_deviation=1.0, deviation_kind="multiplicative"), ValueError,
+     r"max_deviation must be < 1"),
     (dict(max_deviation={"s9": 0.1}), ValueError, r"max_deviation names 's9'"),
-    (dict(max_deviation=0.1, kind="relative"), ValueError, r"kind must be .* got 'relative'"),
+    (dict(max_deviation=0.1, deviation_kind="relative"), ValueError,
+     r"deviation_kind must be .* got 'relative'"),
     (dict(max_deviation=0.1, numeric_bound=-1.0), ValueError, r"numeric_bound must be"),
     (dict(max_deviation=0.1, max_iter=0), ValueError, r"max_iter must be >= 1, got 0"),
     (dict(max_deviation=0.1, max_iter=1.5), TypeError, r"max_iter must be an int, got 1\.5"),
@@ -432,7 +437,7 @@ def test_bad_inputs_are_named():
     (dict(n_init=0), ValueError, r"n_init must be >= 1"),
     (dict(n_clusters=0), ValueError, r"n_clusters must be >= 1"),
     (dict(n_clusters=7), ValueError, r"n_samples=6 should be >= n_clusters=7"),
-    (dict(kind="ratio"), ValueError, r"kind must be"),
+    (dict(deviation_kind="ratio"), ValueError, r"deviation_kind must be"),
     (dict(max_deviation=[0.1]), TypeError, r"max_deviation must be a float"),
 ])
 def test_estimator_bad_parameters_are_named(params, error, match):

@@ -237,14 +237,14 @@ def test_no_bound_asked_changes_nothing(blobs, fair):
 
 def test_an_estimator_with_a_bound_is_checked_against_it(blobs):
     X, sensitive = blobs
-    bounded = BoundedKMeans(3, max_deviation=0.4, kind="multiplicative", max_iter=2,
+    bounded = BoundedKMeans(3, max_deviation=0.4, deviation_kind="multiplicative", max_iter=2,
                             random_state=0).fit(X, sensitive_features=sensitive)
     report = audit(bounded, X, sensitive_features=sensitive, reference=None)
-    assert report.bounds["BoundedKMeans"].kind == "multiplicative"
+    assert report.bounds["BoundedKMeans"].deviation_kind == "multiplicative"
     assert set(report.bounds["BoundedKMeans"].table["bound"].dropna()) == {0.4}
     # A bound given to the audit wins over the estimator's.
     given = audit(bounded, X, sensitive_features=sensitive, reference=None, max_deviation=0.2)
-    assert given.bounds["BoundedKMeans"].kind == "additive"
+    assert given.bounds["BoundedKMeans"].deviation_kind == "additive"
     assert set(given.bounds["BoundedKMeans"].table["bound"].dropna()) == {0.2}
 
 
@@ -254,7 +254,7 @@ def test_fairkm_with_a_bound_is_checked_against_it(blobs):
                    random_state=0).fit(X, sensitive_features=sensitive)
     report = audit(model, X, sensitive_features=sensitive, reference=None)
     check = report.bounds["FairKM"]
-    assert check.kind == model.deviation_kind
+    assert check.deviation_kind == model.deviation_kind
     assert list(check.table.index) == [ODD, "region", "age", f"{ODD} & region"]
     pd.testing.assert_frame_equal(check.table, model.bounds_check_.table)
     assert f"{html.escape(ODD)} &amp; region" in report.to_html()

@@ -90,7 +90,8 @@ def test_fitted_clustering_meets_the_bound_and_describes_itself(problem):
     plain = FairKM(**params).fit(X, sensitive_features=S, sample_weight=weights)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BoundNotMetWarning)
-        direct = fair_assignment(X, plain.cluster_centers_, S, max_deviation=delta, kind=kind,
+        direct = fair_assignment(X, plain.cluster_centers_, S, max_deviation=delta,
+                                 deviation_kind=kind,
                                  sample_weight=weights)
     np.testing.assert_array_equal(model.labels_, direct.labels)
 
@@ -146,7 +147,7 @@ def test_infeasible_bound_names_the_tightest_one():
         ({"max_deviation": "0.1"}, True, TypeError, r"max_deviation must be a float.*'0\.1'"),
         ({"max_deviation": {"nope": 0.1}}, True, ValueError, "names 'nope'"),
         ({"max_deviation": 1.0, "deviation_kind": "multiplicative"}, True, ValueError,
-         r"must be < 1 with kind='multiplicative'"),
+         r"must be < 1 with deviation_kind='multiplicative'"),
         ({"deviation_kind": "relative"}, True, ValueError,
          "deviation_kind must be 'additive' or 'multiplicative', got 'relative'"),
     ],

@@ -25,8 +25,8 @@ from ._engine import Session, Stats, fill_empty_clusters
 from ._hygiene import warn_on_data
 from ._validation import check_int, check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
-from .bounds._assign import solve as solve_bounded
-from .bounds._spec import check_kind, resolve_bounds
+from .bounds import check_kind, resolve_bounds
+from .bounds import solve as solve_bounded
 
 __all__ = ["FairKM"]
 
@@ -598,7 +598,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             )
         bounds = resolve_bounds(
             sensitive_features, n_samples, max_deviation=self.max_deviation,
-            kind=self.deviation_kind,
+            deviation_kind=self.deviation_kind,
             sample_weight=sample_weight, numeric_sensitive=self.numeric_sensitive,
             intersections=self.intersections,
         )

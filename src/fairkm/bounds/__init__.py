@@ -7,20 +7,30 @@ dataset's mix, for every protected attribute at once?*
 
 * :func:`fair_assignment`: assign rows to given centres (from
   :class:`fairkm.FairKM`, :class:`sklearn.cluster.KMeans` or your own) at the
-  least K-Means cost such that every cluster meets the bounds, by linear
-  programming with scipy's HiGHS and an exact integer rounding (Bera,
-  Chakrabarty, Flores and Negahbani, "Fair Algorithms for Clustering",
-  NeurIPS 2019); optionally alternating centres and assignments.
+  least K-Means cost such that every cluster meets the bounds exactly, by
+  linear programming with scipy's HiGHS (Bera, Chakrabarty, Flores and
+  Negahbani, "Fair Algorithms for Clustering", NeurIPS 2019) and an integer
+  programme on the rows the relaxation splits and the rows cheapest to move;
+  the relaxation's prices certify how far from optimal the result can be;
+  optionally alternating centres and assignments.
 * :class:`BoundedKMeans`: the same as a scikit-learn estimator that seeds its
-  own centres (k-means++) or takes them.
+  own centres (k-means++, restarts) or takes them, moves them to where the
+  bound is cheap, and alternates.
 * :func:`check_bounds`: whether any clustering meets the bounds, and its worst
   cluster per attribute.
 """
 
 from ._assign import BoundedAssignment, BoundNotMetWarning, fair_assignment
+from ._assign import solve as solve
 from ._check import BoundsCheck, check_bounds
 from ._estimator import BoundedKMeans
 from ._infeasible import InfeasibleBoundError
+from ._spec import check_kind as check_kind
+from ._spec import resolve_bounds as resolve_bounds
+
+# solve (a bounded assignment from validated arrays), resolve_bounds and check_kind
+# are the seam for fairkm's other packages (FairKM(max_deviation=...), the audit);
+# they are not in __all__ and not part of the public API.
 
 __all__ = [
     "BoundNotMetWarning",

@@ -1,11 +1,13 @@
 """Fair assignment with guaranteed bounds (Bera et al., 2019), and its alternation with centres.
 
-One assignment: solve the linear programme of :mod:`fairkm.bounds._model` on
-every row (or, beyond ``max_lp_variables``, on a seeded sample whose prices
-assign the rest, then again on the rows closest to changing cluster), then
-round its few fractional rows by an integer programme on them alone that keeps
-the bounds exactly. The alternation recomputes the centres as the clusters'
-means and assigns again while the K-Means cost falls.
+One assignment: counting arguments first (:mod:`fairkm.bounds._infeasible`),
+then the linear relaxation on every row (:mod:`fairkm.bounds._relax`: at once,
+or by prices beyond ``max_lp_variables``), then whole rows
+(:mod:`fairkm.bounds._round`: an integer programme on the split rows and the
+rows cheapest to move, or on every row for small problems). The relaxation's
+prices give a lower bound on the cost of any assignment meeting the bounds,
+reported beside the cost. The alternation recomputes the centres as the
+clusters' means and assigns again while the K-Means cost falls.
 """
 
 from __future__ import annotations
@@ -14,21 +16,27 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_array
 
 from .._validation import check_int, check_real
 from ._check import BoundsCheck, from_codes
-from ._infeasible import check_rare_values, explain_infeasible
-from ._model import (
-    EXACT_MILP_PAIRS,
-    excess,
-    fixed_offsets,
-    make_context,
-    solve_lp,
-    solve_milp,
-    sq_distances,
+from ._infeasible import (
+    check_rare_values,
+    counting_reason,
+    prove_infeasible,
+    type_counts,
 )
-from ._spec import resolve_bounds
+from ._model import excess, make_problem, sq_distances
+from ._relax import relax
+from ._round import (
+    EXACT_PAIRS,
+    Rounded,
+    move_to_counts,
+    round_exact,
+    round_relaxation,
+    soft_round,
+)
+from ._spec import RENAMED, renamed_kind, resolve_bounds
 
 __all__ = [
     "BoundNotMetWarning",
@@ -37,9 +45,6 @@ __all__ = [
     "fair_assignment",
     "solve",
 ]
-
-_EXTRA_ROWS = (1000,)  # rows freed for a second rounding when the first falls short
-_FRACTIONAL = 1e-6      # a row is fractional when no cluster holds 1 - this of it
 
 
 class BoundNotMetWarning(UserWarning):
@@ -62,14 +67,19 @@ class BoundedAssignment:
     assignment_cost : float
         The same cost measured to the centres the last assignment was made
         to (``>= inertia``).
+    lower_bound : float
+        A proven lower bound on the cost, to those centres, of any assignment
+        meeting the bounds (the Lagrangian bound of the linear relaxation,
+        computed on every row): ``assignment_cost / lower_bound - 1`` is how
+        far from optimal for those centres the assignment can at most be
+        (:attr:`gap`).
     lp_cost : float
-        The linear programme's optimum for that assignment (plus the cost of
-        the rows it kept fixed, when not ``exact``). On more than 200 (row,
-        cluster) pairs the programme keeps one row's weight of headroom on
-        every bound, so that rounding its fractional rows can keep the bounds;
-        it is then stricter than the bounds, and ``assignment_cost`` can be
-        below it. Without headroom it is a lower bound on the cost of any
-        assignment meeting the bounds.
+        The linear relaxation's optimum for those centres (equal to
+        ``lower_bound`` up to the solver's tolerance when ``certified``).
+    nearest_cost : float
+        The cost, to the same centres, of sending every row to its nearest
+        one (no bound): ``assignment_cost / nearest_cost - 1`` is what the
+        bound costs there.
     n_iter : int
         Number of assignments made (centres -> assignment steps).
     cost_history : tuple of float
@@ -78,23 +88,30 @@ class BoundedAssignment:
         The bounds measured on ``labels``: ``satisfied``, ``violation``, the
         per-attribute table and ``summary()``.
     exact : bool
-        Whether the last programme was solved on every row (False: on a
-        sample, then on the rows closest to changing cluster).
+        Whether the last relaxation was solved on every row at once (False:
+        by prices, beyond ``max_lp_variables``).
+    certified : bool
+        Whether the last relaxation was shown optimal on every row (always
+        when ``exact``).
     n_rounded : int
-        Rows the last assignment left fractional and the rounding assigned.
+        Rows the last relaxation left split (or, for small problems solved as
+        one integer programme, every row).
     status : str
-        What HiGHS said, in words.
+        What the solvers said, in words.
     """
 
     labels: np.ndarray
     centers: np.ndarray
     inertia: float
     assignment_cost: float
+    lower_bound: float
     lp_cost: float
+    nearest_cost: float
     n_iter: int
     cost_history: tuple
     check: BoundsCheck
     exact: bool
+    certified: bool
     n_rounded: int
     status: str
 
@@ -118,6 +135,17 @@ class BoundedAssignment:
         """Per attribute, the largest deviation reached (a Series, in the bound's units)."""
         return self.check.table["deviation"]
 
+    @property
+    def gap(self):
+        """At most how far above the cheapest assignment meeting the bounds (for those centres).
+
+        ``assignment_cost / lower_bound - 1``; 0.004 reads "within 0.4% of
+        optimal".
+        """
+        if self.lower_bound <= 0:
+            return 0.0 if self.assignment_cost <= 0 else np.inf
+        return max(0.0, self.assignment_cost / self.lower_bound - 1.0)
+
 
 # ------------------------------------------------------------------------------ one assignment
 
@@ -125,194 +153,60 @@ class BoundedAssignment:
 @dataclass
 class _Step:
     labels: np.ndarray
+    cost: float
+    lower_bound: float
     lp_cost: float
+    nearest_cost: float
     exact: bool
+    certified: bool
     n_rounded: int
     status: str
-    proven_infeasible: bool = False
+    prices: object
 
 
-def _nearest(X, centers):
-    return np.argmin(sq_distances(X, centers), axis=1).astype(np.int64)
+def _cost_of(problem, dist, rows, labels):
+    return float(np.dot(problem.weights[rows], dist[rows, labels[rows]]))
 
 
-def _sample(ctx, live, m, rng):
-    """Draw about ``m`` live rows, stratified by type, reweighted to the types' weight."""
-    order = live[rng.permutation(live.shape[0])]
-    order = order[np.argsort(ctx.types[order], kind="stable")]
-    types = ctx.types[order]
-    starts = np.flatnonzero(np.r_[True, types[1:] != types[:-1]])
-    counts = np.diff(np.r_[starts, types.shape[0]])
-    take = np.maximum(1, np.floor(counts * (m / live.shape[0]))).astype(np.int64)
-    rank = np.arange(types.shape[0]) - np.repeat(starts, counts)
-    chosen = order[rank < np.repeat(take, counts)]
-    w = ctx.weights
-    type_weight = np.bincount(ctx.types[live], weights=w[live],
-                              minlength=ctx.type_table.shape[0])
-    sample_weight = np.bincount(ctx.types[chosen], weights=w[chosen],
-                                minlength=ctx.type_table.shape[0])
-    w_rows = np.zeros_like(w)
-    w_rows[chosen] = w[chosen] * (type_weight / np.maximum(sample_weight, 1e-300))[
-        ctx.types[chosen]]
-    return np.sort(chosen), w_rows
-
-
-def _priced(ctx, centers, rows, prices):
-    """Each row's cheapest cluster under the sample's prices, and its margin to the next."""
-    k = ctx.n_clusters
-    labels, regret = np.empty(rows.shape[0], np.int64), np.empty(rows.shape[0])
-    for start in range(0, rows.shape[0], 65536):
-        block = rows[start:start + 65536]
-        priced = sq_distances(ctx.X[block], centers) + prices[ctx.types[block]]
-        two = np.partition(priced, 1, axis=1)[:, :2] if k > 1 else np.c_[priced, priced]
-        labels[start:start + 65536] = np.argmin(priced, axis=1)
-        regret[start:start + 65536] = two[:, 1] - two[:, 0]
-    return labels, regret
-
-
-def _with_headroom(ctx, rows, dist, fixed):
-    """Solve the relaxation with one row's weight of headroom on every categorical bound.
-
-    Rounding moves the few fractional rows by less than a row each, so the
-    headroom lets it keep the bounds exactly; if no fractional solution has
-    that headroom (bounds of a few rows), the bounds are solved as they are.
-    Small problems, rounded exactly, get no headroom.
-    """
-    margin = 0.0
-    if rows.shape[0] * ctx.n_clusters > EXACT_MILP_PAIRS and ctx.cat:
-        margin = float(ctx.weights[rows].max())
-        lp = solve_lp(ctx, rows, ctx.weights, dist, fixed, margin=margin)
-        if lp.x is not None:
-            return lp
-    return solve_lp(ctx, rows, ctx.weights, dist, fixed)
-
-
-def _relaxation(ctx, centers, live, max_lp_variables, rng):
-    """Solve the relaxation: on every live row, or on a sample and then a repair set.
-
-    Returns the free rows, their distances, the outcome, the offsets of the
-    held rows, whether every row was free, and the held rows with their labels.
-    """
-    k = ctx.n_clusters
-    empty = fixed_offsets(ctx, live[:0], live[:0])
-    if live.shape[0] * k <= max_lp_variables:
-        dist = sq_distances(ctx.X[live], centers)
-        lp = _with_headroom(ctx, live, dist, empty)
-        return live, dist, lp, empty, True, live[:0], live[:0]
-    m = max(k, max_lp_variables // k)
-    sample, w_rows = _sample(ctx, live, m, rng)
-    lp = solve_lp(ctx, sample, w_rows, sq_distances(ctx.X[sample], centers), empty)
-    if lp.x is None:
-        raise RuntimeError(f"HiGHS failed on the sample's linear programme: {lp.message}")
-    labels, regret = _priced(ctx, centers, live, np.nan_to_num(lp.prices, nan=np.inf))
-    size = m
-    while True:
-        # The rows closest to changing cluster are assigned again, exactly, with the
-        # rest held; if the held rows leave no way to meet the bounds, free twice as many.
-        if size < live.shape[0]:
-            free_pos = np.sort(np.argpartition(regret, size - 1)[:size])
+def _assign(problem, bounds, centers, live, max_pairs, start):
+    """One bounded assignment of the live rows to ``centers``."""
+    k = problem.n_clusters
+    dist = sq_distances(problem.X, centers)
+    relaxation = relax(problem, dist, live, max_pairs, start)
+    status = (f"relaxation: {'every row at once' if relaxation.exact else 'by prices'}, "
+              f"{relaxation.rounds} programme(s), "
+              f"{'optimal on every row' if relaxation.certified else 'not certified'}")
+    if live.shape[0] * k > EXACT_PAIRS:
+        rounded = round_relaxation(problem, dist, live, relaxation)
+    else:
+        whole = relaxation.x.reshape(live.shape[0], k).max(axis=1) >= 1.0 - 1e-6
+        if whole.all() and excess(problem, live, relaxation.labels[live]).max() <= 1e-9:
+            rounded = Rounded(relaxation.labels, "the relaxation is integral", True)
         else:
-            free_pos = np.arange(live.shape[0])
-        keep = np.ones(live.shape[0], bool)
-        keep[free_pos] = False
-        held, held_labels = live[keep], labels[keep]
-        fixed = fixed_offsets(ctx, held, held_labels)
-        rows = live[free_pos]
-        dist = sq_distances(ctx.X[rows], centers)
-        lp = _with_headroom(ctx, rows, dist, fixed)
-        if lp.x is not None or size >= live.shape[0]:
-            break
-        size = min(live.shape[0], 2 * size)
-    if lp.x is not None:
-        held_cost = _cost(ctx.X[held], ctx.weights[held], held_labels, centers)
-        lp = type(lp)(lp.x, lp.fun + held_cost, lp.prices, lp.status,
-                      f"{lp.message} (sample of {sample.shape[0]} rows, then {rows.shape[0]} "
-                      f"rows again with {held.shape[0]} held)")
-    return rows, dist, lp, fixed, False, held, held_labels
-
-
-def _assign(ctx, centers, live, max_lp_variables, rng):
-    rows, dist, lp, fixed, exact, held, held_labels = _relaxation(
-        ctx, centers, live, max_lp_variables, rng)
-    if lp.x is None:
-        raise RuntimeError(f"HiGHS failed on the linear programme: {lp.message}")
-    labels_all = np.full(ctx.X.shape[0], -1, dtype=np.int64)
-    labels_all[held] = held_labels
-    x = lp.x
-    labels = np.argmax(x, axis=1).astype(np.int64)
-    frac = np.flatnonzero(x.max(axis=1) < 1.0 - _FRACTIONAL)
-    step = _Step(labels, lp.fun, exact, int(frac.shape[0]), f"LP: {lp.message}")
-    if frac.size:
-        labels, status, proven = _round(ctx, rows, dist, x, labels, frac, fixed)
-        step.labels, step.proven_infeasible = labels, proven
-        step.status += f"; rounding {frac.shape[0]} fractional rows: {status}"
-    labels_all[rows] = step.labels
-    step.labels = labels_all
-    return step
-
-
-def _pairs(dist, sets):
-    pos = np.concatenate([np.full(len(s), i) for i, s in enumerate(sets)]).astype(np.int64)
-    clu = np.concatenate(sets).astype(np.int64)
-    return pos, clu
-
-
-def _round(ctx, rows, dist, x, labels, frac, fixed):
-    """Round the fractional rows ``frac`` (positions in ``rows``) keeping the bounds.
-
-    First an integer programme on the fractional rows alone (each may go to a
-    cluster the relaxation gave it a share of, or to its 3 nearest). If no
-    rounding of them meets the bounds (a small cluster's shares move in steps
-    of 1/its size), the rows of the clusters left outside their band and the
-    rows next to them are freed too, cheapest to move first, up to 1,000
-    rows. Bounds that cannot be met then are exceeded as little as the
-    allowed moves make possible; a rounding is kept only if it lowers the
-    excess.
-
-    Returns the labels of ``rows``, HiGHS's status and whether the programme
-    proved that no integral assignment of these rows meets the bounds.
-    """
-    k = ctx.n_clusters
-    if rows.shape[0] * k <= EXACT_MILP_PAIRS:
-        pos, clu = np.repeat(np.arange(rows.shape[0]), k), np.tile(np.arange(k), rows.shape[0])
-        out, status, _, proven = solve_milp(ctx, rows, pos, clu, dist[pos, clu], fixed,
-                                            gap=1e-7)
-        return (labels if out is None else out), f"exact integer programme: {status}", proven
-    near = np.argsort(dist, axis=1)[:, :min(k, 3)]
-    is_frac = np.zeros(rows.shape[0], bool)
-    is_frac[frac] = True
-    free, current, status = frac, labels, "no integer solution"
-    for extra in (0, *_EXTRA_ROWS):
-        if extra:
-            bad = np.flatnonzero(excess(ctx, rows, current, fixed) > 1e-9)
-            touches = np.isin(current, bad) | np.isin(near, bad).any(axis=1)
-            others = np.flatnonzero(touches & ~is_frac)
-            gap = dist[others] - dist[others, current[others]][:, None]
-            gap[np.arange(others.shape[0]), current[others]] = np.inf
-            pick = others[np.argsort(gap.min(axis=1), kind="stable")[:extra]]
-            free = np.sort(np.concatenate([frac, pick]))
-        held = np.ones(rows.shape[0], bool)
-        held[free] = False
-        base = fixed_offsets(ctx, rows[held], current[held])
-        base = type(base)(base.size + fixed.size,
-                          [a + b for a, b in zip(base.counts, fixed.counts, strict=True)],
-                          [a + b for a, b in zip(base.sums, fixed.sums, strict=True)])
-        sets = [np.union1d(np.flatnonzero(x[i] > 1e-9), near[i]) if is_frac[i]
-                else np.union1d([current[i]], near[i]) for i in free]
-        pos, clu = _pairs(dist, sets)
-        out, message, met, _ = solve_milp(ctx, rows[free], pos, clu, dist[free[pos], clu],
-                                          base)
-        if out is None:
-            continue
-        new = current.copy()
-        new[free] = out
-        if extra and excess(ctx, rows, new, fixed).sum() >= excess(
-                ctx, rows, current, fixed).sum():
-            continue
-        current, status = new, f"integer programme on {free.shape[0]} rows: {message}"
-        if met:
-            break
-    return current, status, False
+            rounded = round_exact(problem, dist, live)
+            if rounded.proven_infeasible:
+                prove_infeasible(problem, bounds, live)
+            if rounded.labels[live].min() < 0:
+                rounded.labels = relaxation.labels.copy()
+    if not rounded.met and problem.cat and np.all(problem.weights[live] == 1.0):
+        counts = type_counts(problem, live)
+        if counts is False:
+            prove_infeasible(problem, bounds, live)
+        if counts is not None and not problem.num:
+            labels = move_to_counts(problem, dist, live, rounded.labels, counts)
+            if excess(problem, live, labels[live]).max() <= 1e-9:
+                rounded.labels, rounded.met = labels, True
+                rounded.status += "; rows moved to type counts that meet the bounds"
+    if not rounded.met:
+        fallback = soft_round(problem, dist, live, relaxation, rounded.labels)
+        if excess(problem, live, fallback.labels[live]).sum() < excess(
+                problem, live, rounded.labels[live]).sum():
+            rounded = fallback
+    labels = rounded.labels
+    nearest = float(np.dot(problem.weights[live], dist[live].min(axis=1)))
+    return _Step(labels, _cost_of(problem, dist, live, labels), relaxation.bound,
+                 relaxation.value, nearest, relaxation.exact, relaxation.certified,
+                 rounded.n_rounded, f"{status}; {rounded.status}", relaxation.prices)
 
 
 # ------------------------------------------------------------------------------ the alternation
@@ -333,8 +227,53 @@ def _cost(X, weights, labels, centers):
     return total
 
 
+def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variables=300_000):
+    """Alternate the relaxation and its clusters' means from ``centers``, while its cost falls.
+
+    The relaxation's fractional clusters suit the bounds: their means are
+    centres from which the bounded assignment costs less than from the
+    unbounded centres they started from. No rounding is made.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64
+    centers : ndarray of shape (n_clusters, n_features), float64
+    bounds : BoundSet
+    max_iter, tol, max_lp_variables
+        As in :func:`fair_assignment`.
+
+    Returns
+    -------
+    ndarray of shape (n_clusters, n_features)
+    """
+    k = centers.shape[0]
+    problem = make_problem(X, bounds, k)
+    live = np.flatnonzero(problem.weights > 0)
+    previous, prices = None, None
+    for _ in range(max_iter):
+        dist = sq_distances(X, centers)
+        relaxation = relax(problem, dist, live, max_lp_variables, prices)
+        prices = relaxation.prices
+        if previous is not None and relaxation.value >= previous * (1.0 - tol):
+            break
+        previous = relaxation.value
+        w = problem.weights
+        held = np.setdiff1d(live, relaxation.free, assume_unique=True)
+        share = w[relaxation.free][relaxation.pos] * relaxation.x
+        rows = np.concatenate([held, relaxation.free[relaxation.pos]])
+        clusters = np.concatenate([relaxation.labels[held], relaxation.clu])
+        mass = np.concatenate([w[held], share])
+        sizes = np.bincount(clusters, weights=mass, minlength=k)
+        sums = np.zeros((k, X.shape[1]))
+        np.add.at(sums, clusters, X[rows] * mass[:, None])
+        if (sizes <= 0).any():
+            break
+        centers = sums / sizes[:, None]
+    return centers
+
+
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
-          random_state=None):
+          random_state=None, warn=True):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
     Parameters
@@ -342,38 +281,47 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     X : ndarray of shape (n_samples, n_features), float64
     centers : ndarray of shape (n_clusters, n_features), float64
     bounds : BoundSet
-    max_iter, tol, max_lp_variables, random_state
+    max_iter, tol, max_lp_variables
         As in :func:`fair_assignment`.
+    random_state : object
+        Unused (the assignment draws nothing); kept for the callers' signature.
+    warn : bool, default=True
+        Warn (:class:`BoundNotMetWarning`) when the result breaks a bound.
 
     Returns
     -------
     BoundedAssignment
+
+    Raises
+    ------
+    InfeasibleBoundError
+        When no integral assignment meets the bounds.
     """
-    rng = check_random_state(random_state)
     k = centers.shape[0]
-    ctx = make_context(X, bounds, k)
-    live = np.flatnonzero(ctx.weights > 0)
+    problem = make_problem(X, bounds, k)
+    live = np.flatnonzero(problem.weights > 0)
     if live.shape[0] < k:
         raise ValueError(
             f"n_samples={live.shape[0]} (of positive weight) should be >= n_clusters={k}."
         )
     check_rare_values(bounds, live, k)
-    dead = np.flatnonzero(ctx.weights <= 0)
-    best, history, previous = None, [], None
+    reason = counting_reason(problem, live)
+    if reason is not None:
+        prove_infeasible(problem, bounds, live, reason=reason)
+    dead = np.flatnonzero(problem.weights <= 0)
+    best, history, previous, prices = None, [], None, None
     for it in range(max_iter):
-        step = _assign(ctx, centers, live, max_lp_variables, rng)
+        step = _assign(problem, bounds, centers, live, max_lp_variables, prices)
+        prices = step.prices
         labels = step.labels
         if dead.size:
-            labels[dead] = _nearest(X[dead], centers)
-        means = _means(X, ctx.weights, labels, k)
-        inertia = _cost(X, ctx.weights, labels, means)
+            labels[dead] = np.argmin(sq_distances(X[dead], centers), axis=1)
+        means = _means(X, problem.weights, labels, k)
+        inertia = _cost(X, problem.weights, labels, means)
         check = from_codes(bounds, labels, k)
-        if it == 0 and not check.satisfied:
-            explain_infeasible(ctx, bounds, live, check, exact=step.exact,
-                               proven=step.proven_infeasible)
-        result = BoundedAssignment(labels, means, inertia, _cost(X, ctx.weights, labels, centers),
-                                   step.lp_cost, it + 1, (), check, step.exact, step.n_rounded,
-                                   step.status)
+        result = BoundedAssignment(labels, means, inertia, step.cost, step.lower_bound,
+                                   step.lp_cost, step.nearest_cost, it + 1, (), check,
+                                   step.exact, step.certified, step.n_rounded, step.status)
         history.append(inertia)
         key = (round(check.violation, 9), inertia)
         if best is None or key < (round(best.check.violation, 9), best.inertia):
@@ -381,14 +329,13 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
         if previous is not None and inertia >= previous * (1.0 - tol):
             break
         previous, centers = inertia, means
-    final = BoundedAssignment(best.labels, best.centers, best.inertia, best.assignment_cost,
-                              best.lp_cost, len(history), tuple(history), best.check,
-                              best.exact, best.n_rounded, best.status)
-    if not final.satisfied:
+    final = BoundedAssignment(**{**best.__dict__, "n_iter": len(history),
+                                 "cost_history": tuple(history)})
+    if warn and not final.satisfied:
         warnings.warn(
             f"The rounded assignment leaves a violation of {final.violation:.3g} "
             f"(bounds as asked: {final.check.summary()}). An integral assignment meeting "
-            "them may exist: rounding keeps most rows where the linear programme put them.",
+            "them may exist: the integer programmes stop at a node limit.",
             BoundNotMetWarning, stacklevel=3,
         )
     return final
@@ -416,10 +363,10 @@ def _check_centers(centers, n_features):
     return np.ascontiguousarray(centers)
 
 
-def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="additive",
-                    numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
-                    intersections=None, max_iter=1, tol=1e-4, max_lp_variables=300_000,
-                    random_state=None):
+def fair_assignment(X, centers, sensitive_features, *, max_deviation,
+                    deviation_kind="additive", numeric_bound=None, sample_weight=None,
+                    numeric_sensitive="auto", intersections=None, max_iter=1, tol=1e-4,
+                    max_lp_variables=300_000, random_state=None, kind=RENAMED):
     """Assign rows to centres at the least K-Means cost with every cluster's mix within bounds.
 
     For every cluster ``C`` and every value ``v`` of every categorical
@@ -431,12 +378,13 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
     means of numeric attributes. Every cluster is non-empty.
 
     The assignment minimises ``sum_i w_i ||x_i - center_{label_i}||^2`` as a
-    linear programme (scipy's HiGHS; one variable per row and cluster), then
-    rounds the few rows it leaves fractional by an integer programme on them
-    alone that keeps the bounds exactly, so the result usually meets them with
-    no violation; what is left is reported (``violation``) and warned about.
-    With ``max_iter > 1`` the centres become the clusters' means and the rows
-    are assigned again, while the cost falls by more than ``tol``.
+    linear programme (scipy's HiGHS), then assigns whole rows by an integer
+    programme on the rows the programme splits and the rows cheapest to move,
+    which keeps the bounds exactly. The result carries a proven lower bound on
+    the cost of any assignment meeting the bounds (``lower_bound``; ``gap``:
+    how far above it). With ``max_iter > 1`` the centres become the clusters'
+    means and the rows are assigned again, while the cost falls by more than
+    ``tol``.
 
     Parameters
     ----------
@@ -452,8 +400,11 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None (no categorical bound).
         Additive: a share distance, >= 0. Multiplicative: in [0, 1).
-    kind : {"additive", "multiplicative"}, default="additive"
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
+
+        .. versionchanged:: 0.2.0
+           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on ``|mean_C(z)|``, ``z`` a numeric attribute standardised over
         the dataset (standard deviations); None leaves numeric attributes free.
@@ -471,46 +422,56 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
         ``tol`` times its value.
     max_lp_variables : int, default=300_000
         Largest programme solved at once (rows x clusters). Beyond it, the
-        programme is solved on a sample of ``max_lp_variables // n_clusters``
-        rows stratified by the attributes' combined values, whose prices
-        assign every row; the same number of rows, those closest to changing
-        cluster, are then assigned again exactly with the rest held, which
-        restores the bounds on the whole data.
+        bound rows' prices assign every row: the 5,000 rows nearest to a tie
+        are solved exactly, the rest in blocks of one type and alike in
+        their priced costs, again until the prices show the solution optimal
+        on every row (``certified``) or the relaxation's cost is within 1e-6
+        of its lower bound.
     random_state : int, RandomState instance or None, default=None
-        Seeds the sample (only used beyond ``max_lp_variables``).
+        Unused: the assignment draws nothing, so the same input gives the
+        same labels.
+
+        .. versionchanged:: 0.2.0
+           No sample is drawn any more; the parameter is kept so that calls
+           that pass it keep working.
+    kind : {"additive", "multiplicative"}
+        Deprecated name of ``deviation_kind``: still read, with a
+        ``FutureWarning``, until 0.3.0.
 
     Returns
     -------
     BoundedAssignment
         ``labels``, ``centers``, ``inertia``, ``violation``, ``check`` (per
-        attribute, with the worst cluster), ``n_iter``, ``lp_cost``,
-        ``status``, ...
+        attribute, with the worst cluster), ``lower_bound`` and ``gap`` (the
+        certificate), ``nearest_cost``, ``n_iter``, ``status``, ...
 
     Raises
     ------
     InfeasibleBoundError
         (a ``ValueError``) When no integral assignment to non-empty clusters
-        can meet the bounds; its message and ``tightest`` give the tightest
-        bound found that can be met.
+        can meet the bounds; its message, ``tightest`` and ``excess_rows``
+        give the tightest bound that can be met and the least excess, in
+        rows, that any assignment leaves.
 
     Warns
     -----
     BoundNotMetWarning
-        When the rounding leaves a violation that was not proved unavoidable.
+        When the result leaves a violation that was not proved unavoidable.
 
     See Also
     --------
-    BoundedKMeans : The estimator (seeding, alternation, ``predict``).
+    BoundedKMeans : The estimator (seeding, restarts, alternation, ``predict``).
     check_bounds : Measure any clustering against the bounds.
 
     Notes
     -----
     The relaxation is always feasible (each row split evenly over the
     clusters gives every cluster the dataset's mix), so a bound can only fail
-    on whole rows. When it does, an integer programme decides whether any
-    assignment meets it (on every row up to 200 rows x clusters, else on the
-    number of rows of each combination of values in each cluster, unit weights
-    only), and the tightest bound is bisected.
+    on whole rows. Counting decides first (a cluster of ``s`` rows can meet
+    the bounds only for some ``s``, and ``n_clusters`` such sizes must add up
+    to the number of rows); then an integer programme on every row (up to
+    5,000 rows x clusters), or on the number of rows of each combination of
+    values in each cluster (unit weights).
 
     Examples
     --------
@@ -524,13 +485,14 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation, kind="addi
     >>> result.labels.tolist(), result.satisfied
     ([0, 0, 1, 0, 0, 1, 1, 1], True)
     """
+    deviation_kind = renamed_kind(kind, deviation_kind, "fair_assignment")
     check_common(max_iter, tol, max_lp_variables)
     X = np.ascontiguousarray(check_array(X, dtype=np.float64, input_name="X"))
     centers = _check_centers(centers, X.shape[1])
     if sensitive_features is None:
         raise TypeError("sensitive_features must be given: the bounds are on them.")
     bounds = resolve_bounds(sensitive_features, X.shape[0], max_deviation=max_deviation,
-                            kind=kind, numeric_bound=numeric_bound,
+                            deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections)
     return solve(X, centers, bounds, max_iter=max_iter, tol=tol,

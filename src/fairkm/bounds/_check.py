@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._columns import CATEGORICAL
-from ._spec import resolve_bounds
+from ._spec import RENAMED, renamed_kind, resolve_bounds
 
 __all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "from_codes", "measure"]
 
@@ -115,14 +116,25 @@ class BoundsCheck:
         standard deviations for numeric attributes); 0 when every bound holds.
     satisfied : bool
         ``violation <= 1e-9``.
-    kind : {"additive", "multiplicative"}
+    deviation_kind : {"additive", "multiplicative"}
         How the categorical bounds read.
+
+        .. versionchanged:: 0.2.0
+           Renamed from ``kind``, which still reads it, with a ``FutureWarning``,
+           until 0.3.0.
     """
 
     table: pd.DataFrame
     violation: float
     satisfied: bool
-    kind: str
+    deviation_kind: str
+
+    @property
+    def kind(self):
+        """Deprecated name of :attr:`deviation_kind` (removed in 0.3.0)."""
+        warnings.warn("BoundsCheck.kind was renamed deviation_kind in 0.2.0 and will be "
+                      "removed in 0.3.0.", FutureWarning, stacklevel=2)
+        return self.deviation_kind
 
     def summary(self):
         """One sentence: is every cluster within the bounds, and which cluster is worst.
@@ -138,7 +150,7 @@ class BoundsCheck:
         bounds = sorted(set(bounded["bound"].round(6)))
         what = (f"within {bounds[0]:g} of the dataset's mix" if len(bounds) == 1
                 else "within the bounds asked")
-        if self.kind == "multiplicative" and (bounded["kind"] != "numeric").any():
+        if self.deviation_kind == "multiplicative" and (bounded["kind"] != "numeric").any():
             what += " (multiplicative)"
         name = bounded["violation"].idxmax() if not self.satisfied else bounded[
             "deviation"].idxmax()
@@ -167,9 +179,9 @@ def from_codes(bounds, codes, n_clusters, cluster_labels=None):
     return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind)
 
 
-def check_bounds(labels, sensitive_features, *, max_deviation, kind="additive",
+def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="additive",
                  numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
-                 intersections=None):
+                 intersections=None, kind=RENAMED):
     """Check that every cluster's mix stays within bounds of the dataset's, for every attribute.
 
     For every cluster ``C`` and every value ``v`` of every bounded categorical
@@ -190,8 +202,11 @@ def check_bounds(labels, sensitive_features, *, max_deviation, kind="additive",
     max_deviation : float, dict or None
         The bound on every categorical attribute, or ``{name: bound}`` for
         some of them (the others are reported, not bounded), or None.
-    kind : {"additive", "multiplicative"}, default="additive"
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads (see above).
+
+        .. versionchanged:: 0.2.0
+           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on the standardised cluster means of numeric attributes.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -200,6 +215,9 @@ def check_bounds(labels, sensitive_features, *, max_deviation, kind="additive",
         Which attributes are numeric (as in :class:`fairkm.FairKM`).
     intersections : sequence of sequence of str, default=None
         Combined attributes (``[("sex", "race")]``), bounded as the others.
+    kind : {"additive", "multiplicative"}
+        Deprecated name of ``deviation_kind``: still read, with a
+        ``FutureWarning``, until 0.3.0.
 
     Returns
     -------
@@ -216,11 +234,12 @@ def check_bounds(labels, sensitive_features, *, max_deviation, kind="additive",
     >>> check_bounds([0, 0, 1, 1], ["a", "b", "a", "a"], max_deviation=0.2).satisfied
     False
     """
+    deviation_kind = renamed_kind(kind, deviation_kind, "check_bounds")
     arr = np.asarray(labels)
     if arr.ndim != 1:
         raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
     bounds = resolve_bounds(sensitive_features, None, max_deviation=max_deviation,
-                            kind=kind, numeric_bound=numeric_bound,
+                            deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections)
     if bounds.n_samples != arr.shape[0]:

@@ -12,11 +12,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._family import SensitiveFeaturesMixin
 from .._validation import check_int, check_sample_weight
-from ._assign import check_common, solve
+from ._assign import BoundNotMetWarning, check_common, relaxed_centers, solve
 from ._model import sq_distances
-from ._spec import BoundSet, check_kind, resolve_bounds
+from ._spec import RENAMED, BoundSet, renamed_kind, resolve_bounds
 
 __all__ = ["BoundedKMeans"]
+
+_AUTO_STARTS = 3  # k-means++ seedings with n_init="auto"
 
 
 class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
@@ -27,10 +29,13 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     ``(1 - max_deviation) p <= share_C(v) <= p / (1 - max_deviation)``
     (multiplicative, as Bera et al. 2019), and optionally
     ``|mean_C(z)| <= numeric_bound`` for numeric attributes standardised over
-    the dataset. Starting from ``init``, it alternates a bounded assignment at
-    the least K-Means cost (:func:`fair_assignment`: a linear programme solved
-    by scipy's HiGHS, rounded by an integer programme that keeps the bounds)
-    and centre updates, while the cost falls.
+    the dataset. From each start (k-means++ seeds, or given centres) it first
+    alternates the bounded assignment's linear relaxation with its fractional
+    clusters' means, which moves the centres to where the bound is cheap, then
+    alternates bounded assignments at the least K-Means cost
+    (:func:`fair_assignment`: the relaxation, solved by scipy's HiGHS, then an
+    integer programme that keeps the bounds exactly) with centre updates, while
+    the cost falls; the cheapest clustering over the ``n_init`` starts is kept.
 
     Parameters
     ----------
@@ -39,8 +44,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     max_deviation : float, dict or None, default=0.05
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None.
-    kind : {"additive", "multiplicative"}, default="additive"
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
+
+        .. versionchanged:: 0.2.0
+           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on the clusters' standardised means of numeric attributes
         (standard deviations); None leaves them free.
@@ -51,10 +59,14 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     init : "k-means++" or array-like of shape (n_clusters, n_features), default="k-means++"
         Starting centres: scikit-learn's k-means++ seeding, or given centres
         (``FairKM(...).cluster_centers_``, ``KMeans(...).cluster_centers_``).
-    n_init : int, default=1
+    n_init : "auto" or int, default="auto"
         Number of k-means++ seedings, each alternated to the end; the
         clustering with the smallest violation, then the lowest cost, is kept.
-        Must be 1 with given centres.
+        Must be 1 with given centres. "auto": 3 with k-means++, 1 with given
+        centres.
+
+        .. versionchanged:: 0.2.0
+           The default is "auto" (was 1).
     max_iter : int, default=20
         Number of bounded assignments per seeding at most.
     tol : float, default=1e-4
@@ -62,10 +74,13 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         ``tol`` times its value.
     max_lp_variables : int, default=300_000
         Largest linear programme solved at once (rows x clusters); beyond it,
-        a seeded sample is solved and the rows closest to changing cluster are
-        solved again with the rest held (see :func:`fair_assignment`).
+        the rows are priced by the programme's duals and only those near a
+        tie solved one by one (see :func:`fair_assignment`).
     random_state : int, RandomState instance or None, default=None
-        Seeds k-means++ and the samples. The same value gives identical labels.
+        Seeds k-means++. The same value gives identical labels.
+    kind : {"additive", "multiplicative"}
+        Deprecated name of ``deviation_kind``: still read, with a
+        ``FutureWarning``, until 0.3.0.
 
     Attributes
     ----------
@@ -88,7 +103,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     deviation_ : pandas.Series
         Per attribute, the largest deviation reached (in the bound's units).
     lp_cost_ : float
-        The last linear programme's optimum (see :class:`BoundedAssignment`).
+        The last linear relaxation's optimum (see :class:`BoundedAssignment`).
+    lower_bound_ : float
+        A proven lower bound on the cost, to the centres of the last
+        assignment, of any assignment meeting the bounds (the certificate of
+        :class:`BoundedAssignment`).
     exact_ : bool
         Whether the last programme was solved on every row.
     n_features_in_ : int
@@ -126,12 +145,13 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, n_clusters=8, *, max_deviation=0.05, kind="additive", numeric_bound=None,
-                 numeric_sensitive="auto", intersections=None, init="k-means++", n_init=1,
-                 max_iter=20, tol=1e-4, max_lp_variables=300_000, random_state=None):
+    def __init__(self, n_clusters=8, *, max_deviation=0.05, deviation_kind="additive",
+                 numeric_bound=None, numeric_sensitive="auto", intersections=None,
+                 init="k-means++", n_init="auto", max_iter=20, tol=1e-4, max_lp_variables=300_000,
+                 random_state=None, kind=RENAMED):
         self.n_clusters = n_clusters
         self.max_deviation = max_deviation
-        self.kind = kind
+        self.deviation_kind = deviation_kind
         self.numeric_bound = numeric_bound
         self.numeric_sensitive = numeric_sensitive
         self.intersections = intersections
@@ -141,6 +161,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.tol = tol
         self.max_lp_variables = max_lp_variables
         self.random_state = random_state
+        self.kind = kind
 
     def _check_init(self, n_features):
         if isinstance(self.init, str):
@@ -156,15 +177,15 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                 f"init must have shape (n_clusters, n_features) = ({self.n_clusters}, "
                 f"{n_features}), got {centers.shape}."
             )
-        if self.n_init != 1:
+        if not (self.n_init == 1 or (isinstance(self.n_init, str) and self.n_init == "auto")):
             raise ValueError(f"n_init must be 1 when init is an array, got {self.n_init!r}.")
         return np.ascontiguousarray(centers)
 
-    def _bounds(self, X, sensitive_features, sample_weight):
+    def _bounds(self, X, sensitive_features, sample_weight, deviation_kind):
         if sensitive_features is None:
-            return BoundSet([], self.kind, check_sample_weight(sample_weight, X.shape[0]))
+            return BoundSet([], deviation_kind, check_sample_weight(sample_weight, X.shape[0]))
         return resolve_bounds(sensitive_features, X.shape[0], max_deviation=self.max_deviation,
-                              kind=self.kind, numeric_bound=self.numeric_bound,
+                              deviation_kind=deviation_kind, numeric_bound=self.numeric_bound,
                               sample_weight=sample_weight,
                               numeric_sensitive=self.numeric_sensitive,
                               intersections=self.intersections)
@@ -194,9 +215,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         InfeasibleBoundError
             When no assignment to non-empty clusters can meet the bounds.
         """
+        deviation_kind = renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans")
         check_int("n_clusters", self.n_clusters, 1)
-        check_int("n_init", self.n_init, 1)
-        check_kind(self.kind)
+        if not (isinstance(self.n_init, str) and self.n_init == "auto"):
+            check_int("n_init", self.n_init, 1)
         check_common(self.max_iter, self.tol, self.max_lp_variables)
         X = validate_data(self, X, dtype=np.float64, order="C")
         if X.shape[0] < self.n_clusters:
@@ -204,9 +226,12 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                 f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}."
             )
         given = self._check_init(X.shape[1])
-        bounds = self._bounds(X, sensitive_features, sample_weight)
+        bounds = self._bounds(X, sensitive_features, sample_weight, deviation_kind)
         rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
+        n_init = self.n_init
+        if isinstance(n_init, str):
+            n_init = 1 if given is not None else _AUTO_STARTS
+        seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
         best = None
         for seed in seeds:
             if given is None:
@@ -214,8 +239,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                                              random_state=int(seed))
             else:
                 centers = given
+            if bounds.categorical() or bounds.numeric():
+                centers = relaxed_centers(X, centers, bounds, max_iter=self.max_iter,
+                                          tol=self.tol, max_lp_variables=self.max_lp_variables)
             result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
-                           max_lp_variables=self.max_lp_variables, random_state=int(seed))
+                           max_lp_variables=self.max_lp_variables, warn=False)
             key = (round(result.violation, 9), result.inertia)
             if best is None or key < (round(best.violation, 9), best.inertia):
                 best = result
@@ -228,7 +256,14 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.violation_ = best.violation
         self.deviation_ = best.deviation
         self.lp_cost_ = best.lp_cost
+        self.lower_bound_ = best.lower_bound
         self.exact_ = best.exact
+        if not best.satisfied:
+            warnings.warn(
+                f"The rounded assignment leaves a violation of {best.violation:.3g} "
+                f"(bounds as asked: {best.check.summary()}).", BoundNotMetWarning,
+                stacklevel=2,
+            )
         self._fitted_with_sensitive = sensitive_features is not None
         return self
 
@@ -271,7 +306,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     UserWarning, stacklevel=2,
                 )
             return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
-        bounds = self._bounds(X, sensitive_features, None)
+        bounds = self._bounds(X, sensitive_features, None,
+                              renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans"))
         return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
-                     max_lp_variables=self.max_lp_variables,
-                     random_state=self.random_state).labels
+                     max_lp_variables=self.max_lp_variables).labels

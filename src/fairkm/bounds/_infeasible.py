@@ -1,28 +1,41 @@
-"""When no assignment of whole rows can meet the bounds: the proof and the tightest bound.
+"""When no assignment of whole rows can meet the bounds: the proof, the tightest bound, the excess.
 
 The linear relaxation is always feasible (each row split evenly over the
 clusters gives every cluster the dataset's mix), so bounds fail only on whole
-rows. An integer programme decides whether any assignment meets them (on every
-row for small problems, else on the counts of each type of row), and the
-tightest bound that one does is bisected for the error message.
+rows. With unit weights the question is one of counts:
+
+1. **Counting** (instant): a cluster of ``s`` rows can meet the bounds only if,
+   for every bounded attribute, each value's count can lie in
+   ``[ceil(lower s), floor(upper s)]`` with the counts adding up to ``s``; so
+   some sizes are impossible (at ``max_deviation=0`` only multiples of the
+   proportions' common denominator remain), and ``n_clusters`` possible sizes
+   must add up to the number of rows. Every cluster also needs one row of each
+   value whose lower band is positive.
+2. **Type counts**: otherwise an integer programme on the number of rows of each
+   type in each cluster decides (clusters ordered by size, as they are
+   interchangeable for the bounds).
+
+The tightest bound that whole rows can meet is bisected on the same tests, and
+the least excess (in rows) that any assignment must leave is an integer
+programme on type counts.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.signal import fftconvolve
 
-from ._model import (
-    EXACT_MILP_PAIRS,
-    MILP_TIME_LIMIT,
-    fixed_offsets,
-    make_context,
-    solve_milp,
-    type_feasible,
-)
+from ._model import MILP_NODE_LIMIT, MILP_TIME_LIMIT, held_offsets, make_problem, solve_milp
+from ._round import EXACT_PAIRS
 
-__all__ = ["InfeasibleBoundError", "check_rare_values", "explain_infeasible"]
+__all__ = ["InfeasibleBoundError", "check_rare_values", "counting_reason", "prove_infeasible",
+           "type_counts"]
 
-_CHECK_TIME = 2.0  # seconds per feasibility check of the search for the tightest bound
+_CHECK_TIME = 5.0       # seconds per feasibility check of the search for the tightest bound
+_SHARE_TOL = 1e-9       # as fairkm.bounds.check_bounds
+_DP_MAX_ROWS = 2_000_000
 
 
 class InfeasibleBoundError(ValueError):
@@ -35,47 +48,251 @@ class InfeasibleBoundError(ValueError):
     tightest : float or None
         The tightest bound found that an integral assignment meets (None if
         none was found).
+    excess_rows : float or None
+        With unit weights: the least, over all assignments to non-empty
+        clusters, of the largest number of rows by which a cluster's count of
+        a value lies outside its band (None if not computed).
     """
 
-    def __init__(self, message, *, max_deviation=None, tightest=None):
+    def __init__(self, message, *, max_deviation=None, tightest=None, excess_rows=None):
         super().__init__(message)
         self.max_deviation = max_deviation
         self.tightest = tightest
+        self.excess_rows = excess_rows
 
 
-def _feasible(ctx, bounds, live, floor, all_rows_exact, time_limit=_CHECK_TIME):
+def _unit(problem, live):
+    return bool(np.all(problem.weights[live] == 1.0))
+
+
+def _possible_sizes(problem, n):
+    """For s = 0..n, whether a cluster of s rows can meet every categorical band."""
+    s = np.arange(n + 1, dtype=np.float64)
+    ok = s >= 1
+    for _, lower, upper in problem.cat:
+        low_sum, high_sum = np.zeros(n + 1), np.zeros(n + 1)
+        for lo_v, hi_v in zip(lower, upper, strict=True):
+            lo = np.maximum(np.ceil((lo_v - _SHARE_TOL) * s), 0.0)
+            hi = np.minimum(np.floor((hi_v + _SHARE_TOL) * s), s)
+            ok &= lo <= hi
+            low_sum += lo
+            high_sum += hi
+        ok &= (low_sum <= s) & (high_sum >= s)
+    return ok
+
+
+def _sums_to(possible, k, n):
+    """Whether ``n`` is a sum of exactly ``k`` sizes marked ``possible`` (by FFT doubling)."""
+    indicator = possible[:n + 1].astype(np.float64)
+    result, power, e = None, indicator, k
+    while e:
+        if e & 1:
+            result = power if result is None else (
+                fftconvolve(result, power)[:n + 1] > 0.5).astype(np.float64)
+        e >>= 1
+        if e:
+            power = (fftconvolve(power, power)[:n + 1] > 0.5).astype(np.float64)
+    return bool(result[n] > 0.5)
+
+
+def counting_reason(problem, live):
+    """Why counting alone shows that no assignment meets the bounds (None if it does not).
+
+    Parameters
+    ----------
+    problem : Problem
+    live : ndarray of shape (n_live,), int64
+        The rows to assign (unit weights, else nothing is proved).
+
+    Returns
+    -------
+    str or None
+    """
+    if not problem.cat or not _unit(problem, live):
+        return None
+    k, n = problem.n_clusters, live.shape[0]
+    for codes, lower, _ in problem.cat:
+        counts = np.bincount(codes[live], minlength=lower.shape[0])
+        short = np.flatnonzero((counts < k) & (lower > _SHARE_TOL))
+        if short.size:
+            return (f"a value with a positive lower band has {counts[short[0]]} row(s) for "
+                    f"{k} clusters, and every cluster needs one")
+    if n > _DP_MAX_ROWS:
+        return None
+    possible = _possible_sizes(problem, n)
+    sizes = np.flatnonzero(possible)
+    if not sizes.size:
+        return f"no cluster of 1 to {n} rows can meet the bounds"
+    smallest = int(sizes[0])
+    if k * smallest > n:
+        return (f"a cluster meeting the bounds holds at least {smallest} rows, and {k} "
+                f"clusters of that size need {k * smallest} rows")
+    top = n - (k - 1) * smallest
+    if possible[smallest:top + 1].all() or _sums_to(possible, k, n):
+        return None
+    shown = ", ".join(str(int(s)) for s in sizes[:6]) + (", ..." if sizes.size > 6 else "")
+    return (f"the cluster sizes that can meet the bounds are {shown}, and no {k} of them "
+            f"add up to {n}")
+
+
+def _type_programme(problem, live, *, least_excess=False):
+    """Integer programme on the rows of each type in each cluster (and the excess ``e``)."""
+    k = problem.n_clusters
+    types, n_t = np.unique(problem.types[live], return_counts=True)
+    n_types = types.shape[0]
+    table = problem.type_table[types]
+    n_m = n_types * k
+    i_s, i_e = n_m, n_m + k
+    n_var = n_m + k + int(least_excess)
+    var = np.arange(n_m).reshape(n_types, k)
+    eq_r, eq_c, eq_v = [np.repeat(np.arange(n_types), k)], [var.reshape(-1)], [np.ones(n_m)]
+    eq_r.append(n_types + np.tile(np.arange(k), n_types))
+    eq_c.append(var.reshape(-1))
+    eq_v.append(np.ones(n_m))
+    eq_r.append(n_types + np.arange(k))
+    eq_c.append(i_s + np.arange(k))
+    eq_v.append(-np.ones(k))
+    A_eq = sparse.csr_matrix((np.concatenate(eq_v), (np.concatenate(eq_r),
+                                                     np.concatenate(eq_c))),
+                             shape=(n_types + k, n_var))
+    b_eq = np.r_[n_t.astype(np.float64), np.zeros(k)]
+    rows, cols, vals, n_ub = [], [], [], 0
+    for a, (_, lower, upper) in enumerate(problem.cat):
+        for v in range(lower.shape[0]):
+            members = np.flatnonzero(table[:, a] == v)
+            for bound, sign, binds in ((upper[v], 1.0, upper[v] < 1.0),
+                                       (lower[v], -1.0, lower[v] > 0.0)):
+                if not binds:
+                    continue
+                for c in range(k):
+                    rows += [np.full(members.shape[0], n_ub), [n_ub]]
+                    cols += [var[members, c], [i_s + c]]
+                    vals += [np.full(members.shape[0], sign), [-sign * bound]]
+                    if least_excess:
+                        rows.append([n_ub])
+                        cols.append([i_e])
+                        vals.append([-1.0])
+                    n_ub += 1
+    # Clusters are interchangeable here: order them by size.
+    for c in range(k - 1):
+        rows += [[n_ub], [n_ub]]
+        cols += [[i_s + c + 1], [i_s + c]]
+        vals += [[1.0], [-1.0]]
+        n_ub += 1
+    A_ub = sparse.csr_matrix((np.concatenate(vals).astype(np.float64),
+                              (np.concatenate(rows).astype(np.int64),
+                               np.concatenate(cols).astype(np.int64))), shape=(n_ub, n_var))
+    lb = np.zeros(n_var)
+    lb[i_s:i_s + k] = 1.0
+    ub = np.full(n_var, np.inf)
+    integrality = np.zeros(n_var)
+    integrality[:n_m] = 1
+    c = np.zeros(n_var)
+    if least_excess:
+        c[i_e] = 1.0
+    return types, c, integrality, Bounds(lb, ub), [
+        LinearConstraint(A_eq, b_eq, b_eq), LinearConstraint(A_ub, -np.inf, np.zeros(n_ub))]
+
+
+def _counts_meet(problem, types, counts):
+    """Whether row counts per (type, cluster) meet every band (share tolerance 1e-9)."""
+    size = counts.sum(axis=0)
+    if (size < 1).any():
+        return False
+    for a, (_, lower, upper) in enumerate(problem.cat):
+        values = problem.type_table[types, a]
+        per_value = np.zeros((lower.shape[0], counts.shape[1]))
+        np.add.at(per_value, values, counts)
+        share = per_value / size[None, :]
+        if (share > upper[:, None] + _SHARE_TOL).any() or (
+                share < lower[:, None] - _SHARE_TOL).any():
+            return False
+    return True
+
+
+def type_counts(problem, live, time_limit=None):
+    """Row counts per (type, cluster) that meet the bounds, found on types alone (unit weights).
+
+    Returns
+    -------
+    ndarray of shape (n_types, n_clusters), int64, or False or None
+        The counts (every type of ``problem``, 0 for absent ones); False
+        when none exist; None when HiGHS stopped without an answer.
+    """
+    types, c, integrality, bounds, constraints = _type_programme(problem, live)
+    options = {"time_limit": time_limit or MILP_TIME_LIMIT, "node_limit": MILP_NODE_LIMIT}
+    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+               options=options)
+    if res.status == 2:
+        return False
+    if res.x is None:
+        return None
+    k = problem.n_clusters
+    counts = np.rint(res.x[:types.shape[0] * k]).reshape(-1, k).astype(np.int64)
+    if not _counts_meet(problem, types, counts):
+        return None
+    out = np.zeros((problem.n_types, k), dtype=np.int64)
+    out[types] = counts
+    return out
+
+
+def least_excess_rows(problem, live, time_limit=None):
+    """Return the least largest excess, in rows, any assignment leaves (unit weights; or None)."""
+    types, c, integrality, bounds, constraints = _type_programme(problem, live,
+                                                                 least_excess=True)
+    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+               options={"time_limit": time_limit or MILP_TIME_LIMIT,
+                        "node_limit": MILP_NODE_LIMIT})
+    if res.x is None or res.status != 0:
+        return None
+    return float(res.fun)
+
+
+def _feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
     """Whether an integral assignment meets ``bounds`` raised to ``floor`` (None: unknown)."""
-    tight = make_context(ctx.X, bounds.with_floor(floor), ctx.n_clusters)
-    k = ctx.n_clusters
-    if all_rows_exact:
+    tight = make_problem(problem.X, bounds.with_floor(floor), problem.n_clusters)
+    if counting_reason(tight, live) is not None:
+        return False
+    if tight.cat and _unit(tight, live):
+        answer = type_counts(tight, live, time_limit=time_limit)
+        if answer is False:
+            return False
+        if answer is not None and not tight.num:
+            return True
+    k = problem.n_clusters
+    if live.shape[0] * k <= EXACT_PAIRS:
         pos, clu = np.repeat(np.arange(live.shape[0]), k), np.tile(np.arange(k), live.shape[0])
-        dist = np.zeros(pos.shape[0])
-        empty = fixed_offsets(tight, live[:0], live[:0])
-        out, _, met, proven = solve_milp(tight, live, pos, clu, dist, empty, soft=False,
-                                         time_limit=time_limit)
+        empty = held_offsets(tight, live[:0], live[:0])
+        _, _, met, proven = solve_milp(tight, live, pos, clu, np.zeros(pos.shape[0]), empty,
+                                       soft=False, time_limit=time_limit)
         return True if met else (False if proven else None)
-    if not ctx.unit or not tight.cat:
-        return None
-    answer = type_feasible(tight, live, time_limit=time_limit)
-    if answer is True and tight.num:
-        return None
-    return answer
+    return None
 
 
-def _tightest(ctx, bounds, live, reached, all_rows_exact):
-    """Bisect the smallest floor on the bounds that an integral assignment meets."""
+def _tightest(problem, bounds, live, reached):
+    """Bisect the smallest floor on the bounds that an integral assignment meets.
+
+    The top of the bisection is ``reached`` when given, else the first
+    feasible floor of 1/2, 3/4, 7/8, ... (a multiplicative band near 1 is
+    numerically out of reach of the solver).
+    """
     deltas = [a.delta for a in bounds.categorical()]
     lo = min(deltas) if deltas else 0.0
-    hi = reached
-    if bounds.kind == "multiplicative":
-        hi = min(hi, 1.0 - 1e-9)
-    if not _feasible(ctx, bounds, live, hi, all_rows_exact):
-        return None
-    for _ in range(14):
+    if reached is not None and _feasible(problem, bounds, live, max(reached, lo)):
+        hi = max(reached, lo)
+    else:
+        for step in range(1, 21):
+            hi = lo + (1.0 - lo) * (1.0 - 0.5 ** step)
+            if _feasible(problem, bounds, live, hi):
+                break
+            lo = hi
+        else:
+            return None
+    for _ in range(20):
         if hi - lo <= max(1e-4, 1e-3 * hi):
             break
         mid = 0.5 * (lo + hi)
-        if _feasible(ctx, bounds, live, mid, all_rows_exact):
+        if _feasible(problem, bounds, live, mid):
             hi = mid
         else:
             lo = mid
@@ -92,26 +309,34 @@ def check_rare_values(bounds, live, n_clusters):
         if short.size:
             v = int(short[0])
             raise InfeasibleBoundError(
-                f"max_deviation={attr.delta!r} (kind='multiplicative') cannot be met: value "
-                f"{attr.categories[v]!r} of {attr.name!r} has {counts[v]} row(s) for "
+                f"max_deviation={attr.delta!r} (deviation_kind='multiplicative') cannot be met: "
+                f"value {attr.categories[v]!r} of {attr.name!r} has {counts[v]} row(s) for "
                 f"{n_clusters} clusters, so some cluster has none of it, below its lower "
-                f"bound (1 - delta) p > 0 for every delta < 1. Use kind='additive', merge "
-                "rare values, or leave this attribute out of max_deviation.",
+                f"bound (1 - delta) p > 0 for every delta < 1. Use "
+                "deviation_kind='additive', merge rare values, or leave this attribute out of "
+                "max_deviation.",
                 max_deviation=attr.delta, tightest=None,
             )
 
 
-def explain_infeasible(ctx, bounds, live, check, *, exact, proven):
-    """Raise :class:`InfeasibleBoundError` when no integral assignment can meet the bounds."""
-    all_rows_exact = exact and live.shape[0] * ctx.n_clusters <= EXACT_MILP_PAIRS
-    if not all_rows_exact:
-        proven = _feasible(ctx, bounds, live, 0.0, False, MILP_TIME_LIMIT) is False
-    if not proven:
-        return
-    table = check.table
-    bounded = (table["kind"] != "numeric") & table["bound"].notna()
-    reached = float(table.loc[bounded, "deviation"].max()) if bounded.any() else 0.0
-    tightest = _tightest(ctx, bounds, live, reached, all_rows_exact)
+def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
+    """Raise :class:`InfeasibleBoundError`: no integral assignment meets the bounds.
+
+    Parameters
+    ----------
+    problem : Problem
+    bounds : BoundSet
+    live : ndarray of shape (n_live,), int64
+    reason : str or None
+        What proved it (counting), for the message.
+    reached : float or None
+        The largest deviation some assignment reached (the top of the
+        bisection); 1 (additive) or just below 1 (multiplicative) if None.
+    """
+    k = problem.n_clusters
+    unit = _unit(problem, live)
+    excess_rows = least_excess_rows(problem, live) if unit and problem.cat else None
+    tightest = _tightest(problem, bounds, live, reached)
     asked = {a.name: a.delta for a in bounds.categorical()}
     asked_text = (f"{next(iter(asked.values()))!r}" if len(set(asked.values())) == 1
                   else repr(asked))
@@ -119,12 +344,16 @@ def explain_infeasible(ctx, bounds, live, check, *, exact, proven):
              if tightest is None
              else f"the tightest bound found that an integral assignment meets is "
                   f"max_deviation={tightest:.4g}")
+    why = f" ({reason})" if reason else ""
+    rows = ("" if excess_rows is None else
+            f" At best, some cluster's count of some value lies {excess_rows:.3g} row(s) "
+            "outside its band.")
     raise InfeasibleBoundError(
-        f"max_deviation={asked_text} (kind={bounds.kind!r}) cannot be met by any assignment "
-        f"of these {live.shape[0]} rows to {ctx.n_clusters} non-empty clusters (each "
-        f"cluster's shares are multiples of 1/its size); {found}. The linear relaxation is "
-        "always feasible (splitting every row evenly gives every cluster the dataset's mix), "
-        "so this is about whole rows.",
+        f"max_deviation={asked_text} (deviation_kind={bounds.kind!r}) cannot be met by any "
+        f"assignment of these {live.shape[0]} rows to {k} non-empty clusters{why}: each "
+        f"cluster's shares are multiples of 1/its size; {found}.{rows} The linear relaxation "
+        "is always feasible (splitting every row evenly gives every cluster the dataset's "
+        "mix), so this is about whole rows.",
         max_deviation=asked if len(asked) > 1 else next(iter(asked.values()), None),
-        tightest=tightest,
+        tightest=tightest, excess_rows=excess_rows,
     )

@@ -10,6 +10,7 @@ cannot disagree on what a bound means.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,9 +21,12 @@ from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
 from .._encoding import standardize_numeric
 from .._validation import check_real, check_sample_weight
 
-__all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "resolve_bounds"]
+__all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "renamed_kind",
+           "resolve_bounds"]
 
 KINDS = ("additive", "multiplicative")
+# Default of the ``kind`` parameter renamed ``deviation_kind`` in 0.2.0 (removed in 0.3.0).
+RENAMED = "deprecated"
 
 
 @dataclass(frozen=True)
@@ -110,10 +114,40 @@ class BoundSet:
         return BoundSet(attributes, self.kind, self.weights)
 
 
-def check_kind(kind, parameter="kind"):
+def check_kind(kind, parameter="deviation_kind"):
     """Raise ``ValueError`` unless ``kind`` is "additive" or "multiplicative"."""
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"{parameter} must be 'additive' or 'multiplicative', got {kind!r}.")
+
+
+def renamed_kind(kind, deviation_kind, where, stacklevel=3):
+    """Return the deviation kind asked for, warning when it came as the old ``kind=``.
+
+    Parameters
+    ----------
+    kind : str
+        The old parameter's value; ``RENAMED`` when it was not given.
+    deviation_kind : str
+        The new parameter's value.
+    where : str
+        The function or class that was called, for the message.
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn`.
+
+    Returns
+    -------
+    str
+        ``kind`` if it was given (checked), else ``deviation_kind`` (checked).
+    """
+    if isinstance(kind, str) and kind == RENAMED:
+        check_kind(deviation_kind)
+        return deviation_kind
+    warnings.warn(
+        f"{where}: kind= was renamed deviation_kind= in 0.2.0 and will be removed in 0.3.0; "
+        f"pass deviation_kind={kind!r} instead.", FutureWarning, stacklevel=stacklevel,
+    )
+    check_kind(kind, "kind")
+    return kind
 
 
 def band(proportions, delta, kind):
@@ -127,7 +161,7 @@ def _check_delta(name, value, kind):
     check_real(name, value)
     if kind == "multiplicative" and name.startswith("max_deviation") and not value < 1.0:
         raise ValueError(
-            f"{name} must be < 1 with kind='multiplicative' (the band is "
+            f"{name} must be < 1 with deviation_kind='multiplicative' (the band is "
             f"[(1 - delta) p, p / (1 - delta)]), got {value!r}."
         )
     return float(value)
@@ -165,7 +199,7 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
     return out
 
 
-def resolve_bounds(sensitive_features, n_samples, *, max_deviation, kind="additive",
+def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_kind="additive",
                    numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
                    intersections=None):
     """Validate and encode the sensitive features and the bounds asked for.
@@ -179,7 +213,7 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, kind="additi
     max_deviation : float, dict or None
         Bound on every categorical attribute (a float), on the named ones (a
         dict), or on none (None).
-    kind : {"additive", "multiplicative"}, default="additive"
+    deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
     numeric_bound : float, dict or None, default=None
         Bound on the standardised cluster means of numeric attributes.
@@ -194,6 +228,7 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, kind="additi
     -------
     BoundSet
     """
+    kind = deviation_kind
     check_kind(kind)
     sensitive_features = with_intersections(sensitive_features, intersections,
                                             numeric=numeric_sensitive)

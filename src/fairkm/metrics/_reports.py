@@ -176,7 +176,8 @@ def fairness_report(
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):
     """Add the :data:`BOUND_COLUMNS` of ``max_deviation`` to a fairness report."""
-    check = check_bounds(labels, sensitive_features, max_deviation=max_deviation, kind=kind,
+    check = check_bounds(labels, sensitive_features, max_deviation=max_deviation,
+                         deviation_kind=kind,
                          **encoding)
     table = check.table.reindex(report.index)
     categorical = table["kind"].isin(_DEVIATION_KINDS)

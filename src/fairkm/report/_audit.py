@@ -11,8 +11,7 @@ import pandas as pd
 from sklearn.cluster import KMeans
 
 from .._hygiene import DataWarning, id_like_features, missing_values, sensitive_kind_notes
-from ..bounds import check_bounds
-from ..bounds._spec import check_kind
+from ..bounds import check_bounds, check_kind
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -191,9 +190,8 @@ def _guarantee_of_model(model, max_deviation, deviation_kind):
     asked = getattr(model, "max_deviation", None)
     if asked is None:
         return None, deviation_kind, None
-    # FairKM names the kind deviation_kind, fairkm.bounds.BoundedKMeans kind.
-    kind = getattr(model, "deviation_kind", getattr(model, "kind", deviation_kind))
-    return asked, kind, getattr(model, "intersections", None)
+    return (asked, getattr(model, "deviation_kind", deviation_kind),
+            getattr(model, "intersections", None))
 
 
 def _settings_of(model):
@@ -390,7 +388,7 @@ def audit(
     clusterings = {main: values}
     max_deviation, deviation_kind, intersections = _guarantee_of_model(
         model, max_deviation, deviation_kind)
-    bound = {"max_deviation": max_deviation, "kind": deviation_kind,
+    bound = {"max_deviation": max_deviation, "deviation_kind": deviation_kind,
              "numeric_sensitive": numeric, "intersections": intersections}
     bounds = {}
     if max_deviation is not None:  # checked before the reference is fitted

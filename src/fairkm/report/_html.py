@@ -158,7 +158,7 @@ def _bounds_table(audit):
     """Per attribute and clustering: the bound, the largest deviation, met or not, and where."""
     esc = html.escape
     first = next(iter(audit.bounds.values()))
-    kind, table = first.kind, first.table
+    kind, table = first.deviation_kind, first.table
     rows = []
     for attribute in table.index[table["kind"] != "numeric"]:  # categorical bounds only
         for name, check in audit.bounds.items():

@@ -1,0 +1,309 @@
+"""The linear relaxation on every row, by prices: a few rows solved, the rest checked.
+
+Up to ``max_lp_variables`` (row, cluster) pairs the programme is solved on
+every row at once. Beyond, the bounds see rows only through their type, so a
+price per (type, cluster) (the duals of the bound rows) assigns every row:
+each goes where its squared distance plus its price is least, and only rows
+close to a tie can change cluster when the prices move. So:
+
+1. prices from the programme on a stratified sample (or given: those of the
+   previous centres when alternating);
+2. the rows nearest to a tie under the prices are freed, each with the
+   clusters it is nearly tied between; the rest are held where the prices put
+   them; the programme is solved on the free rows;
+3. its duals price every row again. If every held row is still where its
+   priced cost is least, and no free row prefers a cluster it was not allowed,
+   the primal and the dual solutions satisfy complementary slackness on the
+   whole data: the relaxation is solved on every row. Otherwise the rows that
+   break it are freed and step 2 repeats.
+
+Whatever the outcome, the prices give a lower bound on the cost of any
+assignment meeting the bounds (:mod:`fairkm.bounds._model`): the certificate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._kernels import group_sums, priced_pass
+from ._model import Prices, Problem, held_offsets, solve_lp
+
+__all__ = ["Relaxation", "lower_bound", "relax"]
+
+_ROUNDS = 8            # pricing rounds at most before the relaxation is left uncertified
+_CANDIDATES = 3        # pairs per free row the budget plans for
+_FREE_ROWS = 5_000     # rows freed in the first round (more when the check fails)
+# Stop once the relaxation's cost is within this fraction of the proven lower bound.
+_CLOSE = 1e-6
+_BINS = 16             # margin bins of the groups of held rows (factor 2 apart)
+_BLOCK = 65536
+_TRACE = False
+
+
+@dataclass
+class Relaxation:
+    """The relaxation's solution on every live row.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_samples,), int64
+        Each live row's cluster: where it is held, or its largest share; -1
+        for rows of weight 0.
+    free : ndarray of shape (m,), int64
+        The rows the last programme solved.
+    pos, clu, x : ndarray of shape (n_pairs,)
+        Their allowed pairs (position in ``free``, cluster) and shares.
+    prices : Prices
+        The last programme's prices.
+    value : float
+        The relaxation's cost: the programme's optimum plus the held rows' cost.
+    bound : float
+        The best Lagrangian lower bound found (see :func:`lower_bound`).
+    certified : bool
+        Whether the solution was shown optimal on every row.
+    exact : bool
+        Whether the programme was solved on every row at once.
+    rounds : int
+        Programmes solved on the free rows.
+    """
+
+    labels: np.ndarray
+    free: np.ndarray
+    pos: np.ndarray
+    clu: np.ndarray
+    x: np.ndarray
+    prices: Prices
+    value: float
+    bound: float
+    certified: bool
+    exact: bool
+    rounds: int
+
+
+def lower_bound(problem, dist, live, prices):
+    """Lagrangian lower bound on the cost of any assignment of ``live`` meeting the bounds.
+
+    ``sum_i w_i min_c (d[i, c] + price[i, c]) + bonus`` for prices from
+    non-negative duals (weak duality).
+
+    Parameters
+    ----------
+    problem : Problem
+    dist : ndarray of shape (n_samples, n_clusters)
+        Squared distances of every row.
+    live : ndarray of shape (n_live,), int64
+        The rows of positive weight.
+    prices : Prices
+
+    Returns
+    -------
+    float
+    """
+    total = 0.0
+    for start in range(0, live.shape[0], _BLOCK):
+        rows = live[start:start + _BLOCK]
+        priced = dist[rows] + prices.of(problem, rows)
+        total += float(np.dot(problem.weights[rows], priced.min(axis=1)))
+    return total + prices.bonus
+
+
+def _all_pairs(n_rows, k):
+    return np.repeat(np.arange(n_rows), k), np.tile(np.arange(k), n_rows)
+
+
+def _numeric(problem):
+    """Return the bounded numeric attributes' values as one (n_numeric, n_samples) array."""
+    n = problem.weights.shape[0]
+    if not problem.num:
+        return np.zeros((0, n))
+    return np.ascontiguousarray(np.stack([z for z, _ in problem.num]))
+
+
+def _groups(problem, rows, best, second, regret, scale):
+    """Group held rows of one type, best and second cluster, and similar margin between them.
+
+    The margins are binned on a logarithmic scale (factor 2 up from ``scale``),
+    so rows nearly tied between two clusters fall in small groups and rows far
+    from any tie in large ones.
+    """
+    k = problem.n_clusters
+    part = np.clip(np.floor(np.log2(np.maximum(regret, scale) / scale)), 0, _BINS - 1)
+    key = ((problem.types[rows] * k + best) * k + second) * _BINS + part.astype(np.int64)
+    present = np.zeros(problem.n_types * k * k * _BINS, dtype=np.int64)
+    present[key] = 1
+    return (np.cumsum(present) - 1)[key]
+
+
+def _proxy(problem, dist, z, free, held, group):
+    """Build a problem whose rows are the free rows, then one per group of held rows.
+
+    A group is a row of the group's weight and type, whose cost per cluster is
+    its rows' mean: it can move, or split, as a block. So the programme stays
+    feasible (a block can split evenly) whatever the prices that grouped it.
+    """
+    k = problem.n_clusters
+    n_groups = int(group.max()) + 1 if group.size else 0
+    g_weight, g_cost = np.zeros(n_groups), np.zeros((n_groups, k))
+    g_z = np.zeros((z.shape[0], n_groups))
+    group_sums(held, group, problem.weights, dist, z, g_weight, g_cost, g_z)
+    g_type = np.zeros(n_groups, dtype=np.int64)
+    g_type[group] = problem.types[held]
+    types = np.concatenate([problem.types[free], g_type])
+    weights = np.concatenate([problem.weights[free], g_weight])
+    cat = [(problem.type_table[types, a], lower, upper)
+           for a, (_, lower, upper) in enumerate(problem.cat)]
+    num = [(np.concatenate([z[a, free], g_z[a] / g_weight]), bound)
+           for a, (_, bound) in enumerate(problem.num)]
+    proxy = Problem(None, weights, problem.unit, cat, num, types, problem.type_table, k,
+                    problem.w_min)
+    return proxy, np.concatenate([dist[free], g_cost / g_weight[:, None]])
+
+
+class _Pricing:
+    """Every live row priced at once: best and second cluster, margin, least cost."""
+
+    def __init__(self, problem, dist, live, z, prices, labels=None):
+        m = live.shape[0]
+        self.best = np.empty(m, dtype=np.int64)
+        self.second = np.empty(m, dtype=np.int64)
+        self.regret, self.floor, self.at_label = np.empty(m), np.empty(m), np.empty(m)
+        labels = np.full(m, -1, dtype=np.int64) if labels is None else labels
+        priced_pass(dist, live, problem.types, prices.base, z, prices.slope, labels,
+                    self.best, self.second, self.regret, self.floor, self.at_label)
+
+
+def _largest_share(n_rows, pos, clu, x):
+    """Per free row, the cluster holding its largest share."""
+    order = np.lexsort((-x, pos))
+    first = order[np.r_[True, pos[order][1:] != pos[order][:-1]]]
+    out = np.empty(n_rows, dtype=np.int64)
+    out[pos[first]] = clu[first]
+    return out
+
+
+def relax(problem, dist, live, max_pairs, start=None):
+    """Solve the relaxation on the live rows (every row, or by prices beyond ``max_pairs``).
+
+    Parameters
+    ----------
+    problem : Problem
+    dist : ndarray of shape (n_samples, n_clusters)
+        Squared distances of every row to the centres.
+    live : ndarray of shape (n_live,), int64
+        The rows of positive weight.
+    max_pairs : int
+        Largest programme solved at once, in (row, cluster) pairs.
+    start : Prices or None
+        Prices to start from (beyond ``max_pairs``).
+
+    Returns
+    -------
+    Relaxation
+
+    Raises
+    ------
+    RuntimeError
+        When HiGHS fails on a programme that is feasible.
+    """
+    k = problem.n_clusters
+    n = live.shape[0]
+    labels = np.full(problem.weights.shape[0], -1, dtype=np.int64)
+    empty = held_offsets(problem, live[:0], live[:0])
+    if n * k <= max_pairs:
+        pos, clu = _all_pairs(n, k)
+        lp = solve_lp(problem, live, pos, clu, dist[live[pos], clu], empty)
+        if lp.x is None:
+            raise RuntimeError(f"HiGHS failed on the linear programme: {lp.message}")
+        labels[live] = np.argmax(lp.x.reshape(n, k), axis=1)
+        bound = min(lower_bound(problem, dist, live, lp.prices), lp.fun)
+        return Relaxation(labels, live, pos, clu, lp.x, lp.prices, lp.fun, bound, True, True, 1)
+    prices = start if start is not None else Prices(
+        np.zeros((problem.n_types, k)), np.zeros((len(problem.num), k)), 0.0)
+    z = _numeric(problem)
+    scale = float(np.mean(dist[live[:4096]])) or 1.0
+    tol = 1e-6 * scale
+    n_free = max(1, min(n, max_pairs // _CANDIDATES, _FREE_ROWS))
+    forced = np.zeros(n, bool)
+    best_bound, result = -np.inf, None
+    now = _Pricing(problem, dist, live, z, prices)
+    for round_ in range(1, _ROUNDS + 1):
+        best, second, regret = now.best, now.second, now.regret
+        room = max(0, n_free - int(forced.sum()))
+        candidates = np.flatnonzero(~forced)
+        if room < candidates.shape[0]:
+            candidates = (candidates[np.argpartition(regret[candidates], room - 1)[:room]]
+                          if room else candidates[:0])
+        free_pos = np.sort(np.concatenate([np.flatnonzero(forced), candidates]))
+        theta = float(regret[candidates].max()) if candidates.size else 0.0
+        # Each free row may go to the clusters within twice the cut-off of its best one
+        # (at least its two best); a row freed because it broke the optimality check
+        # may go anywhere.
+        free = live[free_pos]
+        at = np.arange(free_pos.shape[0])
+        priced = dist[free] + prices.of(problem, free)
+        allowed = ((priced - now.floor[free_pos, None] <= 2.0 * theta + tol)
+                   | forced[free_pos, None])
+        allowed[at, best[free_pos]] = True
+        allowed[at, second[free_pos]] = True
+        held_mask = np.ones(n, bool)
+        held_mask[free_pos] = False
+        held_pos = np.flatnonzero(held_mask)
+        held = live[held_pos]
+        group = _groups(problem, held, best[held_pos], second[held_pos], regret[held_pos],
+                        max(theta, tol))
+        proxy, proxy_dist = _proxy(problem, dist, z, free, held, group)
+        n_groups = proxy.types.shape[0] - free_pos.shape[0]
+        f_pos, f_clu = np.nonzero(allowed)
+        g_pos, g_clu = _all_pairs(n_groups, k)
+        pos = np.concatenate([f_pos, free_pos.shape[0] + g_pos])
+        clu = np.concatenate([f_clu, g_clu])
+        pseudo = np.arange(proxy.types.shape[0])
+        lp = solve_lp(proxy, pseudo, pos, clu, proxy_dist[pos, clu],
+                      held_offsets(proxy, pseudo[:0], pseudo[:0]))
+        if lp.x is None:
+            raise RuntimeError(f"HiGHS failed on the linear programme: {lp.message}")
+        prices = lp.prices
+        n_f = f_pos.shape[0]
+        # Held rows: each group is whole in one cluster, or split.
+        g_share = lp.x[n_f:].reshape(n_groups, k)
+        g_whole = g_share.max(axis=1) >= 1.0 - 1e-6
+        row_label = np.full(n, -1, dtype=np.int64)
+        row_label[held_pos] = np.where(g_whole[group], np.argmax(g_share, axis=1)[group], -1)
+        now = _Pricing(problem, dist, live, z, prices, row_label)
+        best_bound = max(best_bound, float(np.dot(problem.weights[live], now.floor))
+                         + prices.bonus)
+        margin = np.where(row_label >= 0, now.at_label - now.floor, np.inf)
+        x_free = lp.x[:n_f]
+        free_best = np.full(free_pos.shape[0], np.inf)
+        np.minimum.at(free_best, f_pos, dist[free[f_pos], f_clu]
+                      + prices.of(problem, free)[f_pos, f_clu])
+        margin[free_pos] = free_best - now.floor[free_pos]
+        broken = margin > tol
+        row_label[held_pos] = np.where(row_label[held_pos] >= 0, row_label[held_pos],
+                                       now.best[held_pos])
+        labels[held] = row_label[held_pos]
+        labels[free] = _largest_share(free_pos.shape[0], f_pos, f_clu, x_free)
+        certified = not broken.any()
+        if _TRACE:
+            print(f"  round {round_}: free {free_pos.shape[0]} groups {n_groups} broken "
+                  f"{int(broken.sum())} bound {best_bound:.8g} value {lp.fun:.8g}", flush=True)
+        result = Relaxation(labels.copy(), free, f_pos, f_clu, x_free, prices, lp.fun,
+                            min(best_bound, lp.fun), certified, False, round_)
+        if certified or lp.fun - best_bound <= _CLOSE * abs(best_bound):
+            break
+        # Keep free the rows the programme split; free those that broke the check by
+        # the least (the others go to their new best cluster when regrouped).
+        split = np.zeros(n, bool)
+        split[free_pos[f_pos[(x_free > 1e-6) & (x_free < 1.0 - 1e-6)]]] = True
+        worst = np.flatnonzero(broken & ~split)
+        keep = max(0, n_free // 2 - int(split.sum()))
+        if worst.shape[0] > keep:
+            worst = worst[np.argpartition(margin[worst], keep - 1)[:keep]] if keep else worst[:0]
+        forced = split
+        forced[worst] = True
+        n_free = min(n, max(n_free, 2 * int(forced.sum())))
+    if result is None:
+        raise RuntimeError("HiGHS found no solution of the linear programme on the free rows.")
+    return result

@@ -1,0 +1,240 @@
+"""From the relaxation to whole rows, keeping the bounds exactly.
+
+The relaxation's basic solution splits few rows, about as many as there are
+bound rows that bind, but the rows it keeps whole leave no slack on those
+bounds: rounding the split rows alone often cannot keep them (a small
+cluster's shares move in steps of one row over its size, and only some sizes
+admit a whole count of every value). So the integer programme is solved on
+the split rows *and* the rows cheapest to move, priced by the relaxation's
+duals (a reduced cost of 0 is a move the relaxation is indifferent to): for
+every cluster and every type (or, with many types, every value), the rows
+cheapest to bring in and to take out, and the cheapest moves overall. Every
+other row stays where the relaxation put it. The programme's own relaxation
+then costs what the whole relaxation costs, so the rounding pays only for
+whole rows. When it finds no assignment meeting the bounds, the set of
+movable rows grows.
+
+Small problems (up to ``EXACT_PAIRS`` pairs) are solved as one integer
+programme on every row: the integer optimum, or a proof that none exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ._model import excess, held_offsets, solve_milp
+
+__all__ = ["EXACT_PAIRS", "Rounded", "move_to_counts", "round_exact", "round_relaxation",
+           "soft_round"]
+
+# Up to this many (row, cluster) pairs the integral problem is one integer programme.
+EXACT_PAIRS = 5000
+# Rows the rounding may move, per attempt: spread over every (cluster, type) (with many
+# types, every (cluster, value)) as the rows cheapest to bring in and to take out, plus
+# the cheapest moves overall.
+_BUDGETS = (8000, 32000)
+# The rounding's programme may stop within this fraction of the whole assignment's cost
+# (its own relative gap is on the movable rows' cost, a small part of the whole).
+_GAP = 1e-5
+_FRACTIONAL = 1e-6
+
+
+@dataclass
+class Rounded:
+    """Integral labels of the live rows and how they were found."""
+
+    labels: np.ndarray
+    status: str
+    met: bool
+    proven_infeasible: bool = False
+    n_rounded: int = 0
+
+
+def round_exact(problem, dist, live):
+    """Solve the integer programme on every live row and cluster (small problems)."""
+    k = problem.n_clusters
+    pos, clu = np.repeat(np.arange(live.shape[0]), k), np.tile(np.arange(k), live.shape[0])
+    empty = held_offsets(problem, live[:0], live[:0])
+    labels, status, met, proven = solve_milp(problem, live, pos, clu, dist[live[pos], clu],
+                                             empty, gap=1e-7)
+    out = np.full(problem.weights.shape[0], -1, dtype=np.int64)
+    if labels is not None:
+        out[live] = labels
+    return Rounded(out, f"integer programme on every row: {status}", met, proven,
+                   live.shape[0])
+
+
+def _moves(problem, dist, live, prices, cur):
+    """Per row and cluster, the priced cost of moving there from ``cur`` (inf: staying)."""
+    priced = dist[live] + prices.of(problem, live)
+    at = np.arange(live.shape[0])
+    move = priced - priced[at, cur][:, None]
+    move[at, cur] = np.inf
+    return move, priced - priced.min(axis=1, keepdims=True)
+
+
+def _smallest(values, m):
+    """Positions of the ``m`` smallest finite entries of ``values``."""
+    finite = np.flatnonzero(np.isfinite(values))
+    if finite.shape[0] > m:
+        finite = finite[np.argpartition(values[finite], m - 1)[:m]]
+    return finite
+
+
+def _groups(codes):
+    order = np.argsort(codes, kind="stable")
+    edges = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+    return [order[a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def _in_and_out(allowed, groups, cur, move, per_group):
+    """For every group of rows and cluster: the rows cheapest to bring in and to take out."""
+    k = move.shape[1]
+    elsewhere = np.argmin(move, axis=1)
+    for rows in groups:
+        for c in range(k):
+            allowed[rows[_smallest(move[rows, c], per_group)], c] = True
+            inside = rows[cur[rows] == c]
+            out = inside[_smallest(move[inside, elsewhere[inside]], per_group)]
+            allowed[out, elsewhere[out]] = True
+
+
+def _movable(problem, live, cur, move, budget):
+    """Return where each row (position in ``live``) may move in the rounding."""
+    n, k = move.shape
+    allowed = np.zeros((n, k), bool)
+    types = problem.types[live]
+    per_type = budget // (4 * np.unique(types).shape[0] * k)
+    if per_type >= 2:
+        _in_and_out(allowed, _groups(types), cur, move, per_type)
+    n_values = sum(lower.shape[0] for _, lower, _ in problem.cat) + 2 * len(problem.num)
+    per_value = max(1, budget // (4 * max(n_values, 1) * k))
+    for codes, _, _ in problem.cat:
+        _in_and_out(allowed, _groups(codes[live]), cur, move, per_value)
+    for z, _ in problem.num:
+        values = z[live]
+        _in_and_out(allowed, [np.flatnonzero(values > 0), np.flatnonzero(values < 0)], cur,
+                    move, per_value)
+    flat = _smallest(move.reshape(-1), budget // 4)
+    allowed[flat // k, flat % k] = True
+    return allowed
+
+
+def _solve_on(problem, dist, live, cur, allowed, soft):
+    rows = np.flatnonzero(allowed.any(axis=1))
+    allowed[rows, cur[rows]] = True
+    pos, clu = np.nonzero(allowed[rows])
+    free = live[rows]
+    held_mask = np.ones(live.shape[0], bool)
+    held_mask[rows] = False
+    held = held_offsets(problem, live[held_mask], cur[held_mask])
+    w = problem.weights
+    total = float(np.dot(w[live], dist[live, cur]))
+    own = float(np.dot(w[free], dist[free, cur[rows]]))
+    gap = min(0.1, max(1e-7, _GAP * total / max(own, 1e-300)))
+    out, message, met, _ = solve_milp(problem, free, pos, clu, dist[free[pos], clu], held,
+                                      soft=soft, gap=gap)
+    return free, held, out, message, met
+
+
+def round_relaxation(problem, dist, live, relaxation):
+    """Round the relaxation's split rows, moving the cheapest other rows as needed.
+
+    Returns
+    -------
+    Rounded
+        The labels of every row (-1 for rows of weight 0); ``met`` says
+        whether they meet the bounds.
+    """
+    labels = relaxation.labels.copy()
+    k = problem.n_clusters
+    shares = np.zeros((relaxation.free.shape[0], k))
+    shares[relaxation.pos, relaxation.clu] = relaxation.x
+    split = shares.max(axis=1) < 1.0 - _FRACTIONAL
+    n_split = int(split.sum())
+    if not n_split and excess(problem, live, labels[live]).max() <= 1e-9:
+        return Rounded(labels, "the relaxation is integral", True)
+    cur = labels[live]
+    move, reduced = _moves(problem, dist, live, relaxation.prices, cur)
+    frac = np.searchsorted(live, relaxation.free[split])
+    support = shares[split] > 1e-9
+    nearest_two = np.argsort(reduced[frac], axis=1)[:, :min(k, 2)]
+    support[np.arange(frac.shape[0])[:, None], nearest_two] = True
+    status = "no integer solution found"
+    for budget in _BUDGETS:
+        allowed = _movable(problem, live, cur, move, budget)
+        allowed[frac] |= support
+        free, _, out, message, met = _solve_on(problem, dist, live, cur, allowed, soft=False)
+        status = f"integer programme on {free.shape[0]} rows: {message}"
+        if met:
+            labels[free] = out
+            return Rounded(labels, status, True, n_rounded=n_split)
+    return Rounded(labels, status, False, n_rounded=n_split)
+
+
+def soft_round(problem, dist, live, relaxation, labels):
+    """From ``labels``: the least total excess the cheapest moves allow, then the least cost."""
+    labels = labels.copy()
+    cur = labels[live]
+    move, _ = _moves(problem, dist, live, relaxation.prices, cur)
+    allowed = _movable(problem, live, cur, move, _BUDGETS[0])
+    free, held, out, message, met = _solve_on(problem, dist, live, cur, allowed, soft=True)
+    if out is not None and excess(problem, free, out, held).sum() < excess(
+            problem, live, cur).sum():
+        labels[free] = out
+    return Rounded(labels, f"least excess on {free.shape[0]} rows: {message}", met)
+
+
+def move_to_counts(problem, dist, live, labels, target):
+    """Move rows so that every (type, cluster) holds ``target`` rows, at the least cost.
+
+    For each type, the clusters over their target give up rows and those under
+    it take them: an exact assignment of the surplus clusters' rows cheapest to
+    move to the places (the deficits, and the places that stay).
+
+    Parameters
+    ----------
+    problem : Problem
+        With unit weights (counts are rows).
+    dist : ndarray of shape (n_samples, n_clusters)
+    live : ndarray of shape (n_live,), int64
+    labels : ndarray of shape (n_samples,), int64
+        Current labels (every live row labelled).
+    target : ndarray of shape (n_types, n_clusters), int64
+        Row counts to reach; each type's total is its number of live rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), int64
+    """
+    labels = labels.copy()
+    k = problem.n_clusters
+    types = problem.types[live]
+    for rows in _groups(types):
+        rows = live[rows]
+        t = problem.types[rows[0]]
+        need = target[t] - np.bincount(labels[rows], minlength=k)
+        if not need.any():
+            continue
+        gain = np.flatnonzero(need > 0)
+        # Per surplus cluster, its rows cheapest to move, a few more than must go.
+        pool = []
+        for c in np.flatnonzero(need < 0):
+            inside = rows[labels[rows] == c]
+            extra = dist[inside][:, gain].min(axis=1) - dist[inside, c]
+            take = min(inside.shape[0], 2 * int(-need[c]) + k)
+            pool.append(inside[np.argsort(extra, kind="stable")[:take]])
+        pool = np.concatenate(pool)
+        own = labels[pool]
+        stays = [np.full(int((own == c).sum() + need[c]), c) for c in np.flatnonzero(need < 0)]
+        slots = np.concatenate([np.repeat(gain, need[gain]), *stays])
+        matrix = dist[pool][:, slots]
+        # A row may take a staying place only in its own cluster.
+        staying = ~np.isin(slots, gain)
+        matrix = np.where(staying[None, :] & (slots[None, :] != own[:, None]), 1e300, matrix)
+        r, s = linear_sum_assignment(matrix)
+        labels[pool[r]] = slots[s]
+    return labels
