@@ -179,7 +179,9 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
     if live.shape[0] * k > EXACT_PAIRS:
         rounded = round_relaxation(problem, dist, live, relaxation)
     else:
-        whole = relaxation.x.reshape(live.shape[0], k).max(axis=1) >= 1.0 - 1e-6
+        shares = np.zeros((relaxation.free.shape[0], k))
+        shares[relaxation.pos, relaxation.clu] = relaxation.x
+        whole = shares.max(axis=1) >= 1.0 - 1e-6
         if whole.all() and excess(problem, live, relaxation.labels[live]).max() <= 1e-9:
             rounded = Rounded(relaxation.labels, "the relaxation is integral", True)
         else:

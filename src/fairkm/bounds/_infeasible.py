@@ -49,9 +49,10 @@ class InfeasibleBoundError(ValueError):
         The tightest bound found that an integral assignment meets (None if
         none was found).
     excess_rows : float or None
-        With unit weights: the least, over all assignments to non-empty
-        clusters, of the largest number of rows by which a cluster's count of
-        a value lies outside its band (None if not computed).
+        With unit weights: over the assignments to non-empty clusters, the
+        least largest number of rows by which a cluster's count of a value
+        lies outside its band (the least found when the search stops at its
+        node limit, as the message says); None if not computed.
     """
 
     def __init__(self, message, *, max_deviation=None, tightest=None, excess_rows=None):
@@ -237,15 +238,24 @@ def type_counts(problem, live, time_limit=None):
 
 
 def least_excess_rows(problem, live, time_limit=None):
-    """Return the least largest excess, in rows, any assignment leaves (unit weights; or None)."""
+    """Return the least largest excess, in rows, an assignment leaves (unit weights).
+
+    Returns
+    -------
+    excess : float or None
+        The largest number of rows by which a cluster's count of a value lies
+        outside its band, in the closest assignment found (None if none).
+    proven : bool
+        Whether no assignment leaves less.
+    """
     types, c, integrality, bounds, constraints = _type_programme(problem, live,
                                                                  least_excess=True)
     res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
                options={"time_limit": time_limit or MILP_TIME_LIMIT,
                         "node_limit": MILP_NODE_LIMIT})
-    if res.x is None or res.status != 0:
-        return None
-    return float(res.fun)
+    if res.x is None:
+        return None, False
+    return max(float(res.fun), 0.0), res.status == 0
 
 
 def _feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
@@ -335,7 +345,8 @@ def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
     """
     k = problem.n_clusters
     unit = _unit(problem, live)
-    excess_rows = least_excess_rows(problem, live) if unit and problem.cat else None
+    excess_rows, proven = (least_excess_rows(problem, live) if unit and problem.cat
+                           else (None, False))
     tightest = _tightest(problem, bounds, live, reached)
     asked = {a.name: a.delta for a in bounds.categorical()}
     asked_text = (f"{next(iter(asked.values()))!r}" if len(set(asked.values())) == 1
@@ -346,8 +357,8 @@ def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
                   f"max_deviation={tightest:.4g}")
     why = f" ({reason})" if reason else ""
     rows = ("" if excess_rows is None else
-            f" At best, some cluster's count of some value lies {excess_rows:.3g} row(s) "
-            "outside its band.")
+            f" The closest assignment {'possible' if proven else 'found'} leaves a "
+            f"cluster's count of a value {excess_rows:.3g} row(s) outside its band.")
     raise InfeasibleBoundError(
         f"max_deviation={asked_text} (deviation_kind={bounds.kind!r}) cannot be met by any "
         f"assignment of these {live.shape[0]} rows to {k} non-empty clusters{why}: each "

@@ -6,16 +6,19 @@ price per (type, cluster) (the duals of the bound rows) assigns every row:
 each goes where its squared distance plus its price is least, and only rows
 close to a tie can change cluster when the prices move. So:
 
-1. prices from the programme on a stratified sample (or given: those of the
-   previous centres when alternating);
+1. prices: none at first (or those of the previous centres when
+   alternating);
 2. the rows nearest to a tie under the prices are freed, each with the
-   clusters it is nearly tied between; the rest are held where the prices put
-   them; the programme is solved on the free rows;
+   clusters it is nearly tied between; the others are grouped in blocks of
+   one type, best and second cluster and similar margin, which the programme
+   may move or split as a whole (so it is always feasible, and sees every
+   row); the programme is solved on the free rows and the blocks;
 3. its duals price every row again. If every held row is still where its
    priced cost is least, and no free row prefers a cluster it was not allowed,
    the primal and the dual solutions satisfy complementary slackness on the
    whole data: the relaxation is solved on every row. Otherwise the rows that
-   break it are freed and step 2 repeats.
+   break it by the least are freed and step 2 repeats with the new prices,
+   until the cost is within ``_CLOSE`` of the bound.
 
 Whatever the outcome, the prices give a lower bound on the cost of any
 assignment meeting the bounds (:mod:`fairkm.bounds._model`): the certificate.
@@ -39,7 +42,6 @@ _FREE_ROWS = 5_000     # rows freed in the first round (more when the check fail
 _CLOSE = 1e-6
 _BINS = 16             # margin bins of the groups of held rows (factor 2 apart)
 _BLOCK = 65536
-_TRACE = False
 
 
 @dataclass
@@ -286,9 +288,6 @@ def relax(problem, dist, live, max_pairs, start=None):
         labels[held] = row_label[held_pos]
         labels[free] = _largest_share(free_pos.shape[0], f_pos, f_clu, x_free)
         certified = not broken.any()
-        if _TRACE:
-            print(f"  round {round_}: free {free_pos.shape[0]} groups {n_groups} broken "
-                  f"{int(broken.sum())} bound {best_bound:.8g} value {lp.fun:.8g}", flush=True)
         result = Relaxation(labels.copy(), free, f_pos, f_clu, x_free, prices, lp.fun,
                             min(best_bound, lp.fun), certified, False, round_)
         if certified or lp.fun - best_bound <= _CLOSE * abs(best_bound):

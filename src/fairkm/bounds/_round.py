@@ -40,6 +40,9 @@ _BUDGETS = (8000, 32000)
 # (its own relative gap is on the movable rows' cost, a small part of the whole).
 _GAP = 1e-5
 _FRACTIONAL = 1e-6
+# Types up to this many rows are moved to their target counts by an exact assignment of
+# all their rows.
+_WHOLE_TYPE = 2000
 
 
 @dataclass
@@ -191,9 +194,11 @@ def soft_round(problem, dist, live, relaxation, labels):
 def move_to_counts(problem, dist, live, labels, target):
     """Move rows so that every (type, cluster) holds ``target`` rows, at the least cost.
 
-    For each type, the clusters over their target give up rows and those under
-    it take them: an exact assignment of the surplus clusters' rows cheapest to
-    move to the places (the deficits, and the places that stay).
+    For each type, an exact assignment of its rows to the places (``target``
+    of each cluster): on every row of the type up to ``_WHOLE_TYPE`` rows (the
+    cheapest assignment with those counts), else, when its counts differ, on
+    the rows of the clusters over their target cheapest to move (those
+    clusters give up rows, the others take them).
 
     Parameters
     ----------
@@ -212,11 +217,15 @@ def move_to_counts(problem, dist, live, labels, target):
     """
     labels = labels.copy()
     k = problem.n_clusters
-    types = problem.types[live]
-    for rows in _groups(types):
+    for rows in _groups(problem.types[live]):
         rows = live[rows]
         t = problem.types[rows[0]]
         need = target[t] - np.bincount(labels[rows], minlength=k)
+        if rows.shape[0] <= _WHOLE_TYPE:
+            slots = np.repeat(np.arange(k), target[t])
+            r, s = linear_sum_assignment(dist[rows][:, slots])
+            labels[rows[r]] = slots[s]
+            continue
         if not need.any():
             continue
         gain = np.flatnonzero(need > 0)

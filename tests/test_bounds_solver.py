@@ -1,0 +1,319 @@
+"""fairkm.bounds' solver pieces against plain references: type counts, prices, the certificate.
+
+* the relaxation solved by prices (rows near a tie alone, the rest in blocks)
+  equals the plain programme on every row (scipy's HiGHS, written here apart);
+* its lower bound never exceeds that optimum, nor the cost of any
+  assignment meeting the bounds;
+* counting and type counts decide feasibility as enumeration does, and the
+  least excess in rows is the enumerated one;
+* moving rows to given type counts is the cheapest assignment with them;
+* the compiled passes equal NumPy.
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import sparse
+from scipy.optimize import linprog
+
+from fairkm.bounds import (
+    BoundedKMeans,
+    BoundNotMetWarning,
+    InfeasibleBoundError,
+    check_bounds,
+    fair_assignment,
+)
+from fairkm.bounds._infeasible import counting_reason, least_excess_rows, type_counts
+from fairkm.bounds._kernels import group_sums, priced_pass
+from fairkm.bounds._model import Prices, make_problem, sq_distances
+from fairkm.bounds._relax import relax
+from fairkm.bounds._round import move_to_counts
+from fairkm.bounds._spec import resolve_bounds
+from fairkm.datasets import make_sensitive_blobs
+
+from .conftest import examples
+
+# ----------------------------------------------------------------------------- references
+
+
+def plain_bands(S, delta, kind):
+    out = []
+    for col in S.T:
+        _, codes = np.unique(col, return_inverse=True)
+        p = np.bincount(codes) / codes.shape[0]
+        lower, upper = ((p - delta, p + delta) if kind == "additive"
+                        else ((1 - delta) * p, p / (1 - delta)))
+        out.append((codes, lower, upper))
+    return out
+
+
+def plain_lp(X, centers, S, delta, kind):
+    """The relaxation on every row: x[i, c] in [0, 1], every band written on the rows."""
+    n, k = X.shape[0], centers.shape[0]
+    d = ((X[:, None, :] - centers[None]) ** 2).sum(axis=2)
+    A, b = [], []
+    for codes, lower, upper in plain_bands(S, delta, kind):
+        for v in range(lower.shape[0]):
+            has = (codes == v).astype(float)
+            for c in range(k):
+                row = np.zeros((n, k))
+                if upper[v] < 1:
+                    row[:, c] = has - upper[v]
+                    A.append(row.reshape(-1).copy())
+                    b.append(0.0)
+                if lower[v] > 0:
+                    row[:, c] = lower[v] - has
+                    A.append(row.reshape(-1).copy())
+                    b.append(0.0)
+    for c in range(k):
+        row = np.zeros((n, k))
+        row[:, c] = -1.0
+        A.append(row.reshape(-1))
+        b.append(-1.0)
+    A_eq = sparse.kron(sparse.eye(n), np.ones((1, k)))
+    res = linprog(d.reshape(-1), A_ub=np.array(A), b_ub=np.array(b), A_eq=A_eq,
+                  b_eq=np.ones(n), bounds=(0, 1), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def excess_rows(labels, S, delta, kind, k):
+    """Largest count of a value outside its band, in rows, over the clusters."""
+    worst = 0.0
+    for codes, lower, upper in plain_bands(S, delta, kind):
+        for c in range(k):
+            size = np.sum(labels == c)
+            count = np.bincount(codes[labels == c], minlength=lower.shape[0])
+            worst = max(worst, float(np.max(count - upper * size)),
+                        float(np.max(lower * size - count)))
+    return worst
+
+
+def enumerate_all(n, k):
+    for labels in itertools.product(range(k), repeat=n):
+        labels = np.array(labels)
+        if np.unique(labels).shape[0] == k:
+            yield labels
+
+
+@st.composite
+def count_problems(draw):
+    n = draw(st.integers(3, 7))
+    k = draw(st.integers(2, 3))
+    n_attr = draw(st.integers(1, 2))
+    S = np.array([[draw(st.integers(0, 2 - a)) for a in range(n_attr)] for _ in range(n)])
+    kind = draw(st.sampled_from(["additive", "multiplicative"]))
+    delta = draw(st.sampled_from([0.0, 0.05, 0.15, 0.3]))
+    return S, k, kind, delta
+
+
+def _problem(S, k, kind, delta, X=None):
+    X = np.zeros((S.shape[0], 1)) if X is None else X
+    bounds = resolve_bounds(S, S.shape[0], max_deviation=delta, deviation_kind=kind)
+    return make_problem(X, bounds, k), bounds
+
+
+# ----------------------------------------------------------------------------- counts
+
+
+@settings(max_examples=examples(80), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=count_problems())
+def test_counting_and_type_counts_decide_as_enumeration(problem):
+    S, k, kind, delta = problem
+    n = S.shape[0]
+    if kind == "multiplicative" and delta == 0.0:
+        delta = 0.05
+    prob, _ = _problem(S, k, kind, delta)
+    live = np.arange(n)
+    excesses = [excess_rows(labels, S, delta, kind, k) for labels in enumerate_all(n, k)]
+    feasible = min(excesses) <= 1e-9 * n
+    if counting_reason(prob, live) is not None:
+        assert not feasible
+    counts = type_counts(prob, live)
+    assert counts is not None
+    assert (counts is not False) == feasible
+    if feasible:
+        assert_array_equal(counts.sum(axis=1), np.bincount(prob.types, minlength=prob.n_types))
+    # The least excess any assignment leaves, in rows.
+    least, proven = least_excess_rows(prob, live)
+    assert proven
+    assert least == pytest.approx(max(min(excesses), 0.0), abs=1e-6)
+
+
+def test_max_deviation_zero_on_600_rows_is_proved_by_counting():
+    X, S, _ = make_sensitive_blobs(600, n_values=(2, 3), random_state=0)
+    for k in (2, 4):
+        with pytest.raises(InfeasibleBoundError, match="holds at least 600 rows") as info:
+            fair_assignment(X, X[:k], S, max_deviation=0.0)
+        assert info.value.excess_rows > 0
+        assert fair_assignment(X, X[:k], S, max_deviation=info.value.tightest).satisfied
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 7), k=st.integers(2, 3))
+def test_moving_rows_to_type_counts_is_the_cheapest_way(seed, n, k):
+    rng = np.random.default_rng(seed)
+    S = rng.integers(0, 2, size=(n, 1))
+    X = rng.integers(0, 8, size=(n, 2)) / 2.0
+    prob, _ = _problem(S, k, "additive", 1.0, X)
+    dist = sq_distances(X, X[:k] + 0.01 * np.arange(k)[:, None])
+    start = rng.integers(0, k, n)
+    target_labels = rng.integers(0, k, n)
+    target = np.zeros((prob.n_types, k), dtype=np.int64)
+    np.add.at(target, (prob.types, target_labels), 1)
+    moved = move_to_counts(prob, dist, np.arange(n), start, target)
+    got = np.zeros_like(target)
+    np.add.at(got, (prob.types, moved), 1)
+    assert_array_equal(got, target)
+    best = min(dist[np.arange(n), labels].sum()
+               for labels in itertools.product(range(k), repeat=n)
+               if np.array_equal(np.bincount(prob.types * k + np.array(labels),
+                                             minlength=prob.n_types * k),
+                                 target.reshape(-1)))
+    assert dist[np.arange(n), moved].sum() == pytest.approx(best)
+
+
+# ----------------------------------------------------------------------------- prices
+
+
+@st.composite
+def priced_problems(draw):
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(40, 120))
+    k = draw(st.integers(2, 4))
+    X = rng.normal(size=(n, 2)) + 3 * rng.integers(0, k, size=(n, 1))
+    S = np.stack([(X[:, 0] // 3 + rng.integers(0, 2, n)).astype(int) % 2,
+                  rng.integers(0, 3, n)], 1)
+    kind = draw(st.sampled_from(["additive", "multiplicative"]))
+    delta = draw(st.sampled_from([0.05, 0.2]))
+    return X, S, k, kind, delta
+
+
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=priced_problems(), free=st.integers(1, 30))
+def test_relaxation_by_prices_equals_the_programme_on_every_row(problem, free):
+    X, S, k, kind, delta = problem
+    n = X.shape[0]
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    prob, _ = _problem(S, k, kind, delta, X)
+    dist = sq_distances(X, centers)
+    live = np.arange(n)
+    optimum = plain_lp(X, centers, S, delta, kind)
+    scale = max(optimum, 1.0)
+    # Every row at once, then by prices with a programme of a few rows.
+    whole = relax(prob, dist, live, n * k)
+    assert whole.exact and whole.certified
+    assert_allclose(whole.value, optimum, rtol=1e-6, atol=1e-6 * scale)
+    priced = relax(prob, dist, live, 3 * free)
+    assert not priced.exact
+    # The lower bound is one, whatever the outcome; certified, it is the optimum.
+    assert priced.bound <= optimum + 1e-6 * scale
+    assert priced.value >= optimum - 1e-6 * scale
+    if priced.certified:
+        assert_allclose(priced.bound, optimum, rtol=1e-5, atol=1e-6 * scale)
+
+
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=priced_problems())
+def test_the_certificate_bounds_the_cost_from_below(problem):
+    X, S, k, kind, delta = problem
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    for max_lp_variables in (X.shape[0] * k, 30):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", BoundNotMetWarning)
+                result = fair_assignment(X, centers, S, max_deviation=delta,
+                                         deviation_kind=kind,
+                                         max_lp_variables=max_lp_variables)
+        except InfeasibleBoundError:
+            return
+        optimum = plain_lp(X, centers, S, delta, kind)
+        tol = 1e-6 * max(optimum, 1.0)
+        assert result.lower_bound <= optimum + tol
+        assert result.lower_bound <= result.assignment_cost + tol
+        d = ((X - centers[result.labels]) ** 2).sum()
+        assert_allclose(result.assignment_cost, d, rtol=1e-10)
+        assert result.gap == pytest.approx(max(0.0, d / result.lower_bound - 1.0))
+        nearest = ((X[:, None] - centers[None]) ** 2).sum(2).min(axis=1).sum()
+        assert_allclose(result.nearest_cost, nearest, rtol=1e-10)
+        if result.satisfied:
+            assert excess_rows(result.labels, S, delta, kind, k) <= 1e-9 * X.shape[0]
+
+
+@settings(max_examples=examples(30))
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 5), n_num=st.integers(0, 2))
+def test_compiled_passes_equal_numpy(seed, k, n_num):
+    rng = np.random.default_rng(seed)
+    n, n_types = 50, 4
+    dist = rng.random((n, k))
+    types = rng.integers(0, n_types, n)
+    base = rng.normal(size=(n_types, k))
+    z = rng.normal(size=(n_num, n))
+    slope = rng.normal(size=(n_num, k))
+    live = np.sort(rng.choice(n, 30, replace=False))
+    labels = rng.integers(-1, k, 30)
+    out = [np.empty(30, np.int64), np.empty(30, np.int64), np.empty(30), np.empty(30),
+           np.empty(30)]
+    priced_pass(dist, live, types, base, z, slope, labels, *out)
+    priced = dist[live] + base[types[live]] + (z[:, live].T @ slope if n_num else 0.0)
+    order = np.argsort(priced, axis=1, kind="stable")
+    assert_array_equal(out[0], order[:, 0])
+    assert_allclose(out[3], priced.min(axis=1))
+    if k > 1:
+        assert_array_equal(out[1], order[:, 1])
+        assert_allclose(out[2], np.sort(priced, axis=1)[:, 1] - priced.min(axis=1))
+    here = np.where(labels >= 0, priced[np.arange(30), np.maximum(labels, 0)], np.nan)
+    assert_allclose(out[4], here)
+    group = rng.integers(0, 6, 30)
+    w = rng.random(n)
+    g_weight, g_cost, g_z = np.zeros(6), np.zeros((6, k)), np.zeros((n_num, 6))
+    group_sums(live, group, w, dist, z, g_weight, g_cost, g_z)
+    assert_allclose(g_weight, np.bincount(group, weights=w[live], minlength=6))
+    for c in range(k):
+        assert_allclose(g_cost[:, c], np.bincount(group, weights=w[live] * dist[live, c],
+                                                  minlength=6))
+    for a in range(n_num):
+        assert_allclose(g_z[a], np.bincount(group, weights=w[live] * z[a, live], minlength=6))
+
+
+def test_prices_of_rows_follow_types_and_numeric_slopes():
+    X = np.zeros((4, 1))
+    S = pd.DataFrame({"g": [0, 1, 0, 1], "age": [1.0, -1.0, 2.0, -2.0]})
+    bounds = resolve_bounds(S, 4, max_deviation=0.1, numeric_bound=0.5)
+    prob = make_problem(X, bounds, 2)
+    prices = Prices(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.5, -0.5]]), 0.0)
+    z = prob.num[0][0]
+    want = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]) + np.outer(z, [0.5, -0.5])
+    assert_allclose(prices.of(prob, np.arange(4)), want)
+
+
+# ----------------------------------------------------------------------------- renamed kind
+
+
+def test_kind_still_works_with_a_future_warning():
+    X = np.arange(8.0)[:, None]
+    S = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    new = fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2,
+                          deviation_kind="multiplicative")
+    with pytest.warns(FutureWarning, match="kind= was renamed deviation_kind="):
+        old = fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2, kind="multiplicative")
+    assert_array_equal(old.labels, new.labels)
+    with pytest.warns(FutureWarning, match="check_bounds: kind= was renamed"):
+        check = check_bounds(new.labels, S, max_deviation=0.2, kind="multiplicative")
+    assert check.deviation_kind == "multiplicative"
+    with pytest.warns(FutureWarning, match="BoundsCheck.kind was renamed"):
+        assert check.kind == "multiplicative"
+    with pytest.warns(FutureWarning, match="BoundedKMeans: kind= was renamed"):
+        model = BoundedKMeans(2, max_deviation=0.2, kind="multiplicative", n_init=1,
+                              random_state=0).fit(X, sensitive_features=S)
+    assert model.bounds_check_.deviation_kind == "multiplicative"
+    with pytest.raises(ValueError, match="kind must be 'additive' or 'multiplicative'"):
+        with pytest.warns(FutureWarning):
+            fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2, kind="ratio")
