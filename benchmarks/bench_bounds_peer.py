@@ -37,18 +37,18 @@ from fairkm.metrics import clustering_objective
 N_CLUSTERS = 4
 
 # Runs in fair-kmeans' environment: fit, then write the labels and the time.
-_PEER = """
+_PEER = f"""
 import json, sys, time
 import numpy as np
 from fair_kmeans import FairKMeans
 folder, seed = sys.argv[1], int(sys.argv[2])
 X, colour = np.load(folder + "/X.npy"), np.load(folder + "/colour.npy")
 start = time.perf_counter()
-model = FairKMeans(n_clusters={k}, random_state=seed).fit(X, color=colour)
+model = FairKMeans(n_clusters={N_CLUSTERS}, random_state=seed).fit(X, color=colour)
 seconds = time.perf_counter() - start
 np.save(folder + "/labels.npy", np.asarray(model.labels_))
 json.dump({{"seconds": seconds}}, open(folder + "/peer.json", "w"))
-""".format(k=N_CLUSTERS)
+"""
 
 
 def data(seed):
