@@ -267,8 +267,9 @@ def _feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
         answer = type_counts(tight, live, time_limit=time_limit)
         if answer is False:
             return False
-        if answer is not None and not tight.num:
-            return True
+        if not tight.num:
+            # The type counts decide alone; an integer programme on rows would not do better.
+            return None if answer is None else True
     k = problem.n_clusters
     if live.shape[0] * k <= EXACT_PAIRS:
         pos, clu = np.repeat(np.arange(live.shape[0]), k), np.tile(np.arange(k), live.shape[0])
