@@ -10,6 +10,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
+from fairkm.bounds import fair_assignment
 from fairkm.datasets import make_sensitive_blobs
 from fairkm.report import DataWarning
 
@@ -47,6 +48,28 @@ def test_weights_scaled_alike_give_the_same_clustering_and_numbers(blobs, scale)
         scores = (scaled.score(X, sample_weight=weights * scale),
                   plain.score(X, sample_weight=weights))
     assert_allclose(scores[0], scale * scores[1], rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-155, 3.7, 1e155, 1e300])
+def test_bounded_assignment_reads_weights_by_their_ratios_alone(blobs, scale):
+    """Weights near float64's limits once failed in HiGHS (1e155) or broke the bound (1e-300)."""
+    X, sensitive = blobs
+    centers = X[:3]
+    for weights in (np.ones(len(X)), 1.0 + np.arange(len(X)) % 3):
+        plain = fair_assignment(X, centers, sensitive, max_deviation=0.05,
+                                sample_weight=weights)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled = fair_assignment(X, centers, sensitive, max_deviation=0.05,
+                                     sample_weight=weights * scale)
+        assert scaled.satisfied
+        assert_array_equal(scaled.labels, plain.labels)
+        for name in ("inertia", "assignment_cost", "lower_bound", "nearest_cost"):
+            assert_allclose(getattr(scaled, name), scale * getattr(plain, name), rtol=1e-9)
+    # A power of two is exact: the same programme, to the bit.
+    exact = fair_assignment(X, centers, sensitive, max_deviation=0.05,
+                            sample_weight=weights * 2.0**-990)
+    assert exact.assignment_cost == plain.assignment_cost * 2.0**-990
 
 
 def test_sensitive_features_passed_as_y_are_named_in_a_warning(blobs):

@@ -319,10 +319,12 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
         if dead.size:
             labels[dead] = np.argmin(sq_distances(X[dead], centers), axis=1)
         means = _means(X, problem.weights, labels, k)
-        inertia = _cost(X, problem.weights, labels, means)
+        scale = problem.cost_scale
+        inertia = _cost(X, problem.weights, labels, means) * scale
         check = from_codes(bounds, labels, k)
-        result = BoundedAssignment(labels, means, inertia, step.cost, step.lower_bound,
-                                   step.lp_cost, step.nearest_cost, it + 1, (), check,
+        result = BoundedAssignment(labels, means, inertia, step.cost * scale,
+                                   step.lower_bound * scale, step.lp_cost * scale,
+                                   step.nearest_cost * scale, it + 1, (), check,
                                    step.exact, step.certified, step.n_rounded, step.status)
         history.append(inertia)
         key = (round(check.violation, 9), inertia)

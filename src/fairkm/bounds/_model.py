@@ -36,6 +36,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
 
+from .._validation import weight_scale
+
 __all__ = [
     "MILP_NODE_LIMIT",
     "MILP_TIME_LIMIT",
@@ -82,6 +84,9 @@ class Problem:
     n_clusters : int
     w_min : float
         The smallest positive weight: every cluster keeps at least that much.
+    cost_scale : float
+        What the weights were divided by (see :func:`make_problem`): costs
+        measured with ``weights`` times ``cost_scale`` are the user's.
     """
 
     X: np.ndarray
@@ -93,6 +98,7 @@ class Problem:
     type_table: np.ndarray
     n_clusters: int
     w_min: float
+    cost_scale: float = 1.0
 
     @property
     def n_types(self):
@@ -132,15 +138,28 @@ def _types(cat, n):
 
 
 def make_problem(X, bounds, n_clusters):
-    """Arrays of one problem from ``X`` and a :class:`~fairkm.bounds._spec.BoundSet`."""
+    """Arrays of one problem from ``X`` and a :class:`~fairkm.bounds._spec.BoundSet`.
+
+    The weights are divided by a scale that brings them near 1: only their
+    ratios matter to the bounds, while weights of 1e300 or 1e-300 would
+    overflow or underflow in the programmes' costs (HiGHS refuses them).
+    Weights all alike become exactly 1, so the counting arguments of unit
+    weights apply; otherwise the scale is a power of two (exact).
+    """
     n = X.shape[0]
-    weights = np.ones(n) if bounds.weights is None else bounds.weights
+    if bounds.weights is None:
+        weights, scale = np.ones(n), 1.0
+    else:
+        positive = bounds.weights[bounds.weights > 0]
+        same = positive.size and positive.min() == positive.max()
+        scale = float(positive[0]) if same else weight_scale(bounds.weights)
+        weights = bounds.weights / scale
     cat = [(a.values, a.lower, a.upper) for a in bounds.categorical()]
     num = [(a.values, a.delta) for a in bounds.numeric()]
     types, type_table = _types(cat, n)
     w_min = float(weights[weights > 0].min())
-    return Problem(X, weights, bounds.weights is None, cat, num, types, type_table,
-                   n_clusters, w_min)
+    return Problem(X, weights, bool(np.all(weights == 1.0)), cat, num, types, type_table,
+                   n_clusters, w_min, scale)
 
 
 def sq_distances(X, centers):

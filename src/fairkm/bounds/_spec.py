@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
 from .._encoding import standardize_numeric
-from .._validation import check_real, check_sample_weight
+from .._validation import check_real, check_sample_weight, weight_scale
 
 __all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "renamed_kind",
            "resolve_bounds"]
@@ -235,6 +235,8 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
     sf = check_sensitive_features(sensitive_features, n_samples=n_samples,
                                   numeric=numeric_sensitive)
     weights = check_sample_weight(sample_weight, sf.n_samples)
+    # Shares are ratios: measured on weights brought near 1, so 1e300 cannot overflow.
+    near_one = None if weights is None else weights / weight_scale(weights)
     categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
     numeric = [name for name in sf.names if name not in categorical]
     deltas = _per_attribute(max_deviation, "max_deviation", sf.names, categorical, kind,
@@ -245,14 +247,14 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
     for name, kind_j, column, values in zip(sf.names, sf.kinds, sf.columns, sf.categories,
                                             strict=True):
         if kind_j == CATEGORICAL:
-            counts = np.bincount(column, weights=weights, minlength=len(values))
+            counts = np.bincount(column, weights=near_one, minlength=len(values))
             proportions = counts / counts.sum()
             delta = deltas[name]
             lower, upper = band(proportions, 0.0 if np.isnan(delta) else delta, kind)
             attributes.append(Attribute(name, kind_j, column, values, proportions, delta,
                                         lower, upper))
         else:
-            mean, scale = standardize_numeric(column, name, weights)
+            mean, scale = standardize_numeric(column, name, near_one)
             attributes.append(Attribute(name, kind_j, (column - mean) / scale, None, None,
                                         numeric_deltas[name], None, None))
     return BoundSet(attributes, kind, weights)
