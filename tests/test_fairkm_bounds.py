@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from fairkm import FairKM
-from fairkm.bounds import BoundNotMetWarning, InfeasibleBoundError, fair_assignment
+from fairkm.bounds import (
+    BoundNotMetWarning,
+    InfeasibleBoundError,
+    check_bounds,
+    fair_assignment,
+)
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
@@ -163,3 +168,24 @@ def test_only_numeric_attributes_cannot_be_bounded():
     numeric = pd.DataFrame({"age": np.linspace(0, 1, 60)})
     with pytest.raises(ValueError, match="bounds categorical attributes, and there is none"):
         FairKM(3, max_deviation=0.1).fit(X, sensitive_features=numeric)
+
+
+def test_fit_with_a_bound_reads_the_sensitive_features_once(monkeypatch):
+    """The bounds are built on the columns the fit has read, not read again."""
+    import fairkm._columns as columns
+
+    X, S, _ = make_sensitive_blobs(300, n_values=(2, 3), random_state=0)
+    real, reads = columns.read_columns, []
+
+    def counted(*args, **kwargs):
+        reads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(columns, "read_columns", counted)
+    model = FairKM(3, max_deviation=0.1, random_state=0).fit(X, sensitive_features=S)
+    assert len(reads) == 1
+    assert model.bounds_check_.satisfied
+    monkeypatch.undo()
+    # The bounds are those a separate reading of the raw columns gives.
+    apart = check_bounds(model.labels_, S, max_deviation=0.1)
+    pd.testing.assert_frame_equal(apart.table, model.bounds_check_.table)

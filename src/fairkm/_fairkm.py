@@ -25,7 +25,7 @@ from ._engine import Session, Stats, fill_empty_clusters
 from ._hygiene import warn_on_data
 from ._validation import check_int, check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
-from .bounds import check_kind, resolve_bounds
+from .bounds import bounds_from_features, check_kind
 from .bounds import solve as solve_bounded
 
 __all__ = ["FairKM"]
@@ -501,7 +501,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             )
         weights = self._check_attribute_weights([] if features is None else features.names)
         cluster_exponent = self._cluster_exponent(plan)
-        bounds = self._check_bounds(sensitive_features, n_samples, user_weight)
+        bounds = self._check_bounds(features, user_weight)
         total = n_samples if sample_weight is None else float(sample_weight.sum())
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         if features is not None:  # once the attributes are known to standardise
@@ -586,22 +586,23 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
             UserWarning, stacklevel=3,
         )
 
-    def _check_bounds(self, sensitive_features, n_samples, sample_weight):
-        """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None)."""
+    def _check_bounds(self, features, sample_weight):
+        """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None).
+
+        ``features`` are the sensitive features fit has read (None without):
+        the bounds are built on them, not read again.
+        """
         check_kind(self.deviation_kind, "deviation_kind")
         if self.max_deviation is None:
             return None
-        if sensitive_features is None:
+        if features is None:
             raise ValueError(
                 f"max_deviation={self.max_deviation!r} bounds the clusters' mix of the "
                 "sensitive attributes, but fit got no sensitive_features."
             )
-        bounds = resolve_bounds(
-            sensitive_features, n_samples, max_deviation=self.max_deviation,
-            deviation_kind=self.deviation_kind,
-            sample_weight=sample_weight, numeric_sensitive=self.numeric_sensitive,
-            intersections=self.intersections,
-        )
+        bounds = bounds_from_features(features, sample_weight,
+                                      max_deviation=self.max_deviation,
+                                      deviation_kind=self.deviation_kind)
         if not bounds.categorical():
             raise ValueError(
                 f"max_deviation={self.max_deviation!r} bounds categorical attributes, and "

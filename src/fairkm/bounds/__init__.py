@@ -25,10 +25,12 @@ from ._assign import solve as solve
 from ._check import BoundsCheck, check_bounds
 from ._estimator import BoundedKMeans
 from ._infeasible import InfeasibleBoundError
+from ._spec import bounds_from_features as bounds_from_features
 from ._spec import check_kind as check_kind
 from ._spec import resolve_bounds as resolve_bounds
 
-# solve (a bounded assignment from validated arrays), resolve_bounds and check_kind
+# solve (a bounded assignment from validated arrays), resolve_bounds (raw columns),
+# bounds_from_features (columns a fit has read) and check_kind
 # are the seam for fairkm's other packages (FairKM(max_deviation=...), the audit);
 # they are not in __all__ and not part of the public API.
 

@@ -228,13 +228,36 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
     -------
     BoundSet
     """
-    kind = deviation_kind
-    check_kind(kind)
+    check_kind(deviation_kind)
     sensitive_features = with_intersections(sensitive_features, intersections,
                                             numeric=numeric_sensitive)
     sf = check_sensitive_features(sensitive_features, n_samples=n_samples,
                                   numeric=numeric_sensitive)
     weights = check_sample_weight(sample_weight, sf.n_samples)
+    return bounds_from_features(sf, weights, max_deviation=max_deviation,
+                                deviation_kind=deviation_kind, numeric_bound=numeric_bound)
+
+
+def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive",
+                         numeric_bound=None):
+    """Build the bounds asked for on sensitive features already read (what a fit encoded).
+
+    Parameters
+    ----------
+    sf : SensitiveFeatures
+        As :func:`fairkm._columns.check_sensitive_features` returns them
+        (intersections included).
+    weights : ndarray of shape (n_samples,) or None
+        Checked row weights.
+    max_deviation, deviation_kind, numeric_bound
+        As in :func:`resolve_bounds`.
+
+    Returns
+    -------
+    BoundSet
+    """
+    kind = deviation_kind
+    check_kind(kind)
     # Shares are ratios: measured on weights brought near 1, so 1e300 cannot overflow.
     near_one = None if weights is None else weights / weight_scale(weights)
     categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
