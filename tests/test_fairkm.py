@@ -246,6 +246,24 @@ def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight, exp
             assert got[row] == np.argmin(costs)
 
 
+def test_score_reads_new_rows_once(planted, monkeypatch):
+    """score predicts and measures on one reading of X and of the sensitive features."""
+    from fairkm._encoding import SensitiveEncoding
+
+    X, sensitive, _ = planted
+    model = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
+    expected = model.score(X, sensitive_features=sensitive)
+    real, reads = SensitiveEncoding.check, []
+
+    def counted(self, *args, **kwargs):
+        reads.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SensitiveEncoding, "check", counted)
+    assert model.score(X, sensitive_features=sensitive) == expected
+    assert len(reads) == 1
+
+
 def test_fit_predict_and_score(planted):
     X, sensitive, _ = planted
     model = FairKM(4, fairness_weight="paper", random_state=0)

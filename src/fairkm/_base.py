@@ -53,8 +53,8 @@ class Predictor:
     value_counts: np.ndarray  # (V, k)
     num_sums: np.ndarray  # (B, k)
 
-    def terms(self, sensitive_features, n_rows, n_samples=None, sample_weight=None):
-        """Return kernel terms for new rows, priced against the fitted encoding."""
+    def read(self, sensitive_features, n_rows):
+        """Read new rows' sensitive features against the fitted attributes (names and kinds)."""
         if self.encoding.n_attributes == 0:
             raise ValueError(
                 "sensitive_features were given, but the model was fitted without them."
@@ -62,7 +62,10 @@ class Predictor:
         # The fit checked the intersected attributes are categorical.
         sensitive_features = with_intersections(sensitive_features, self.intersections,
                                                 numeric=False)
-        features = self.encoding.check(sensitive_features, n_samples=n_rows)
+        return self.encoding.check(sensitive_features, n_samples=n_rows)
+
+    def terms(self, features, n_samples=None, sample_weight=None):
+        """Return kernel terms for rows read by :meth:`read`, priced as in the fit."""
         return self.encoding.terms(
             features, self.attribute_weights, n_samples=n_samples, unseen_slot=True,
             sample_weight=sample_weight, cluster_exponent=self.cluster_exponent,
@@ -88,11 +91,17 @@ class Predictor:
         Without sensitive features, the nearest centre; with them, the cluster
         where inserting the row alone raises the fitted objective least.
         """
-        labels = np.empty(X.shape[0], dtype=np.int64)
         if sensitive_features is None:
+            return self.labels(X, None)
+        return self.labels(X, self.read(sensitive_features, X.shape[0]))
+
+    def labels(self, X, features):
+        """:meth:`predict` for sensitive features already read (None: the nearest centre)."""
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if features is None:
             _kernels.nearest_center(X, self.centers, labels)
             return labels
-        terms = self.terms(sensitive_features, X.shape[0])
+        terms = self.terms(features)
         stats = self._fitted_statistics(terms)
         lam = self.fairness_weight
         _kernels.cheapest_insertion(

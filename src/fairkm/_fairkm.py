@@ -671,16 +671,23 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         check_is_fitted(self)
         sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
         X = self._check_X(X, reset=False)
-        if sensitive_features is None and self._encoding.n_attributes and self.fairness_weight_:
+        predictor = self._predictor()
+        features = (None if sensitive_features is None
+                    else predictor.read(sensitive_features, X.shape[0]))
+        return self._labels(predictor, X, features)
+
+    def _labels(self, predictor, X, features):
+        """Predict on validated ``X`` and sensitive features already read (or None)."""
+        if features is None and self._encoding.n_attributes and self.fairness_weight_:
             warnings.warn(
                 f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
                 "but none were given: each row goes to its nearest centre, which ignores "
                 "fairness (on Adult, the clusters' mean distance from the dataset's mix was "
                 "0.101 on new rows, against 0.067 with them and 0.107 for K-Means). Pass "
                 "sensitive_features as in fit.",
-                UserWarning, stacklevel=2,
+                UserWarning, stacklevel=3,
             )
-        return self._predictor().predict(X, sensitive_features)
+        return predictor.labels(X, features)
 
     @property
     def _n_features_out(self):
@@ -739,9 +746,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         fairness within a price, use a fairness-aware scorer
         (:mod:`fairkm.metrics`).
         """
+        check_is_fitted(self)
         sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
-        labels = self.predict(X, sensitive_features=sensitive_features)
         X = self._check_X(X, reset=False)
+        predictor = self._predictor()
+        features = (None if sensitive_features is None
+                    else predictor.read(sensitive_features, X.shape[0]))
+        labels = self._labels(predictor, X, features)
         weights = check_sample_weight(sample_weight, X.shape[0])
         # Weights brought near 1 by a power of two (exact), as in fit.
         scale = weight_scale(weights)
@@ -751,8 +762,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         if sensitive_features is None:
             return -inertia
         total = X.shape[0] if weights is None else float(weights.sum())
-        terms = self._predictor().terms(sensitive_features, X.shape[0], n_samples=total,
-                                        sample_weight=weights)
+        terms = predictor.terms(features, n_samples=total, sample_weight=weights)
         stats = Stats(self.n_clusters, X.shape[1], terms)
         stats.recompute(X, terms, labels)
         return -(inertia + self.fairness_weight_ * stats.fairness(terms))
