@@ -26,6 +26,7 @@ from fairkm.bounds import (
     BoundedKMeans,
     BoundNotMetWarning,
     InfeasibleBoundError,
+    _round,
     check_bounds,
     fair_assignment,
 )
@@ -177,6 +178,33 @@ def test_moving_rows_to_type_counts_is_the_cheapest_way(seed, n, k):
                                              minlength=prob.n_types * k),
                                  target.reshape(-1)))
     assert dist[np.arange(n), moved].sum() == pytest.approx(best)
+
+
+@settings(max_examples=examples(30), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 60), k=st.integers(2, 5))
+def test_moving_many_rows_as_a_transportation_problem_costs_what_the_assignment_does(
+        seed, n, k):
+    """A large type's movable rows are placed by a programme over rows x clusters, not places."""
+    rng = np.random.default_rng(seed)
+    S = rng.integers(0, 2, size=(n, 1))
+    X = rng.normal(size=(n, 2))
+    prob, _ = _problem(S, k, "additive", 1.0, X)
+    dist = sq_distances(X, rng.normal(size=(k, 2)))
+    start = rng.integers(0, k, n)
+    target = np.zeros((prob.n_types, k), dtype=np.int64)
+    np.add.at(target, (prob.types, rng.integers(0, k, n)), 1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_round, "_WHOLE_TYPE", 0)  # every type through its movable rows
+        by_places = move_to_counts(prob, dist, np.arange(n), start, target)
+        patch.setattr(_round, "_SLOTS_AT_ONCE", 0)
+        by_programme = move_to_counts(prob, dist, np.arange(n), start, target)
+    for labels in (by_places, by_programme):
+        got = np.zeros_like(target)
+        np.add.at(got, (prob.types, labels), 1)
+        assert_array_equal(got, target)
+    rows = np.arange(n)
+    assert dist[rows, by_programme].sum() == pytest.approx(dist[rows, by_places].sum(),
+                                                           rel=1e-9, abs=1e-9)
 
 
 # ----------------------------------------------------------------------------- prices

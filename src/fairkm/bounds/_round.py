@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
+from scipy import sparse
+from scipy.optimize import linear_sum_assignment, linprog
 
 from ._model import excess, held_offsets, solve_milp
 
@@ -43,6 +44,9 @@ _FRACTIONAL = 1e-6
 # Types up to this many rows are moved to their target counts by an exact assignment of
 # all their rows.
 _WHOLE_TYPE = 2000
+# Beyond this many (row, place) entries the assignment of a type's movable rows is solved
+# as the transportation problem it is (rows x clusters), not over one column per place.
+_SLOTS_AT_ONCE = 4_000_000
 
 
 @dataclass
@@ -238,6 +242,11 @@ def move_to_counts(problem, dist, live, labels, target):
             pool.append(inside[np.argsort(extra, kind="stable")[:take]])
         pool = np.concatenate(pool)
         own = labels[pool]
+        if pool.shape[0] ** 2 > _SLOTS_AT_ONCE:
+            moved = _transport(dist, pool, own, gain, need)
+            if moved is not None:
+                labels[pool] = moved
+            continue
         stays = [np.full(int((own == c).sum() + need[c]), c) for c in np.flatnonzero(need < 0)]
         slots = np.concatenate([np.repeat(gain, need[gain]), *stays])
         matrix = dist[pool][:, slots]
@@ -247,3 +256,39 @@ def move_to_counts(problem, dist, live, labels, target):
         r, s = linear_sum_assignment(matrix)
         labels[pool[r]] = slots[s]
     return labels
+
+
+def _transport(dist, pool, own, gain, need):
+    """Labels of ``pool`` that give every cluster of ``gain`` its ``need`` rows at the least cost.
+
+    Each row either moves to a gaining cluster or stays in its own, and each
+    losing cluster ``c`` keeps ``(own == c).sum() + need[c]`` of them: a
+    transportation problem (rows x (gaining clusters + own)), whose basic
+    optimum, found by the dual simplex, is integral. Returns None should the
+    solver fail or hand back a split row (the caller keeps its labels then).
+    """
+    m, g = pool.shape[0], gain.shape[0]
+    width = g + 1  # the gaining clusters, then the row's own cluster
+    targets = np.concatenate([np.broadcast_to(gain, (m, g)), own[:, None]], axis=1)
+    cost = dist[pool[:, None], targets].reshape(-1)
+    scale = float(np.abs(cost).max()) or 1.0
+    var = np.arange(m * width).reshape(m, width)
+    losing = np.flatnonzero(need < 0)
+    keep_row = np.searchsorted(losing, own)
+    A_eq = sparse.vstack([
+        sparse.csr_matrix((np.ones(m * width), (np.repeat(np.arange(m), width), var.ravel())),
+                          shape=(m, m * width)),
+        sparse.csr_matrix((np.ones(m * g), (np.tile(np.arange(g), m), var[:, :g].ravel())),
+                          shape=(g, m * width)),
+        sparse.csr_matrix((np.ones(m), (keep_row, var[:, g])), shape=(losing.shape[0], m * width)),
+    ], format="csr")
+    keep = np.bincount(keep_row, minlength=losing.shape[0]) + need[losing]
+    b_eq = np.concatenate([np.ones(m), need[gain], keep]).astype(np.float64)
+    res = linprog(cost / scale, A_eq=A_eq, b_eq=b_eq, bounds=(0, 1), method="highs-ds")
+    if res.status != 0:
+        return None
+    x = res.x.reshape(m, width)
+    if np.abs(x - np.rint(x)).max() > 1e-6:
+        return None
+    return targets[np.arange(m), np.argmax(x, axis=1)]
+
