@@ -141,6 +141,18 @@ def test_counting_and_type_counts_decide_as_enumeration(problem):
     assert (counts is not False) == feasible
     if feasible:
         assert_array_equal(counts.sum(axis=1), np.bincount(prob.types, minlength=prob.n_types))
+        # Near given counts: feasible counts that move the fewest rows from them.
+        start = np.arange(n) % k
+        near = np.zeros((prob.n_types, k), dtype=np.int64)
+        np.add.at(near, (prob.types, start), 1)
+        closest = type_counts(prob, live, near=near)
+        assert_array_equal(closest.sum(axis=1), counts.sum(axis=1))
+        least_moved = min(
+            np.abs(np.bincount(prob.types * k + labels, minlength=prob.n_types * k)
+                   - near.reshape(-1)).sum()
+            for labels in map(np.array, enumerate_all(n, k))
+            if excess_rows(labels, S, delta, kind, k) <= 1e-9 * n)
+        assert np.abs(closest - near).sum() == least_moved
     # The least excess any assignment leaves, in rows.
     least, proven = least_excess_rows(prob, live)
     assert proven

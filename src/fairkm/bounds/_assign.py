@@ -191,7 +191,10 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
             if rounded.labels[live].min() < 0:
                 rounded.labels = relaxation.labels.copy()
     if not rounded.met and problem.cat and np.all(problem.weights[live] == 1.0):
-        counts = type_counts(problem, live)
+        # The counts that meet the bounds closest to the rounding's: the fewest rows to move.
+        near = np.zeros((problem.n_types, k), dtype=np.int64)
+        np.add.at(near, (problem.types[live], rounded.labels[live]), 1)
+        counts = type_counts(problem, live, near=near)
         if counts is False:
             prove_infeasible(problem, bounds, live)
         if counts is not None and not problem.num:

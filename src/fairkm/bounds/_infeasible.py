@@ -136,15 +136,21 @@ def counting_reason(problem, live):
             f"add up to {n}")
 
 
-def _type_programme(problem, live, *, least_excess=False):
-    """Integer programme on the rows of each type in each cluster (and the excess ``e``)."""
+def _type_programme(problem, live, *, least_excess=False, near=None):
+    """Integer programme on the rows of each type in each cluster (and the excess ``e``).
+
+    With ``near`` (current counts per (type, cluster), every type of
+    ``problem``), the counts closest to them in total absolute difference: the
+    fewest rows to move. The clusters are then not interchangeable.
+    """
     k = problem.n_clusters
     types, n_t = np.unique(problem.types[live], return_counts=True)
     n_types = types.shape[0]
     table = problem.type_table[types]
     n_m = n_types * k
     i_s, i_e = n_m, n_m + k
-    n_var = n_m + k + int(least_excess)
+    i_d = n_m + k + int(least_excess)
+    n_var = i_d + (n_m if near is not None else 0)
     var = np.arange(n_m).reshape(n_types, k)
     eq_r, eq_c, eq_v = [np.repeat(np.arange(n_types), k)], [var.reshape(-1)], [np.ones(n_m)]
     eq_r.append(n_types + np.tile(np.arange(k), n_types))
@@ -174,12 +180,24 @@ def _type_programme(problem, live, *, least_excess=False):
                         cols.append([i_e])
                         vals.append([-1.0])
                     n_ub += 1
-    # Clusters are interchangeable here: order them by size.
-    for c in range(k - 1):
-        rows += [[n_ub], [n_ub]]
-        cols += [[i_s + c + 1], [i_s + c]]
-        vals += [[1.0], [-1.0]]
-        n_ub += 1
+    b_ub = []
+    if near is None:
+        # Clusters are interchangeable here: order them by size.
+        for c in range(k - 1):
+            rows += [[n_ub], [n_ub]]
+            cols += [[i_s + c + 1], [i_s + c]]
+            vals += [[1.0], [-1.0]]
+            n_ub += 1
+    else:
+        # d >= x - near and d >= near - x, per (type, cluster).
+        current = near[types].reshape(-1).astype(np.float64)
+        for sign in (1.0, -1.0):
+            rows += [n_ub + np.arange(n_m)] * 2
+            cols += [np.arange(n_m), i_d + np.arange(n_m)]
+            vals += [np.full(n_m, sign), -np.ones(n_m)]
+            b_ub.append(sign * current)
+            n_ub += n_m
+    b_ub = np.concatenate([np.zeros(n_ub - sum(b.shape[0] for b in b_ub)), *b_ub])
     A_ub = sparse.csr_matrix((np.concatenate(vals).astype(np.float64),
                               (np.concatenate(rows).astype(np.int64),
                                np.concatenate(cols).astype(np.int64))), shape=(n_ub, n_var))
@@ -191,8 +209,10 @@ def _type_programme(problem, live, *, least_excess=False):
     c = np.zeros(n_var)
     if least_excess:
         c[i_e] = 1.0
+    if near is not None:
+        c[i_d:] = 1.0
     return types, c, integrality, Bounds(lb, ub), [
-        LinearConstraint(A_eq, b_eq, b_eq), LinearConstraint(A_ub, -np.inf, np.zeros(n_ub))]
+        LinearConstraint(A_eq, b_eq, b_eq), LinearConstraint(A_ub, -np.inf, b_ub)]
 
 
 def _counts_meet(problem, types, counts):
@@ -211,8 +231,11 @@ def _counts_meet(problem, types, counts):
     return True
 
 
-def type_counts(problem, live, time_limit=None):
+def type_counts(problem, live, time_limit=None, near=None):
     """Row counts per (type, cluster) that meet the bounds, found on types alone (unit weights).
+
+    ``near``: counts per (type, cluster) to stay closest to (the fewest rows
+    moved); without it, any counts that meet the bounds.
 
     Returns
     -------
@@ -220,7 +243,7 @@ def type_counts(problem, live, time_limit=None):
         The counts (every type of ``problem``, 0 for absent ones); False
         when none exist; None when HiGHS stopped without an answer.
     """
-    types, c, integrality, bounds, constraints = _type_programme(problem, live)
+    types, c, integrality, bounds, constraints = _type_programme(problem, live, near=near)
     options = {"time_limit": time_limit or MILP_TIME_LIMIT, "node_limit": MILP_NODE_LIMIT}
     res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
                options=options)
