@@ -125,12 +125,14 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     -----
     Each assignment solves a linear programme with one variable per row and
     cluster, then an integer programme on the rows it left fractional (about
-    as many as there are bound constraints that bind); on this project's
-    2-core machine one assignment took about 2 s for 10,000 rows and 5
-    clusters, and 15-20 s for 10,000 rows and 20 clusters, most of it the
-    rounding (``docs/bounds.md``). The relaxation is always feasible, so only whole
-    rows can make a bound impossible; then :class:`InfeasibleBoundError`
-    says the tightest bound found that can be met.
+    as many as there are bound constraints that bind) and the rows cheapest
+    to move; on this project's 2-core machine, with other work running, one
+    assignment took about 9 s for 1,000 to 10,000 rows and 5 clusters, and
+    about 22 s for 10,000 rows and 20 clusters, most of it the rounding's
+    integer programme (``docs/bounds.md``); a fit makes several per start.
+    The relaxation is always feasible, so only whole rows can make a bound
+    impossible; then :class:`InfeasibleBoundError` says the tightest bound
+    found that can be met.
 
     Examples
     --------
