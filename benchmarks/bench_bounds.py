@@ -9,8 +9,11 @@ assignment (``fair_assignment``) against a lower bound computed apart from
 fairkm (:func:`independent_lp`: the plain programme, one variable per (row,
 cluster), every band written on the rows, scipy's HiGHS), and whether the
 bands are met exactly (measured on the labels in plain NumPy). Then two small
-cases: 200-row subsamples (every setting where an integral assignment exists
-must get one) and ``max_deviation=0`` on 600 rows (proved infeasible: time).
+cases: 200-row subsamples, each checked against scipy's ``milp`` on the same
+programme written apart (:func:`independent_optimum`: fairkm must reach its
+optimum, or agree that no assignment exists), and ``max_deviation=0`` on 600
+rows (proved infeasible: the time of ``fair_assignment`` and of
+``BoundedKMeans``).
 
 ``scale``: one bounded assignment (additive 0.05 on three attributes of 2, 5
 and 3 values) of ``make_sensitive_blobs`` rows (10 features) to
