@@ -143,3 +143,22 @@ def test_demo_takes_a_bound(capsys):
     assert "FairKM: Every cluster within 0.2 of the dataset's mix: " in _flat(out)
     status, _, err = run(capsys, "demo", "--n-samples", "400", "--max-deviation", "age=0.2")
     assert status == 2 and "--max-deviation names 'age', which is numeric" in err
+
+
+def test_fit_with_a_bound_reads_the_sensitive_columns_twice_at_most(
+        capsys, people_150_csv, tmp_path, monkeypatch):
+    """Once for the fit, once for the audit of both clusterings (bounds and measures alike)."""
+    from fairkm._columns import SensitiveFeatures
+
+    built = []
+    init = SensitiveFeatures.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(kwargs.get("names"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(SensitiveFeatures, "__init__", counted)
+    status, _, err = run(capsys, "fit", people_150_csv, *FIT, "--max-deviation", "20%",
+                         "--output", tmp_path / "out.csv")
+    assert status == 0, err
+    assert len(built) == 2

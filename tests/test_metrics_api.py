@@ -194,3 +194,17 @@ def test_docstrings_document_every_parameter():
             # numpydoc may document several parameters on one line ("p, q : ...").
             documented = [line.split(" : ")[0] for line in doc.splitlines() if " : " in line]
             assert any(param in entry.split(", ") for entry in documented), (name, param)
+
+
+def test_the_audits_one_reading_measures_as_fairness_report():
+    """The audit measures many clusterings on one reading: the same table as fairness_report."""
+    from fairkm._columns import check_sensitive_features
+    from fairkm.datasets import make_sensitive_blobs
+    from fairkm.metrics import _fairness_of_read
+
+    _, S, labels = make_sensitive_blobs(300, n_values=(2, 3), numeric=1, random_state=0)
+    read = check_sensitive_features(S)
+    for clustering in (labels, np.arange(300) % 4, np.where(labels == 0, "a", "b")):
+        pd.testing.assert_frame_equal(
+            _fairness_of_read(clustering, read),
+            metrics.fairness_report(clustering, sensitive_features=S))

@@ -11,7 +11,7 @@ import pandas as pd
 from .._columns import CATEGORICAL
 from ._spec import RENAMED, renamed_kind, resolve_bounds
 
-__all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "from_codes", "measure"]
+__all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "from_codes", "measure"]
 
 # A bound counts as met when no share (or standardised mean) lies further than
 # this outside its band: shares are ratios of float sums.
@@ -242,6 +242,26 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections)
+    return check_labels(bounds, arr)
+
+
+def check_labels(bounds, labels):
+    """Measure a clustering against bounds already resolved (one reading for many clusterings).
+
+    Parameters
+    ----------
+    bounds : BoundSet
+        As :func:`fairkm.bounds._spec.resolve_bounds` returns it.
+    labels : ndarray of shape (n_samples,)
+        Cluster labels of any kind (factorised, sorted).
+
+    Returns
+    -------
+    BoundsCheck
+    """
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
     if bounds.n_samples != arr.shape[0]:
         raise ValueError(
             f"sensitive_features has {bounds.n_samples} rows but labels has {arr.shape[0]} "

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..bounds import check_bounds
-from ._checks import check_delta, check_eps, check_option, prepare_fairness
+from ._checks import check_delta, check_eps, check_option, encode_labels, prepare_fairness
 from ._docstrings import fill_docstring
 from ._pieces import AttributePieces
 from ._quality import (
@@ -150,6 +150,19 @@ def fairness_report(
     codes, n_clusters, sf, weights = prepare_fairness(
         labels, sensitive_features, numeric_sensitive, sample_weight, intersections
     )
+    report = _measures(codes, n_clusters, sf, weights, wasserstein=wasserstein, eps=eps,
+                       delta=delta)
+    if max_deviation is not None:
+        report = _with_guarantee(
+            report, labels, sensitive_features, max_deviation, deviation_kind,
+            sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
+            intersections=intersections,
+        )
+    return report
+
+
+def _measures(codes, n_clusters, sf, weights, *, wasserstein, eps, delta):
+    """Compute the report's table from cluster codes and sensitive features already read."""
     if "mean" in sf.names:
         raise ValueError(
             "sensitive_features has an attribute named 'mean', which would clash with the "
@@ -165,13 +178,24 @@ def fairness_report(
     index = pd.Index(sf.names, name="attribute")
     report = pd.DataFrame(table, index=index, columns=columns)
     report.loc["mean"] = report.mean(axis=0, skipna=True)
-    if max_deviation is not None:
-        report = _with_guarantee(
-            report, labels, sensitive_features, max_deviation, deviation_kind,
-            sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
-            intersections=intersections,
-        )
     return report
+
+
+def fairness_of_read(labels, sf):
+    """:func:`fairness_report`'s table (unit weights, default options) on features already read.
+
+    For measuring many clusterings of the same rows on one reading of their
+    sensitive features (the audit); ``sf`` as
+    :func:`fairkm._columns.check_sensitive_features` returns it.
+    """
+    codes, n_clusters = encode_labels(labels)
+    if sf.n_samples != codes.shape[0]:
+        raise ValueError(
+            f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
+            "entries; they must have the same length."
+        )
+    return _measures(codes, n_clusters, sf, None, wasserstein="principled", eps=1e-20,
+                     delta=0.2)
 
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):

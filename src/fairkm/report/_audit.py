@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 
+from .._columns import check_sensitive_features
 from .._hygiene import DataWarning, id_like_features, missing_values, sensitive_kind_notes
-from ..bounds import check_bounds, check_kind
+from ..bounds import bounds_from_features, check_kind, check_labels, resolve_bounds
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -388,11 +389,19 @@ def audit(
     clusterings = {main: values}
     max_deviation, deviation_kind, intersections = _guarantee_of_model(
         model, max_deviation, deviation_kind)
-    bound = {"max_deviation": max_deviation, "deviation_kind": deviation_kind,
-             "numeric_sensitive": numeric, "intersections": intersections}
-    bounds = {}
+    # The sensitive features are read once: every measure and bound of every clustering
+    # uses that reading (the bounds' own, with the model's intersections, when it has some).
+    read = check_sensitive_features(sensitive, numeric=numeric)
+    bounds, resolved = {}, None
     if max_deviation is not None:  # checked before the reference is fitted
-        bounds[main] = check_bounds(values, sensitive, **bound)
+        if intersections:
+            resolved = resolve_bounds(sensitive, None, max_deviation=max_deviation,
+                                      deviation_kind=deviation_kind, numeric_sensitive=numeric,
+                                      intersections=intersections)
+        else:
+            resolved = bounds_from_features(read, None, max_deviation=max_deviation,
+                                            deviation_kind=deviation_kind)
+        bounds[main] = check_labels(resolved, values)
     if isinstance(reference, str):
         if reference != "kmeans":
             raise ValueError(
@@ -411,9 +420,9 @@ def audit(
         clusterings["reference"] = ref
     names = list(clusterings)
     ref_name = names[1] if len(names) > 1 else None
-    if bounds and ref_name is not None:
-        bounds[ref_name] = check_bounds(clusterings[ref_name], sensitive, **bound)
-    fairness = fairness_table(clusterings, sensitive, numeric)
+    if resolved is not None and ref_name is not None:
+        bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
+    fairness = fairness_table(clusterings, sensitive, numeric, read)
     quality = (None if features is None
                else quality_table(features, clusterings, ref_name, random_state))
     facts = list(facts)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._columns import read_columns, resolve_numeric
+from .._columns import check_sensitive_features, read_columns, resolve_numeric
 from ..metrics import (
     MEASURES,
+    _fairness_of_read,
     centroid_deviation,
     clustering_objective,
-    fairness_report,
     object_pair_deviation,
     silhouette,
 )
@@ -72,12 +72,15 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
 
 
-def fairness_table(labels, sensitive, numeric):
-    """Every fairness measure, indexed by (attribute or ``"mean"``, clustering)."""
-    fairness = {
-        name: fairness_report(values, sensitive_features=sensitive, numeric_sensitive=numeric)
-        for name, values in labels.items()
-    }
+def fairness_table(labels, sensitive, numeric, features=None):
+    """Every fairness measure, indexed by (attribute or ``"mean"``, clustering).
+
+    ``features``: ``sensitive`` already read with ``numeric`` (else read here,
+    once for every clustering).
+    """
+    if features is None:
+        features = check_sensitive_features(sensitive, numeric=numeric)
+    fairness = {name: _fairness_of_read(values, features) for name, values in labels.items()}
     fairness = pd.concat(fairness, names=["clustering", "attribute"])
     return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
 
