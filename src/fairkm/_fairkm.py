@@ -668,13 +668,17 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         ``KMeans(n_init=10)``. A model fitted with sensitive features (and a
         positive weight) therefore warns when they are missing.
         """
+        return self._labels(*self._read_new(X, sensitive_features))
+
+    def _read_new(self, X, sensitive_features):
+        """Validate new rows once: ``(predictor, X, their sensitive features read or None)``."""
         check_is_fitted(self)
         sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
         X = self._check_X(X, reset=False)
         predictor = self._predictor()
         features = (None if sensitive_features is None
                     else predictor.read(sensitive_features, X.shape[0]))
-        return self._labels(predictor, X, features)
+        return predictor, X, features
 
     def _labels(self, predictor, X, features):
         """Predict on validated ``X`` and sensitive features already read (or None)."""
@@ -746,12 +750,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         fairness within a price, use a fairness-aware scorer
         (:mod:`fairkm.metrics`).
         """
-        check_is_fitted(self)
-        sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
-        X = self._check_X(X, reset=False)
-        predictor = self._predictor()
-        features = (None if sensitive_features is None
-                    else predictor.read(sensitive_features, X.shape[0]))
+        predictor, X, features = self._read_new(X, sensitive_features)
         labels = self._labels(predictor, X, features)
         weights = check_sample_weight(sample_weight, X.shape[0])
         # Weights brought near 1 by a power of two (exact), as in fit.
@@ -759,7 +758,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         weights = None if weights is None else weights / scale
         unit = np.zeros(0) if weights is None else weights
         inertia = scale * _kernels.inertia(X, self.cluster_centers_, unit, labels)
-        if sensitive_features is None:
+        if features is None:
             return -inertia
         total = X.shape[0] if weights is None else float(weights.sum())
         terms = predictor.terms(features, n_samples=total, sample_weight=weights)
