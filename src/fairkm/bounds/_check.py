@@ -235,14 +235,19 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
     False
     """
     deviation_kind = renamed_kind(kind, deviation_kind, "check_bounds")
-    arr = np.asarray(labels)
-    if arr.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
+    arr = _labels_1d(labels)  # before the sensitive features are read
     bounds = resolve_bounds(sensitive_features, None, max_deviation=max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections)
     return check_labels(bounds, arr)
+
+
+def _labels_1d(labels):
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
+    return arr
 
 
 def check_labels(bounds, labels):
@@ -259,9 +264,7 @@ def check_labels(bounds, labels):
     -------
     BoundsCheck
     """
-    arr = np.asarray(labels)
-    if arr.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got an array of shape {arr.shape}.")
+    arr = _labels_1d(labels)
     if bounds.n_samples != arr.shape[0]:
         raise ValueError(
             f"sensitive_features has {bounds.n_samples} rows but labels has {arr.shape[0]} "

@@ -180,7 +180,7 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
                         cols.append([i_e])
                         vals.append([-1.0])
                     n_ub += 1
-    b_ub = []
+    near_rows = []  # (first row, right-hand side) of the rows d >= +-(x - near)
     if near is None:
         # Clusters are interchangeable here: order them by size.
         for c in range(k - 1):
@@ -195,9 +195,11 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
             rows += [n_ub + np.arange(n_m)] * 2
             cols += [np.arange(n_m), i_d + np.arange(n_m)]
             vals += [np.full(n_m, sign), -np.ones(n_m)]
-            b_ub.append(sign * current)
+            near_rows.append((n_ub, sign * current))
             n_ub += n_m
-    b_ub = np.concatenate([np.zeros(n_ub - sum(b.shape[0] for b in b_ub)), *b_ub])
+    b_ub = np.zeros(n_ub)
+    for first, rhs in near_rows:
+        b_ub[first:first + n_m] = rhs
     A_ub = sparse.csr_matrix((np.concatenate(vals).astype(np.float64),
                               (np.concatenate(rows).astype(np.int64),
                                np.concatenate(cols).astype(np.int64))), shape=(n_ub, n_var))

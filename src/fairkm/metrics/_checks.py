@@ -31,6 +31,7 @@ __all__ = [
     "check_eps",
     "check_option",
     "check_reference",
+    "check_same_rows",
     "check_sample_weight",
     "check_X",
     "drop_zero_weights",
@@ -171,6 +172,19 @@ def _subset_features(sf, keep):
                              categories=categories)
 
 
+def check_same_rows(sf, codes):
+    """Raise ``ValueError`` unless the sensitive features have one row per label.
+
+    Checked here rather than through ``n_samples=`` so that the message names
+    labels, not X.
+    """
+    if sf.n_samples != codes.shape[0]:
+        raise ValueError(
+            f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
+            "entries; they must have the same length."
+        )
+
+
 def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weight=None,
                      intersections=None):
     """Encode the labels, sensitive features and weights of a fairness measure.
@@ -204,14 +218,8 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
     sensitive_features = with_intersections(
         sensitive_features, intersections, numeric=numeric_sensitive
     )
-    # The length is checked here rather than through n_samples= so that the
-    # message names labels, not X.
     sf = check_sensitive_features(sensitive_features, numeric=numeric_sensitive)
-    if sf.n_samples != codes.shape[0]:
-        raise ValueError(
-            f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
-            "entries; they must have the same length."
-        )
+    check_same_rows(sf, codes)
     weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
     weights, codes, n_clusters, sf = drop_zero_weights(weights, codes, sf)
     return codes, n_clusters, sf, weights

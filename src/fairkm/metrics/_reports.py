@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from ..bounds import check_bounds
-from ._checks import check_delta, check_eps, check_option, encode_labels, prepare_fairness
+from ._checks import (
+    check_delta,
+    check_eps,
+    check_option,
+    check_same_rows,
+    encode_labels,
+    prepare_fairness,
+)
 from ._docstrings import fill_docstring
 from ._pieces import AttributePieces
 from ._quality import (
@@ -189,11 +196,7 @@ def fairness_of_read(labels, sf):
     :func:`fairkm._columns.check_sensitive_features` returns it.
     """
     codes, n_clusters = encode_labels(labels)
-    if sf.n_samples != codes.shape[0]:
-        raise ValueError(
-            f"sensitive_features has {sf.n_samples} rows but labels has {codes.shape[0]} "
-            "entries; they must have the same length."
-        )
+    check_same_rows(sf, codes)
     return _measures(codes, n_clusters, sf, None, wasserstein="principled", eps=1e-20,
                      delta=0.2)
 
