@@ -219,18 +219,20 @@ def test_zgya_fit_predict_matches_fit():
 @pytest.mark.parametrize(
     "params, error, match",
     [
-        ({"n_clusters": 0}, ValueError, "n_clusters must be >= 1, got 0"),
-        ({"n_clusters": 2.5}, TypeError, "n_clusters must be an int, got 2.5"),
+        ({"n_clusters": 0}, ValueError, "n_clusters must be an int >= 1, got 0"),
+        ({"n_clusters": 2.5}, TypeError, "n_clusters must be an int >= 1, got 2.5"),
         ({"fairness_weight": -1.0}, ValueError, "fairness_weight must be .* >= 0, got -1.0"),
-        ({"fairness_weight": "auto"}, TypeError, "fairness_weight must be a float, got 'auto'"),
+        ({"fairness_weight": "auto"}, TypeError,
+         "fairness_weight must be a finite float >= 0, got 'auto'"),
         ({"fairness_weight": np.inf}, ValueError, "fairness_weight must be a finite"),
-        ({"lipschitz": 0.0}, ValueError, "lipschitz must be a finite number > 0, got 0.0"),
+        ({"lipschitz": 0.0}, ValueError, "lipschitz must be a finite float > 0, got 0.0"),
         ({"tol": -1e-3}, ValueError, "tol must be .* >= 0, got -0.001"),
         ({"bound_tol": -1.0}, ValueError, "bound_tol must be .* >= 0, got -1.0"),
-        ({"max_iter": 0}, ValueError, "max_iter must be >= 1, got 0"),
-        ({"bound_max_iter": 0}, ValueError, "bound_max_iter must be >= 1, got 0"),
-        ({"n_init": 0}, ValueError, "n_init must be >= 1, got 0"),
-        ({"init": "random"}, ValueError, r"init must be 'k-means\+\+' or an array, got 'random'"),
+        ({"max_iter": 0}, ValueError, "max_iter must be an int >= 1, got 0"),
+        ({"bound_max_iter": 0}, ValueError, "bound_max_iter must be an int >= 1, got 0"),
+        ({"n_init": 0}, ValueError, "n_init must be an int >= 1, got 0"),
+        ({"init": "random"}, ValueError,
+         r"init must be 'k-means\+\+' or an array of shape .*, got 'random'"),
         ({"init": np.zeros((3, 2))}, ValueError, r"init array must have shape .*\(2, 2\)"),
         ({"init": np.zeros((2, 2)), "n_init": 2}, ValueError, "n_init must be 1 when init"),
         ({"target_proportions": [1.0]}, ValueError, "target_proportions must have one entry"),
@@ -305,5 +307,5 @@ def test_blind_kmeans_rejects_bad_sensitive_length():
 
 def test_blind_kmeans_rejects_bad_n_clusters():
     X, _ = planted()
-    with pytest.raises(ValueError, match="'n_clusters' parameter .* Got 0"):
+    with pytest.raises(ValueError, match="n_clusters must be an int >= 1, got 0"):
         BlindKMeans(n_clusters=0).fit(X)

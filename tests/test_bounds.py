@@ -389,19 +389,21 @@ C2 = X6[:2]
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(max_deviation=-0.1), ValueError, r"max_deviation must be a finite number >= 0, "
-                                           r"got -0\.1"),
-    (dict(max_deviation="0.1"), TypeError, r"max_deviation must be a float .* got str '0\.1'"),
+    (dict(max_deviation=-0.1), ValueError,
+     r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.1"),
+    (dict(max_deviation="0.1"), TypeError,
+     r"max_deviation must be a finite float >= 0 or a dict .*, got '0\.1'"),
     (dict(max_deviation=1.0, deviation_kind="multiplicative"), ValueError,
      r"max_deviation must be < 1"),
     (dict(max_deviation={"s9": 0.1}), ValueError, r"max_deviation names 's9'"),
     (dict(max_deviation=0.1, deviation_kind="relative"), ValueError,
      r"deviation_kind must be .* got 'relative'"),
     (dict(max_deviation=0.1, numeric_bound=-1.0), ValueError, r"numeric_bound must be"),
-    (dict(max_deviation=0.1, max_iter=0), ValueError, r"max_iter must be >= 1, got 0"),
-    (dict(max_deviation=0.1, max_iter=1.5), TypeError, r"max_iter must be an int, got 1\.5"),
-    (dict(max_deviation=0.1, tol=-1.0), ValueError, r"tol must be a finite number >= 0"),
-    (dict(max_deviation=0.1, max_lp_variables=0), ValueError, r"max_lp_variables must be >= 1"),
+    (dict(max_deviation=0.1, max_iter=0), ValueError, r"max_iter must be an int >= 1, got 0"),
+    (dict(max_deviation=0.1, max_iter=1.5), TypeError, r"max_iter must be an int >= 1, got 1\.5"),
+    (dict(max_deviation=0.1, tol=-1.0), ValueError, r"tol must be a finite float >= 0"),
+    (dict(max_deviation=0.1, max_lp_variables=0), ValueError,
+     r"max_lp_variables must be an int >= 1, got 0"),
     (dict(max_deviation=0.1, sample_weight=[1, 1, 1, 1, 1, -1]), ValueError, r"sample_weight"),
     (dict(max_deviation=0.1, intersections=[("s0",)]), ValueError, r"intersection"),
 ])
@@ -432,13 +434,16 @@ def test_bad_inputs_are_named():
 
 @pytest.mark.parametrize("params, error, match", [
     (dict(init="random"), ValueError, r"init must be 'k-means\+\+' or an array .* got 'random'"),
-    (dict(init=np.zeros((3, 2))), ValueError, r"init must have shape .* got \(3, 2\)"),
-    (dict(init=np.zeros((2, 2)), n_init=2), ValueError, r"n_init must be 1 when init"),
-    (dict(n_init=0), ValueError, r"n_init must be >= 1"),
-    (dict(n_clusters=0), ValueError, r"n_clusters must be >= 1"),
+    (dict(init=np.zeros((3, 2))), ValueError,
+     r"init array must have shape .*=\(2, 2\), got \(3, 2\)"),
+    (dict(init=np.zeros((2, 2)), n_init=2), ValueError,
+     r"n_init must be 1 .*when init is an array of centres, got 2"),
+    (dict(n_init=0), ValueError, r"n_init must be 'auto' or an int >= 1, got 0"),
+    (dict(n_clusters=0), ValueError, r"n_clusters must be an int >= 1"),
     (dict(n_clusters=7), ValueError, r"n_samples=6 should be >= n_clusters=7"),
     (dict(deviation_kind="ratio"), ValueError, r"deviation_kind must be"),
-    (dict(max_deviation=[0.1]), TypeError, r"max_deviation must be a float"),
+    (dict(max_deviation=[0.1]), TypeError,
+     r"max_deviation must be a finite float >= 0 or a dict .*, got \[0\.1\]"),
 ])
 def test_estimator_bad_parameters_are_named(params, error, match):
     model = BoundedKMeans(**{"n_clusters": 2, **params})

@@ -137,9 +137,9 @@ def test_numeric_and_unbounded_attributes_get_nan_and_na():
 
 
 @pytest.mark.parametrize("value, error, match", [
-    (-0.05, ValueError, r"max_deviation must be a finite number >= 0, got -0\.05"),
+    (-0.05, ValueError, r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.05"),
     (np.inf, ValueError, r"max_deviation .*got inf"),
-    ("0.1", TypeError, r"max_deviation must be a float .*'0\.1'"),
+    ("0.1", TypeError, r"max_deviation must be a finite float >= 0 or a dict .*, got '0\.1'"),
     ({"nope": 0.1}, ValueError, r"max_deviation names 'nope'"),
     ({"g": -1.0}, ValueError, r"max_deviation\['g'\] .* got -1\.0"),
 ])
@@ -261,7 +261,7 @@ def test_fairkm_with_a_bound_is_checked_against_it(blobs):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"max_deviation": -0.1}, r"max_deviation must be a finite number >= 0, got -0\.1"),
+    ({"max_deviation": -0.1}, r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.1"),
     ({"max_deviation": 0.1, "deviation_kind": "ratio"}, r"deviation_kind must be .*'ratio'"),
     ({"max_deviation": {"age": 0.1}}, r"max_deviation names 'age', which is not a categorical"),
 ])

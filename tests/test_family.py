@@ -16,6 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
+from fairkm._params import InvalidParameterError
 from fairkm.baselines import ZGYA, BlindKMeans
 from fairkm.bounds import BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
@@ -86,3 +87,63 @@ def test_requests_follow_the_signatures():
                 "sensitive_features" in inspect.signature(function).parameters)
             requested = getattr(routing, method).requests.get("sensitive_features")
             assert requested is (True if takes else None), (type(model).__name__, method)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def family():
+    """Every estimator class of the family, the Dask one where dask is installed."""
+    classes = [FairKM, BlindKMeans, ZGYA, BoundedKMeans]
+    try:
+        from fairkm.dask import FairKM as DaskFairKM
+    except ImportError:
+        return classes
+    return [*classes, DaskFairKM]
+
+
+@pytest.mark.parametrize("cls", family(), ids=lambda cls: cls.__module__ + "." + cls.__name__)
+def test_every_parameter_is_declared_and_every_default_is_accepted(cls):
+    model = cls()
+    assert set(cls._parameter_constraints) == set(model.get_params(deep=False))
+    model._validate_params()  # the defaults
+
+
+# A value wrong for each parameter the family shares, and the one message every member
+# must give for it: the parameter, what it accepts, and the value received.
+SHARED_REFUSALS = {
+    "n_clusters": (0, "n_clusters must be an int >= 1, got 0."),
+    "max_iter": (2.5, "max_iter must be an int >= 1, got 2.5."),
+    "tol": (-1.0, "tol must be a finite float >= 0, got -1.0."),
+    "random_state": ("seed", "random_state must be None, an int in [0, 4294967295] or a "
+                             "RandomState, got 'seed'."),
+}
+
+
+@pytest.mark.parametrize("parameter", SHARED_REFUSALS)
+@pytest.mark.parametrize("cls", family(), ids=lambda cls: cls.__module__ + "." + cls.__name__)
+def test_a_shared_parameter_is_refused_in_the_same_words_by_every_member(cls, parameter):
+    value, message = SHARED_REFUSALS[parameter]
+    with pytest.raises(InvalidParameterError) as refused:
+        cls(**{parameter: value})._validate_params()
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize("make", [FairKM, ZGYA, BlindKMeans, BoundedKMeans])
+def test_fit_refuses_a_bad_parameter_before_reading_the_data(make):
+    # The data are refused too (a string X), so only a check run first can name the parameter.
+    with pytest.raises(InvalidParameterError, match="n_clusters must be an int >= 1, got 0"):
+        make(n_clusters=0).fit("not data", sensitive_features=None)
+
+
+def test_n_init_with_init_centres_reads_alike_where_auto_is_offered(blobs):
+    X, sensitive = blobs
+    centres = X[:3]
+    for make in (FairKM, BoundedKMeans):
+        with pytest.raises(ValueError, match=r"^n_init must be 1 \(or 'auto'\) when init is an "
+                                             r"array of centres, got 2\.$"):
+            make(3, init=centres, n_init=2).fit(X, sensitive_features=sensitive)
+    for make in (FairKM, ZGYA, BoundedKMeans):
+        with pytest.raises(ValueError, match=r"^init array must have shape \(n_clusters, "
+                                             r"n_features\)=\(3, 3\), got \(2, 3\)\.$"):
+            make(3, init=centres[:2]).fit(X, sensitive_features=sensitive)

@@ -218,11 +218,13 @@ def test_sample_weight_counts_rows():
     [
         ({"max_cost": -0.1}, ValueError, "max_cost"),
         ({"max_cost": "5%"}, TypeError, "max_cost"),
-        ({"max_cost": np.inf}, ValueError, "max_cost must be finite"),
-        ({"measure": "CO"}, ValueError, "measure must be 'AE' or"),
+        ({"max_cost": np.inf}, ValueError, "max_cost must be a finite float >= 0, got inf"),
+        ({"measure": "CO"}, ValueError, "measure must be 'AE', .*, got 'CO'"),
         ({"n_init": 0}, ValueError, "n_init"),
         ({"n_init": 1.5}, TypeError, "n_init"),
-        ({"sensitive_features": ["a", "b"]}, TypeError, "must be a pandas Series or DataFrame"),
+        ({"sensitive_features": ["a", "b"]}, TypeError,
+         r"sensitive_features must be None or a pandas Series/DataFrame indexed like X, "
+         r"got \['a', 'b'\]"),
     ],
 )
 def test_bad_parameters(kwargs, error, match):

@@ -8,8 +8,8 @@ bring the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -22,10 +22,22 @@ from . import _kernels
 from ._columns import aligned_to, with_intersections
 from ._engine import Stats
 from ._family import SensitiveFeaturesMixin
-from ._validation import check_int, check_real
+from ._params import (
+    INTERSECTIONS,
+    MAX_ITER,
+    N_CLUSTERS,
+    NUMERIC_SENSITIVE,
+    RANDOM_STATE,
+    TOL,
+    ArrayLike,
+    Instance,
+    Integer,
+    Options,
+    Real,
+)
 from ._weights import CLUSTER_EXPONENTS, Plan
 
-__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "Predictor"]
+__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters", "Predictor"]
 
 # cluster_weighting="auto" with the scale-free weight (see _weights.py; an absolute
 # weight keeps the paper's).
@@ -146,43 +158,73 @@ class FitOutcome:
     weight_unit: float = 1.0
 
 
+@dataclass(frozen=True)
+class FitParameters:
+    """The parameters resolved against the data: what a fit runs with.
+
+    ``plan`` is the weighting (the paper's weight needs ``n``), ``init_centers``
+    None when ``init`` names a method, ``attribute_weights`` one per attribute,
+    ``cluster_exponent`` the ``e`` of ``(|C|/n)^e``, ``n_init`` the starts and
+    ``bounds`` what ``max_deviation`` asks for (None: no bounds).
+    """
+
+    plan: Plan
+    init_centers: object
+    attribute_weights: np.ndarray
+    cluster_exponent: int
+    n_init: int = 1
+    bounds: object = None
+
+
 class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
     """Parameters, checks, fitted attributes and prediction shared by the FairKM estimators.
 
     Subclasses define ``__init__`` (the parameters below plus their own) and
-    ``fit``; ``fit`` calls :meth:`_check_params` and ends with :meth:`_set_fitted`.
+    ``fit``; ``fit`` starts with :meth:`_validate_params`, checks the
+    parameters against the data in :meth:`_check_params_vs_input` and ends
+    with :meth:`_set_fitted`.
 
     Metadata routing and ``fit_predict`` come from :class:`SensitiveFeaturesMixin`.
     """
 
+    _parameter_constraints = {
+        "n_clusters": N_CLUSTERS,
+        "fairness_weight": [Options("auto", "paper"), Real()],
+        "relative_weight": [Real()],
+        "max_cost": [None, Real(low_open=True)],
+        "max_unfairness": [None, Real(0.0, 1.0, low_open=True)],
+        "attribute_weights": [None, Instance(Mapping, "a dict {attribute name: float}"),
+                              ArrayLike("an array of one weight per sensitive attribute")],
+        "cluster_weighting": [Options("auto", *CLUSTER_EXPONENTS)],
+        "numeric_sensitive": NUMERIC_SENSITIVE,
+        "intersections": INTERSECTIONS,
+        "init": [Options("k-means++", "random"),
+                 ArrayLike("an array of shape (n_clusters, n_features)")],
+        "init_size": [None, Integer(1)],
+        "max_iter": MAX_ITER,
+        "tol": TOL,
+        "random_state": RANDOM_STATE,
+        "verbose": [Integer(0)],
+    }
+
     # ------------------------------------------------------------------ validation
 
-    def _check_params(self, n_samples):
-        """Check the shared parameters; return the weighting :class:`Plan` for ``n_samples``."""
-        check_int("n_clusters", self.n_clusters, 1)
-        check_int("max_iter", self.max_iter, 1)
-        check_int("verbose", self.verbose, 0)
+    def _check_params_vs_input(self, n_samples, n_features, names):
+        """Check the parameters against the data; return the :class:`FitParameters`.
+
+        ``names`` are the sensitive attributes read (empty without any).
+        """
         if n_samples < self.n_clusters:
             raise ValueError(
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
-        check_real("tol", self.tol)
-        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
-            raise ValueError(
-                f"init must be 'k-means++', 'random' or an array, got {self.init!r}."
-            )
-        if self.init_size is not None:
-            check_int("init_size", self.init_size, 1)
-        return self._plan(n_samples)
+        plan = self._plan(n_samples)
+        return FitParameters(plan, self._check_init_centers(n_features),
+                             self._check_attribute_weights(names), self._cluster_exponent(plan))
 
     def _cluster_exponent(self, plan):
         """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` in the fairness term."""
         weighting = self.cluster_weighting
-        if not (isinstance(weighting, str) and weighting in ("auto", *CLUSTER_EXPONENTS)):
-            raise ValueError(
-                "cluster_weighting must be 'auto', 'paper', 'size' or 'equal', "
-                f"got {weighting!r}."
-            )
         if weighting == "auto":
             weighting = "paper" if plan.kind == "absolute" else DEFAULT_CLUSTER_WEIGHTING
         return CLUSTER_EXPONENTS[weighting]
@@ -199,50 +241,23 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
     def _plan(self, n_samples):
         """Resolve ``fairness_weight``, ``relative_weight`` and the budgets into a plan."""
         weight = self.fairness_weight
-        check_real("relative_weight", self.relative_weight)
         budgets = {name: getattr(self, name) for name in ("max_cost", "max_unfairness")}
         given = [name for name, value in budgets.items() if value is not None]
-        for name in given:
-            check_real(name, budgets[name], positive=True)
-        if budgets["max_unfairness"] is not None and not budgets["max_unfairness"] < 1:
-            raise ValueError(
-                "max_unfairness must be below 1 (a fraction of the S-blind clustering's "
-                f"unfairness), got {budgets['max_unfairness']!r}."
-            )
         if len(given) > 1:
             raise ValueError(
                 "max_cost and max_unfairness cannot both be set: give one budget, "
                 f"got max_cost={budgets['max_cost']!r}, "
                 f"max_unfairness={budgets['max_unfairness']!r}."
             )
-        if isinstance(weight, str):
-            if weight not in ("auto", "paper"):
+        if isinstance(weight, str) and weight == "auto":
+            if not given:
+                return Plan("relative", float(self.relative_weight))
+            if self.relative_weight != 1.0:
                 raise ValueError(
-                    "fairness_weight must be 'auto', 'paper' or a non-negative float, "
-                    f"got {weight!r}."
+                    f"{given[0]} chooses relative_weight itself; leave relative_weight "
+                    f"at its default, got relative_weight={self.relative_weight!r}."
                 )
-            if weight == "auto":
-                if not given:
-                    return Plan("relative", float(self.relative_weight))
-                if self.relative_weight != 1.0:
-                    raise ValueError(
-                        f"{given[0]} chooses relative_weight itself; leave relative_weight "
-                        f"at its default, got relative_weight={self.relative_weight!r}."
-                    )
-                return Plan(given[0], float(budgets[given[0]]))
-            lam = (n_samples / self.n_clusters) ** 2
-        elif isinstance(weight, numbers.Real) and not isinstance(weight, bool):
-            lam = float(weight)
-            if not (np.isfinite(lam) and lam >= 0):
-                raise ValueError(
-                    "fairness_weight must be 'auto', 'paper' or a finite float >= 0, "
-                    f"got {weight!r}."
-                )
-        else:
-            raise TypeError(
-                "fairness_weight must be 'auto', 'paper' or a non-negative float, "
-                f"got {weight!r}."
-            )
+            return Plan(given[0], float(budgets[given[0]]))
         unused = [(name, budgets[name]) for name in given]
         if self.relative_weight != 1.0:
             unused.append(("relative_weight", self.relative_weight))
@@ -252,7 +267,9 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                 f"S-blind clustering); with fairness_weight={weight!r} it would be ignored, "
                 f"got {name}={value!r}."
             )
-        return Plan("absolute", lam)
+        if isinstance(weight, str):  # "paper"
+            return Plan("absolute", (n_samples / self.n_clusters) ** 2)
+        return Plan("absolute", float(weight))
 
     def _check_attribute_weights(self, names):
         """Return one weight per attribute from ``attribute_weights``."""

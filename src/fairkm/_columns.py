@@ -7,8 +7,8 @@ audit) reads them here (:func:`read_columns`, :func:`resolve_numeric`,
 decides which attributes are numeric, the error messages and the category
 codes are the same everywhere. Intersections (:func:`with_intersections`) are
 built here too. This module sits at the bottom of the package: it imports
-nothing of fairkm but ``_validation``; what a fit learns from the columns is
-``_encoding.SensitiveEncoding``.
+nothing of fairkm but ``_validation`` and ``_params``; what a fit learns from
+the columns is ``_encoding.SensitiveEncoding``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._params import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
 from ._validation import check_no_missing
 
 __all__ = [
@@ -155,20 +156,11 @@ def read_columns(sensitive_features):
 
 def resolve_numeric(numeric, names, auto):
     """Apply the ``numeric`` override to the automatic rule."""
+    check_param("numeric_sensitive", numeric, NUMERIC_SENSITIVE)
     if isinstance(numeric, str):
-        if numeric != "auto":
-            raise ValueError(
-                "numeric_sensitive must be 'auto', a bool, or a list of attribute names or "
-                f"positions, got {numeric!r}."
-            )
         return list(auto)
     if isinstance(numeric, (bool, np.bool_)):
         return [bool(numeric)] * len(names)
-    if not isinstance(numeric, Sequence | np.ndarray):
-        raise TypeError(
-            "numeric_sensitive must be 'auto', a bool, or a list of attribute names or "
-            f"positions, got {type(numeric).__name__}."
-        )
     flags = [False] * len(names)
     for item in numeric:
         if isinstance(item, numbers.Integral) and not isinstance(item, bool):
@@ -382,11 +374,7 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
     """
     if intersections is None or len(intersections) == 0:
         return sensitive_features
-    if isinstance(intersections, str) or not isinstance(intersections, Sequence):
-        raise TypeError(
-            "intersections must be a list of tuples of attribute names, got "
-            f"{intersections!r}."
-        )
+    check_param("intersections", intersections, INTERSECTIONS)
     names, cols, auto = read_columns(sensitive_features)
     flags = resolve_numeric(numeric, names, auto)
     # Each column keeps its dtype, so the numeric rule reads it as before.

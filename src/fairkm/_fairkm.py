@@ -8,6 +8,7 @@ The shared contract (parameters, fitted attributes, prediction) is in
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from scipy import sparse
@@ -23,9 +24,10 @@ from ._columns import aligned_to, check_sensitive_features
 from ._encoding import SensitiveEncoding
 from ._engine import Session, Stats, fill_empty_clusters
 from ._hygiene import warn_on_data
-from ._validation import check_int, check_no_overflow, check_sample_weight, weight_scale
+from ._params import BOUND, DEVIATION_KIND, Integer, Options
+from ._validation import check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
-from .bounds import bounds_from_features, check_kind
+from .bounds import bounds_from_features
 from .bounds import solve as solve_bounded
 
 __all__ = ["FairKM"]
@@ -399,34 +401,40 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self.random_state = random_state
         self.verbose = verbose
 
+    _parameter_constraints = {
+        **BaseFairKM._parameter_constraints,
+        "max_deviation": [None, *BOUND],
+        "deviation_kind": DEVIATION_KIND,
+        "n_init": [Options("auto"), Integer(1)],
+        "algorithm": [Options("auto", "exact", "minibatch")],
+        "batch_size": [Integer(1)],
+    }
+
     # ------------------------------------------------------------------ validation
 
-    def _check_fit_params(self, n_samples):
-        """Check every parameter; return the number of starts and the weighting plan."""
-        plan = self._check_params(n_samples)
-        if not (isinstance(self.algorithm, str)
-                and self.algorithm in ("auto", "exact", "minibatch")):
-            raise ValueError(
-                f"algorithm must be 'auto', 'exact' or 'minibatch', got {self.algorithm!r}."
-            )
-        check_int("batch_size", self.batch_size, 1)
-        if isinstance(self.n_init, str):
-            if self.n_init != "auto":
-                raise ValueError(f"n_init must be 'auto' or an int >= 1, got {self.n_init!r}.")
+    def _check_params_vs_input(self, n_samples, n_features, names, *, features=None,
+                               sample_weight=None):
+        """Check the parameters against the data; return the :class:`FitParameters`.
+
+        Beyond the shared checks: the number of starts, and the bounds
+        (``max_deviation``) built on the sensitive ``features`` fit has read.
+        """
+        checked = super()._check_params_vs_input(n_samples, n_features, names)
+        if isinstance(self.n_init, str):  # "auto"
             n_init = 1
             if isinstance(self.init, str) and (
                 self.init == "random"
-                or (plan.kind != "absolute" and n_samples <= _MANY_STARTS_UP_TO)
+                or (checked.plan.kind != "absolute" and n_samples <= _MANY_STARTS_UP_TO)
             ):
                 n_init = 10
         else:
-            check_int("n_init", self.n_init, 1)
             n_init = self.n_init
-        if not isinstance(self.init, str) and n_init != 1:
+        if checked.init_centers is not None and n_init != 1:
             raise ValueError(
                 f"n_init must be 1 (or 'auto') when init is an array of centres, got {n_init}."
             )
-        return n_init, plan
+        return replace(checked, n_init=n_init,
+                       bounds=self._check_bounds(features, sample_weight))
 
     # ------------------------------------------------------------------ fitting
 
@@ -479,19 +487,15 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         self : FairKM
             Fitted estimator.
         """
+        self._validate_params()
         index = getattr(X, "index", None)
         X = self._check_X(X)
         n_samples = X.shape[0]
-        n_init, plan = self._check_fit_params(n_samples)
         user_weight = check_sample_weight(sample_weight, n_samples)
         # The fit runs on weights scaled by a power of two (exact), reported in the user's.
         unit = weight_scale(user_weight)
         sample_weight = None if user_weight is None else user_weight / unit
-        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
-            plan = Plan("absolute", plan.value / unit)
-        self._check_weighted_rows(sample_weight)
         check_no_overflow(X)
-        init_centers = self._check_init_centers(X.shape[1])
         sensitive_features = self._sensitive_of(sensitive_features, index, y)
         features = None
         if sensitive_features is not None:
@@ -499,28 +503,34 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
                 self._with_intersections(sensitive_features), n_samples=n_samples,
                 numeric=self.numeric_sensitive,
             )
-        weights = self._check_attribute_weights([] if features is None else features.names)
-        cluster_exponent = self._cluster_exponent(plan)
-        bounds = self._check_bounds(features, user_weight)
+        checked = self._check_params_vs_input(
+            n_samples, X.shape[1], [] if features is None else features.names,
+            features=features, sample_weight=user_weight,
+        )
+        self._check_weighted_rows(sample_weight)
+        plan, cluster_exponent = checked.plan, checked.cluster_exponent
+        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
+            plan = Plan("absolute", plan.value / unit)
         total = n_samples if sample_weight is None else float(sample_weight.sum())
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         if features is not None:  # once the attributes are known to standardise
             warn_on_data(X, self._feature_names(X.shape[1]), features,
                          kinds_by_dtype=isinstance(self.numeric_sensitive, str))
-        terms = encoding.terms(features, weights, n_rows=n_samples, sample_weight=sample_weight,
-                               cluster_exponent=cluster_exponent)
+        terms = encoding.terms(features, checked.attribute_weights, n_rows=n_samples,
+                               sample_weight=sample_weight, cluster_exponent=cluster_exponent)
 
         algorithm = self.algorithm
         if algorithm == "auto":
             algorithm = "minibatch" if n_samples > _EXACT_UP_TO else "exact"
         rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
 
         def starts():
             for seed in seeds:
                 def start(lam, seed=seed):
                     return Session(
-                        X, terms, lam, self._initial_labels(X, seed, init_centers, sample_weight),
+                        X, terms, lam,
+                        self._initial_labels(X, seed, checked.init_centers, sample_weight),
                         n_clusters=self.n_clusters, verbose=self.verbose,
                         algorithm=algorithm, batch_size=self.batch_size,
                         rng=np.random.RandomState(seed),
@@ -529,13 +539,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
 
         n_rows = n_samples if sample_weight is None else int(np.count_nonzero(sample_weight))
         session, weighting, converged = fit_weighted(
-            starts(), plan, encoding, weights, cluster_exponent=cluster_exponent, n_rows=n_rows,
-            max_iter=self.max_iter, tol=self.tol,
+            starts(), plan, encoding, checked.attribute_weights,
+            cluster_exponent=cluster_exponent, n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
         )
         bounds_check = None
-        if bounds is not None:
-            bounded = solve_bounded(X, session.stats.cluster_centers(), bounds, max_iter=1,
-                                    random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        if checked.bounds is not None:
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            bounded = solve_bounded(X, session.stats.cluster_centers(), checked.bounds,
+                                    max_iter=1, random_state=seed)
             session.labels[:] = bounded.labels
             session.inertia, session.fairness, session.objective = session.evaluate()
             bounds_check = bounded.check
@@ -587,12 +598,11 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseFairKM):
         )
 
     def _check_bounds(self, features, sample_weight):
-        """Validate ``max_deviation`` and ``deviation_kind``; return the bounds (or None).
+        """Return the bounds ``max_deviation`` asks for (or None).
 
         ``features`` are the sensitive features fit has read (None without):
         the bounds are built on them, not read again.
         """
-        check_kind(self.deviation_kind, "deviation_kind")
         if self.max_deviation is None:
             return None
         if features is None:

@@ -5,7 +5,10 @@
 request, scikit-learn's metadata routing refuses to pass them through a
 ``Pipeline`` or ``cross_validate``; and ``fit_predict``/``fit_transform`` are
 scikit-learn's own (``ClusterMixin``, ``TransformerMixin``), which forward any
-keyword to ``fit``, so no estimator redefines them.
+keyword to ``fit``, so no estimator redefines them. Each declares what its
+parameters accept in ``_parameter_constraints`` and checks them with
+:meth:`SensitiveFeaturesMixin._validate_params` as ``fit`` starts (see
+``_params.py``), so a refusal reads the same across the family.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import inspect
 
 from sklearn.base import ClusterMixin
+
+from ._params import validate_params
 
 __all__ = ["SensitiveFeaturesMixin"]
 
@@ -43,3 +48,10 @@ class SensitiveFeaturesMixin(ClusterMixin):
                 # "__metadata_request__<method>", along the MRO.
                 setattr(cls, f"_{cls.__name__}__metadata_request__{method}",
                         {"sensitive_features": True})
+
+    # What each constructor parameter accepts (see _params.py); every subclass declares all.
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self):
+        """Check every constructor parameter against ``_parameter_constraints``."""
+        validate_params(self)

@@ -1,4 +1,7 @@
-"""Checks of parameters and inputs shared by the estimators: they raise, they never encode."""
+"""Checks of the inputs (rows, weights, sensitive columns) shared by the estimators and measures.
+
+They raise, they never encode; what a parameter accepts is declared in ``_params.py``.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "check_int",
     "check_no_missing",
     "check_no_overflow",
-    "check_real",
     "check_sample_weight",
     "weight_scale",
 ]
@@ -33,30 +34,6 @@ def check_no_missing(name, col, where=""):
 
 def _is_missing(col):
     return np.asarray(pd.isna(col), dtype=bool)
-
-
-def check_int(name, value, low):
-    """Check that a parameter is an int (not a bool) and at least ``low``.
-
-    Raises ``TypeError`` or ``ValueError`` naming the parameter and the value.
-    """
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {value!r}.")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}.")
-
-
-def check_real(name, value, *, positive=False):
-    """Check that a parameter is a finite real number, ``>= 0`` (or ``> 0`` if ``positive``).
-
-    Raises ``TypeError`` or ``ValueError`` naming the parameter and the value.
-    """
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a float, got {value!r}.")
-    ok = value > 0 if positive else value >= 0
-    if not (np.isfinite(value) and ok):
-        rule = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name} must be a finite number {rule}, got {value!r}.")
 
 
 def check_sample_weight(sample_weight, n_samples, *, length_of="X"):

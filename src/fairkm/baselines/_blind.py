@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
@@ -9,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._columns import check_sensitive_features
 from .._family import SensitiveFeaturesMixin
+from .._params import MAX_ITER, N_CLUSTERS, RANDOM_STATE, TOL, ArrayLike, Instance, Integer, Options
 
 __all__ = ["BlindKMeans"]
 
@@ -59,11 +62,6 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     fairkm.FairKM : Fair K-Means over many sensitive attributes.
     ZGYA : Variational Fair Clustering over one sensitive attribute.
 
-    Notes
-    -----
-    Parameter validation and its error messages are scikit-learn's
-    (``KMeans`` validates its parameters when ``fit`` is called).
-
     Examples
     --------
     >>> import numpy as np
@@ -74,6 +72,16 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     >>> sorted(np.bincount(model.labels_).tolist())
     [3, 3]
     """
+
+    _parameter_constraints = {
+        "n_clusters": N_CLUSTERS,
+        "init": [Options("k-means++", "random"), Instance(Callable, "a callable"),
+                 ArrayLike("an array of shape (n_clusters, n_features)")],
+        "n_init": [Options("auto"), Integer(1)],
+        "max_iter": MAX_ITER,
+        "tol": TOL,
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(
         self,
@@ -110,6 +118,7 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self : BlindKMeans
             Fitted estimator.
         """
+        self._validate_params()
         X = validate_data(self, X, dtype=np.float64, order="C")
         if sensitive_features is not None:
             check_sensitive_features(sensitive_features, n_samples=X.shape[0])

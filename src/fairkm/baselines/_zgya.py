@@ -18,7 +18,16 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._columns import NUMERIC, check_sensitive_features
 from .._family import SensitiveFeaturesMixin
-from .._validation import check_int, check_real
+from .._params import (
+    MAX_ITER,
+    N_CLUSTERS,
+    RANDOM_STATE,
+    TOL,
+    ArrayLike,
+    Integer,
+    Options,
+    Real,
+)
 from ._zgya_kernels import (
     KL_FLOOR,
     bound_factors,
@@ -233,6 +242,20 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
     [[50, 50], [50, 50]]
     """
 
+    _parameter_constraints = {
+        "n_clusters": N_CLUSTERS,
+        "fairness_weight": [Real()],
+        "lipschitz": [Real(low_open=True)],
+        "target_proportions": [None, ArrayLike("an array of one proportion per value")],
+        "init": [Options("k-means++"), ArrayLike("an array of shape (n_clusters, n_features)")],
+        "n_init": [Integer(1)],
+        "max_iter": MAX_ITER,
+        "tol": TOL,
+        "bound_max_iter": [Integer(1)],
+        "bound_tol": [Real()],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(
         self,
         n_clusters=8,
@@ -262,26 +285,15 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
 
-    def _check_params(self, X):
-        check_int("n_clusters", self.n_clusters, 1)
-        check_int("n_init", self.n_init, 1)
-        check_int("max_iter", self.max_iter, 1)
-        check_int("bound_max_iter", self.bound_max_iter, 1)
-        check_real("fairness_weight", self.fairness_weight, positive=False)
-        check_real("lipschitz", self.lipschitz, positive=True)
-        check_real("tol", self.tol, positive=False)
-        check_real("bound_tol", self.bound_tol, positive=False)
+    def _check_params_vs_input(self, X):
+        """Check the parameters against ``X``; return the ``init`` centres (None: seeded)."""
         n_samples = X.shape[0]
         if n_samples < self.n_clusters:
             raise ValueError(
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
         if isinstance(self.init, str):
-            if self.init != "k-means++":
-                raise ValueError(f"init must be 'k-means++' or an array, got {self.init!r}.")
             return None
-        if callable(self.init):
-            raise TypeError("init must be 'k-means++' or an array, got a callable.")
         if self.n_init != 1:
             raise ValueError(
                 f"n_init must be 1 when init is an array of centres, got {self.n_init}."
@@ -494,8 +506,9 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         self : ZGYA
             Fitted estimator.
         """
+        self._validate_params()
         X = validate_data(self, X, dtype=np.float64, order="C")
-        init_centers = self._check_params(X)
+        init_centers = self._check_params_vs_input(X)
         encoded = self._check_sensitive(sensitive_features, X.shape[0])
         codes = np.zeros(X.shape[0], dtype=np.int64)
         fair = None

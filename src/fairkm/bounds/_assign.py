@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_array
 
-from .._validation import check_int, check_real
+from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_param
 from ._check import BoundsCheck, from_codes
 from ._infeasible import (
     check_rare_values,
@@ -41,7 +41,8 @@ from ._spec import RENAMED, renamed_kind, resolve_bounds
 __all__ = [
     "BoundNotMetWarning",
     "BoundedAssignment",
-    "check_common",
+    "SOLVER_CONSTRAINTS",
+    "check_solver_params",
     "fair_assignment",
     "solve",
 ]
@@ -351,11 +352,19 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
 # ------------------------------------------------------------------------------ public entry
 
 
-def check_common(max_iter, tol, max_lp_variables):
-    """Check the solver's parameters shared by the function and the estimator."""
-    check_int("max_iter", max_iter, 1)
-    check_real("tol", tol)
-    check_int("max_lp_variables", max_lp_variables, 1)
+# What the solver's parameters accept, for the function and the estimator alike.
+SOLVER_CONSTRAINTS = {
+    "max_iter": MAX_ITER,
+    "tol": TOL,
+    "max_lp_variables": [Integer(1)],
+    "random_state": RANDOM_STATE,
+}
+
+
+def check_solver_params(**params):
+    """Check the solver's parameters (see ``SOLVER_CONSTRAINTS``)."""
+    for name, value in params.items():
+        check_param(name, value, SOLVER_CONSTRAINTS[name])
 
 
 def _check_centers(centers, n_features):
@@ -493,7 +502,8 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     ([0, 0, 1, 0, 0, 1, 1, 1], True)
     """
     deviation_kind = renamed_kind(kind, deviation_kind, "fair_assignment")
-    check_common(max_iter, tol, max_lp_variables)
+    check_solver_params(max_iter=max_iter, tol=tol, max_lp_variables=max_lp_variables,
+                        random_state=random_state)
     X = np.ascontiguousarray(check_array(X, dtype=np.float64, input_name="X"))
     centers = _check_centers(centers, X.shape[1])
     if sensitive_features is None:

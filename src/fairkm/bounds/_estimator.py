@@ -11,8 +11,19 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._family import SensitiveFeaturesMixin
-from .._validation import check_int, check_sample_weight
-from ._assign import BoundNotMetWarning, check_common, relaxed_centers, solve
+from .._params import (
+    BOUND,
+    DEVIATION_KIND,
+    INTERSECTIONS,
+    N_CLUSTERS,
+    NUMERIC_SENSITIVE,
+    ArrayLike,
+    Hidden,
+    Integer,
+    Options,
+)
+from .._validation import check_sample_weight
+from ._assign import SOLVER_CONSTRAINTS, BoundNotMetWarning, relaxed_centers, solve
 from ._model import sq_distances
 from ._spec import RENAMED, BoundSet, renamed_kind, resolve_bounds
 
@@ -147,6 +158,19 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = {
+        "n_clusters": N_CLUSTERS,
+        "max_deviation": BOUND,
+        "deviation_kind": DEVIATION_KIND,
+        "numeric_bound": [None, *BOUND],
+        "numeric_sensitive": NUMERIC_SENSITIVE,
+        "intersections": INTERSECTIONS,
+        "init": [Options("k-means++"), ArrayLike("an array of shape (n_clusters, n_features)")],
+        "n_init": [Options("auto"), Integer(1)],
+        **SOLVER_CONSTRAINTS,
+        "kind": [*DEVIATION_KIND, Hidden(Options(RENAMED))],
+    }
+
     def __init__(self, n_clusters=8, *, max_deviation=0.05, deviation_kind="additive",
                  numeric_bound=None, numeric_sensitive="auto", intersections=None,
                  init="k-means++", n_init="auto", max_iter=20, tol=1e-4, max_lp_variables=300_000,
@@ -165,22 +189,25 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.random_state = random_state
         self.kind = kind
 
-    def _check_init(self, n_features):
+    def _check_params_vs_input(self, X):
+        """Check the parameters against ``X``; return the ``init`` centres (None: seeded)."""
+        if X.shape[0] < self.n_clusters:
+            raise ValueError(
+                f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}."
+            )
         if isinstance(self.init, str):
-            if self.init != "k-means++":
-                raise ValueError(
-                    f"init must be 'k-means++' or an array of shape (n_clusters, n_features), "
-                    f"got {self.init!r}."
-                )
             return None
         centers = check_array(self.init, dtype=np.float64, input_name="init")
-        if centers.shape != (self.n_clusters, n_features):
+        if centers.shape != (self.n_clusters, X.shape[1]):
             raise ValueError(
-                f"init must have shape (n_clusters, n_features) = ({self.n_clusters}, "
-                f"{n_features}), got {centers.shape}."
+                f"init array must have shape (n_clusters, n_features)="
+                f"{(self.n_clusters, X.shape[1])}, got {centers.shape}."
             )
-        if not (self.n_init == 1 or (isinstance(self.n_init, str) and self.n_init == "auto")):
-            raise ValueError(f"n_init must be 1 when init is an array, got {self.n_init!r}.")
+        if not (isinstance(self.n_init, str) or self.n_init == 1):
+            raise ValueError(
+                f"n_init must be 1 (or 'auto') when init is an array of centres, "
+                f"got {self.n_init!r}."
+            )
         return np.ascontiguousarray(centers)
 
     def _bounds(self, X, sensitive_features, sample_weight, deviation_kind):
@@ -217,17 +244,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         InfeasibleBoundError
             When no assignment to non-empty clusters can meet the bounds.
         """
+        self._validate_params()
         deviation_kind = renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans")
-        check_int("n_clusters", self.n_clusters, 1)
-        if not (isinstance(self.n_init, str) and self.n_init == "auto"):
-            check_int("n_init", self.n_init, 1)
-        check_common(self.max_iter, self.tol, self.max_lp_variables)
         X = validate_data(self, X, dtype=np.float64, order="C")
-        if X.shape[0] < self.n_clusters:
-            raise ValueError(
-                f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}."
-            )
-        given = self._check_init(X.shape[1])
+        given = self._check_params_vs_input(X)
         bounds = self._bounds(X, sensitive_features, sample_weight, deviation_kind)
         rng = check_random_state(self.random_state)
         n_init = self.n_init

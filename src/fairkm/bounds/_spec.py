@@ -9,7 +9,6 @@ cannot disagree on what a bound means.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,12 +18,13 @@ import pandas as pd
 
 from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
 from .._encoding import standardize_numeric
-from .._validation import check_real, check_sample_weight, weight_scale
+from .._params import BOUND, DEVIATION_KIND, DEVIATION_KINDS, Real, check_param
+from .._validation import check_sample_weight, weight_scale
 
 __all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "renamed_kind",
            "resolve_bounds"]
 
-KINDS = ("additive", "multiplicative")
+KINDS = DEVIATION_KINDS
 # Default of the ``kind`` parameter renamed ``deviation_kind`` in 0.2.0 (removed in 0.3.0).
 RENAMED = "deprecated"
 
@@ -116,8 +116,7 @@ class BoundSet:
 
 def check_kind(kind, parameter="deviation_kind"):
     """Raise ``ValueError`` unless ``kind`` is "additive" or "multiplicative"."""
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"{parameter} must be 'additive' or 'multiplicative', got {kind!r}.")
+    check_param(parameter, kind, DEVIATION_KIND)
 
 
 def renamed_kind(kind, deviation_kind, where, stacklevel=3):
@@ -158,7 +157,7 @@ def band(proportions, delta, kind):
 
 
 def _check_delta(name, value, kind):
-    check_real(name, value)
+    check_param(name, value, [Real()])
     if kind == "multiplicative" and name.startswith("max_deviation") and not value < 1.0:
         raise ValueError(
             f"{name} must be < 1 with deviation_kind='multiplicative' (the band is "
@@ -188,11 +187,7 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
                 )
             out[key] = _check_delta(f"{parameter}[{key!r}]", item, kind)
         return out
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(
-            f"{parameter} must be a float or a dict {{attribute name: float}}, got "
-            f"{type(value).__name__} {value!r}."
-        )
+    check_param(parameter, value, BOUND)
     value = _check_delta(parameter, value, kind)
     for name in eligible:
         out[name] = value

@@ -251,11 +251,10 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         client = resolve_client(client)
         blocks, n_features, feature_names, x_lengths = x_blocks(X)
         n_parts = len(blocks)
-        # Check the parameters before touching the data; the number of rows,
-        # which the checks of n_clusters and the "auto" weight need, comes later.
-        self._check_params(np.inf)
+        # The parameters are checked before the data are touched, and against the
+        # data (n_clusters, the "auto" weight) once the partitions' rows are counted.
+        self._validate_params()
         self._sensitive_of(sensitive_features, None, y)
-        init_centers = self._check_init_centers(n_features)
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts
         if sample_weight is not None:
@@ -270,7 +269,6 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 raise ValueError("sensitive_features has no columns.")
             numeric = resolve_numeric(self.numeric_sensitive, names, auto)
             kinds = [NUMERIC if flag else CATEGORICAL for flag in numeric]
-        weights = self._check_attribute_weights(names)
         token = uuid.uuid4().hex
 
         positions = [j for j, kind in enumerate(kinds) if kind == NUMERIC]
@@ -286,7 +284,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         check_same_partitions(n_parts, n_parts, lengths, [shape[2] for shape in shapes],
                               "sample_weight")
         n_samples = int(lengths.sum())
-        plan = self._check_params(n_samples)
+        checked = self._check_params_vs_input(n_samples, n_features, names)
+        plan, cluster_exponent = checked.plan, checked.cluster_exponent
         total_sq_norm = float(sum(shape[3] for shape in shapes))
         if not np.isfinite(total_sq_norm):
             raise ValueError(
@@ -310,21 +309,20 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             for p in range(n_parts)
         ]
         del prepared
-        cluster_exponent = self._cluster_exponent(plan)
-        terms = encoding.terms(None, weights, cluster_exponent=cluster_exponent)
+        terms = encoding.terms(None, checked.attribute_weights, cluster_exponent=cluster_exponent)
 
         rng = check_random_state(self.random_state)
         seed = rng.randint(np.iinfo(np.int32).max, size=1)[0]
 
         def start(lam):
-            labels = self._initial_labels(client, parts, lengths, seed, init_centers, terms,
+            labels = self._initial_labels(client, parts, lengths, seed, checked.init_centers, terms,
                                           n_features, token)
             return DaskSession(client, parts, labels, terms, lam, n_clusters=self.n_clusters,
                                n_features=n_features, total_sq_norm=total_sq_norm,
                                verbose=self.verbose, token=token)
 
         session, weighting, converged = fit_weighted(
-            [start], plan, encoding, weights, cluster_exponent=cluster_exponent,
+            [start], plan, encoding, checked.attribute_weights, cluster_exponent=cluster_exponent,
             n_rows=int(sum(shape[5] for shape in shapes)), max_iter=self.max_iter, tol=self.tol,
         )
         if sample_weight is not None:

@@ -7,6 +7,8 @@ import pandas as pd
 from sklearn.datasets import make_blobs
 from sklearn.utils import check_random_state
 
+from .._params import Integer, Real, check_param
+
 __all__ = ["make_sensitive_blobs"]
 
 
@@ -68,13 +70,11 @@ def make_sensitive_blobs(
     """
     for name, value, low in (("n_samples", n_samples, 1), ("n_features", n_features, 1),
                              ("centers", centers, 1), ("numeric", numeric, 0)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}.")
+        check_param(name, value, [Integer(low)])
     n_values = list(n_values)
     if any(not isinstance(m, numbers.Integral) or m < 1 for m in n_values):
         raise ValueError(f"n_values must be ints >= 1, got {n_values!r}.")
-    if not 0.0 <= correlation <= 1.0:
-        raise ValueError(f"correlation must be in [0, 1], got {correlation!r}.")
+    check_param("correlation", correlation, [Real(0.0, 1.0, high_closed=True)])
     rng = check_random_state(random_state)
     X, y = make_blobs(
         n_samples=n_samples, n_features=n_features, centers=centers,

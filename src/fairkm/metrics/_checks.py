@@ -12,11 +12,9 @@ unweighted code path and gives bit-identical results.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import pandas as pd
-from sklearn.utils import check_array, check_scalar
+from sklearn.utils import check_array
 
 from fairkm._columns import (
     CATEGORICAL,
@@ -24,6 +22,7 @@ from fairkm._columns import (
     check_sensitive_features,
     with_intersections,
 )
+from fairkm._params import Options, Real, check_param
 from fairkm._validation import check_sample_weight
 
 __all__ = [
@@ -237,9 +236,7 @@ def check_option(value, name, allowed):
     allowed : tuple of str
         The accepted values.
     """
-    if not isinstance(value, str) or value not in allowed:
-        options = " or ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be {options}, got {value!r}.")
+    check_param(name, value, [Options(*allowed)])
 
 
 def check_eps(eps):
@@ -250,7 +247,7 @@ def check_eps(eps):
     eps : float
         The value passed.
     """
-    check_scalar(eps, "eps", numbers.Real, min_val=0.0, max_val=1.0, include_boundaries="both")
+    check_param("eps", eps, [Real(0.0, 1.0, high_closed=True)])
 
 
 def check_delta(delta):
@@ -261,4 +258,4 @@ def check_delta(delta):
     delta : float
         The value passed.
     """
-    check_scalar(delta, "delta", numbers.Real, min_val=0.0, max_val=1.0, include_boundaries="left")
+    check_param("delta", delta, [Real(0.0, 1.0)])

@@ -11,14 +11,14 @@ weights take the unweighted paths, bit-identical to no weights.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 from sklearn.metrics import silhouette_score
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
+
+from fairkm._params import Integer, check_param
 
 from ._checks import (
     check_reference,
@@ -181,7 +181,7 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     if problem:
         raise ValueError(problem)
     if sample_size is not None:
-        check_scalar(sample_size, "sample_size", numbers.Integral, min_val=2)
+        check_param("sample_size", sample_size, [Integer(2)])
     if weights is None:
         return float(
             silhouette_score(X, codes, sample_size=sample_size, random_state=random_state)

@@ -15,10 +15,19 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.pipeline import Pipeline
-from sklearn.utils import check_array, check_scalar
+from sklearn.utils import check_array
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
-from ._checks import check_option
+from fairkm._params import (
+    NUMERIC_SENSITIVE,
+    RANDOM_STATE,
+    Instance,
+    Integer,
+    Options,
+    Real,
+    check_param,
+)
+
 from ._docstrings import fill_docstring
 from ._quality import clustering_objective
 from ._table import MEASURES
@@ -183,19 +192,15 @@ class _FairClusteringScorer:
         }
 
     def _check_params(self):
-        check_scalar(self.max_cost, "max_cost", numbers.Real, min_val=0.0)
-        if not np.isfinite(self.max_cost):
-            raise ValueError(f"max_cost must be finite, got {self.max_cost!r}.")
-        check_option(self.measure, "measure", _FAIRNESS_MEASURES)
-        check_scalar(self.n_init, "n_init", numbers.Integral, min_val=1)
-        if self.sensitive_features is not None and not isinstance(
-            self.sensitive_features, (pd.Series, pd.DataFrame)
-        ):
-            raise TypeError(
-                "sensitive_features, given to the scorer itself, must be a pandas Series or "
-                "DataFrame indexed like X (the scorer finds the scored rows by X.index), got "
-                f"{type(self.sensitive_features).__name__}."
-            )
+        check_param("max_cost", self.max_cost, [Real()])
+        check_param("measure", self.measure, [Options(*_FAIRNESS_MEASURES)])
+        check_param("n_init", self.n_init, [Integer(1)])
+        check_param("random_state", self.random_state, RANDOM_STATE)
+        check_param("numeric_sensitive", self.numeric_sensitive, NUMERIC_SENSITIVE)
+        # The scorer finds the scored rows by X.index.
+        check_param("sensitive_features", self.sensitive_features,
+                    [None, Instance((pd.Series, pd.DataFrame),
+                                    "a pandas Series/DataFrame indexed like X")])
 
     def _bound_features(self, X):
         if self.sensitive_features is None:
