@@ -1,0 +1,179 @@
+"""What the in-memory FairKM does with rows after ``fit``: predict, transform and score.
+
+New rows are priced against the fitted statistics (:class:`fairkm._base.Predictor`):
+one reading of ``X`` and of the sensitive features serves both the labels and
+the score. ``fit`` validates ``X`` with the same :meth:`PredictionMixin._check_X`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import sparse
+from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _kernels
+from ._columns import aligned_to
+from ._engine import Stats
+from ._validation import check_sample_weight, weight_scale
+
+__all__ = ["PredictionMixin"]
+
+
+class PredictionMixin:
+    """``predict``, ``transform`` and ``score`` of :class:`fairkm.FairKM` on in-memory rows."""
+
+    def _check_X(self, X, reset=True):
+        """Validate ``X`` as dense float64, refusing sparse input with the cost of densifying."""
+        if sparse.issparse(X):
+            n, d = X.shape
+            raise TypeError(
+                f"FairKM needs dense X: it keeps dense centres and prices every move over all "
+                f"{d} features. X is a sparse {n} x {d} matrix; as a dense array "
+                f"(X.toarray()) it takes {n * d * 8 / 1e9:.3g} GB. For high-dimensional sparse "
+                "data such as text, reduce it first (for instance to a few hundred dimensions "
+                "with sklearn.decomposition.TruncatedSVD), then cluster."
+            )
+        return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
+
+    def predict(self, X, *, sensitive_features=None):
+        """Assign new points to clusters.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New non-sensitive data.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            The new points' sensitive attributes, with the fitted attributes in
+            the fitted order. ``None``: each point goes to its nearest centre,
+            which ignores fairness (see Notes).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each point.
+
+        Warns
+        -----
+        UserWarning
+            When the model was fitted with sensitive features and a positive
+            ``fairness_weight_`` but ``sensitive_features`` is None.
+
+        Notes
+        -----
+        With ``sensitive_features``, each point goes to the cluster where
+        inserting it alone into the fitted clustering raises the fitted
+        objective least (same ``fairness_weight_``, dataset proportions and
+        standardisation as in ``fit``); points are priced independently, so
+        the result does not depend on their order. A categorical value never
+        seen in ``fit`` counts as a value of dataset proportion 0.
+
+        Without ``sensitive_features`` new points go to their nearest centre,
+        as K-Means would put them, and most of the fairness is lost. On Adult
+        (the paper's undersample, standard features, a 70/30 split, k=5, the
+        defaults) the clusters' mean distance from the dataset's mix (CW,
+        averaged over the five attributes) was 0.025 on the training rows,
+        0.067 on the test rows with ``predict(X, sensitive_features=S)``,
+        0.101 with ``predict(X)``, and 0.107 for S-blind
+        ``KMeans(n_init=10)``. A model fitted with sensitive features (and a
+        positive weight) therefore warns when they are missing.
+        """
+        return self._labels(*self._read_new(X, sensitive_features))
+
+    def _read_new(self, X, sensitive_features):
+        """Validate new rows once: ``(predictor, X, their sensitive features read or None)``."""
+        check_is_fitted(self)
+        sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
+        X = self._check_X(X, reset=False)
+        predictor = self._predictor()
+        features = (None if sensitive_features is None
+                    else predictor.read(sensitive_features, X.shape[0]))
+        return predictor, X, features
+
+    def _labels(self, predictor, X, features):
+        """Predict on validated ``X`` and sensitive features already read (or None)."""
+        if features is None and self._encoding.n_attributes and self.fairness_weight_:
+            warnings.warn(
+                f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
+                "but none were given: each row goes to its nearest centre, which ignores "
+                "fairness (on Adult, the clusters' mean distance from the dataset's mix was "
+                "0.101 on new rows, against 0.067 with them and 0.107 for K-Means). Pass "
+                "sensitive_features as in fit.",
+                UserWarning, stacklevel=3,
+            )
+        return predictor.labels(X, features)
+
+    @property
+    def _n_features_out(self):
+        """Number of transformed output features (for ``get_feature_names_out``)."""
+        return self.cluster_centers_.shape[0]
+
+    def transform(self, X):
+        """Compute each point's distance to each cluster centre, as :class:`sklearn.cluster.KMeans`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_clusters)
+            Euclidean distances to the centres (the space in which the
+            K-Means term is measured; fairness plays no part).
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        return euclidean_distances(X, self.cluster_centers_)
+
+    def score(self, X, y=None, *, sensitive_features=None, sample_weight=None):
+        """Negative objective of ``X`` under the fitted model.
+
+        The points are assigned by :meth:`predict`; the K-Means term uses the
+        fitted centres and, when ``sensitive_features`` are given, the
+        fairness term compares each predicted cluster's mix over ``X`` with the
+        fitted dataset proportions (and standardisation), with ``n`` the
+        number (or total weight) of the rows of ``X``. Without them only the
+        K-Means term counts.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New non-sensitive data.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : array-like, Series or DataFrame, default=None
+            Sensitive attributes of ``X``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row of ``X``, as in :meth:`fit`.
+
+        Returns
+        -------
+        score : float
+            Minus the objective (higher is better).
+
+        Notes
+        -----
+        The score of :class:`sklearn.cluster.KMeans`, minus the K-Means term,
+        ignores fairness; so does this one without ``sensitive_features``, and
+        with them it depends on ``fairness_weight_``. To choose settings by
+        fairness within a price, use a fairness-aware scorer
+        (:mod:`fairkm.metrics`).
+        """
+        predictor, X, features = self._read_new(X, sensitive_features)
+        labels = self._labels(predictor, X, features)
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        # Weights brought near 1 by a power of two (exact), as in fit.
+        scale = weight_scale(weights)
+        weights = None if weights is None else weights / scale
+        unit = np.zeros(0) if weights is None else weights
+        inertia = scale * _kernels.inertia(X, self.cluster_centers_, unit, labels)
+        if features is None:
+            return -inertia
+        total = X.shape[0] if weights is None else float(weights.sum())
+        terms = predictor.terms(features, n_samples=total, sample_weight=weights)
+        stats = Stats(self.n_clusters, X.shape[1], terms)
+        stats.recompute(X, terms, labels)
+        return -(inertia + self.fairness_weight_ * stats.fairness(terms))
