@@ -9,6 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import _kernels
 from fairkm._engine import sweep
+from fairkm._kernels._statistics import _STATISTICS_CHUNK
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems
@@ -115,7 +116,7 @@ def test_fit_ends_in_a_local_optimum(case):
 def test_statistics_of_many_chunks_equal_the_reference(weighted):
     """Over several chunks of rows, the statistics are a plain recount's."""
     rng = np.random.default_rng(0)
-    n = 2 * _kernels._STATISTICS_CHUNK + 1234  # three chunks
+    n = 2 * _STATISTICS_CHUNK + 1234  # three chunks
     X = rng.normal(size=(n, 3))
     frame = pd.DataFrame({"g": rng.integers(0, 4, n), "z": rng.normal(size=n)})
     weights = rng.uniform(0.5, 2.0, n) if weighted else None

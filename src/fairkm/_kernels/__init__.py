@@ -1,0 +1,41 @@
+"""Compiled kernels of the FairKM engine.
+
+Pure functions over arrays and scalars; nothing here imports scikit-learn or
+holds state. Shapes use ``n`` samples, ``d`` features, ``k`` clusters, ``A``
+categorical attributes with ``V`` values in all, and ``B`` numeric attributes;
+:func:`sweep` documents every argument.
+
+- :mod:`._pricing`: the price of moving one point, and the notation of the
+  fairness statistics behind it; the helpers every other module shares.
+- :mod:`._moves`: the kernels that move points (the exact sweep, one point's
+  move deltas, the mini-batch proposal, application and epoch).
+- :mod:`._statistics`: statistics, inertia and objective recomputed from scratch.
+- :mod:`._assign`: labels of rows against fixed centres or fitted statistics.
+
+Numba's on-disk cache (``cache=True``) is invalidated when the file of a cached
+function changes, not when a helper it calls or inlines from a sibling module
+does: after editing :mod:`._pricing`, delete ``__pycache__`` here before
+trusting results or timings.
+"""
+
+from ._assign import cheapest_insertion, nearest_center
+from ._moves import apply_moves, minibatch_epoch, move_deltas, propose_moves, sweep
+from ._pricing import MOVE_ATOL, MOVE_RTOL, N_FACTORS
+from ._statistics import cluster_statistics, inertia, statistics_objective
+
+# What the engine, the estimators and the Dask tasks call, as ``_kernels.<name>``.
+__all__ = [
+    "MOVE_ATOL",
+    "MOVE_RTOL",
+    "N_FACTORS",
+    "apply_moves",
+    "cheapest_insertion",
+    "cluster_statistics",
+    "inertia",
+    "minibatch_epoch",
+    "move_deltas",
+    "nearest_center",
+    "propose_moves",
+    "statistics_objective",
+    "sweep",
+]
