@@ -171,8 +171,8 @@ def test_only_numeric_attributes_cannot_be_bounded():
         FairKM(3, max_deviation=0.1).fit(X, sensitive_features=numeric)
 
 
-def test_fit_with_a_bound_reads_the_sensitive_features_once(monkeypatch):
-    """The bounds are built on the columns the fit has read, not read again."""
+def test_fit_with_a_bound_reads_the_sensitive_features_and_weights_once(monkeypatch):
+    """The bounds are built on the columns and weights the fit has read, not read again."""
     import fairkm._columns as columns
 
     X, S, _ = make_sensitive_blobs(300, n_values=(2, 3), random_state=0)
@@ -183,10 +183,28 @@ def test_fit_with_a_bound_reads_the_sensitive_features_once(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(columns, "read_columns", counted)
-    model = FairKM(3, max_deviation=0.1, random_state=0).fit(X, sensitive_features=S)
+    # The weights too: every module that took check_sample_weight counts into one list.
+    import sys
+
+    from fairkm import _validation
+
+    real_weights, weight_reads = _validation.check_sample_weight, []
+
+    def counted_weights(*args, **kwargs):
+        weight_reads.append(args)
+        return real_weights(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("fairkm") and getattr(module, "check_sample_weight",
+                                                 None) is real_weights:
+            monkeypatch.setattr(module, "check_sample_weight", counted_weights)
+    weights = np.linspace(0.5, 2.0, len(X))
+    model = FairKM(3, max_deviation=0.1, random_state=0).fit(X, sensitive_features=S,
+                                                             sample_weight=weights)
     assert len(reads) == 1
+    assert len(weight_reads) == 1
     assert model.bounds_check_.satisfied
     monkeypatch.undo()
     # The bounds are those a separate reading of the raw columns gives.
-    apart = check_bounds(model.labels_, S, max_deviation=0.1)
+    apart = check_bounds(model.labels_, S, max_deviation=0.1, sample_weight=weights)
     pd.testing.assert_frame_equal(apart.table, model.bounds_check_.table)

@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
-from sklearn.utils.validation import check_array
 
 from . import _kernels
 from ._columns import aligned_to, with_intersections
@@ -34,6 +33,8 @@ from ._params import (
     Integer,
     Options,
     Real,
+    check_init_centers,
+    check_n_samples,
 )
 from ._weights import CLUSTER_EXPONENTS, Plan
 
@@ -214,13 +215,13 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
 
         ``names`` are the sensitive attributes read (empty without any).
         """
-        if n_samples < self.n_clusters:
-            raise ValueError(
-                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
-            )
+        check_n_samples(n_samples, self.n_clusters)
+        # The Dask estimator has no n_init: it makes one start.
+        init_centers = check_init_centers(self.init, getattr(self, "n_init", 1), self.n_clusters,
+                                          n_features)
         plan = self._plan(n_samples)
-        return FitParameters(plan, self._check_init_centers(n_features),
-                             self._check_attribute_weights(names), self._cluster_exponent(plan))
+        return FitParameters(plan, init_centers, self._check_attribute_weights(names),
+                             self._cluster_exponent(plan))
 
     def _cluster_exponent(self, plan):
         """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` in the fairness term."""
@@ -302,19 +303,6 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                 f"attribute_weights must be finite and >= 0, got {values.tolist()}."
             )
         return values
-
-    def _check_init_centers(self, n_features):
-        """Return ``init`` as centres, or None when ``init`` names a method."""
-        if isinstance(self.init, str):
-            return None
-        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
-        expected = (self.n_clusters, n_features)
-        if centers.shape != expected:
-            raise ValueError(
-                f"init array must have shape (n_clusters, n_features)={expected}, "
-                f"got {centers.shape}."
-            )
-        return centers
 
     # ------------------------------------------------------------------ fitted state
 

@@ -428,10 +428,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
                 n_init = 10
         else:
             n_init = self.n_init
-        if checked.init_centers is not None and n_init != 1:
-            raise ValueError(
-                f"n_init must be 1 (or 'auto') when init is an array of centres, got {n_init}."
-            )
         return replace(checked, n_init=n_init,
                        bounds=self._check_bounds(features, sample_weight))
 

@@ -12,7 +12,8 @@ across the family what the parameter accepts and what it got::
 
 Checks that need the data (``n_samples >= n_clusters``, the shape of an
 ``init`` array, names of attributes) or several parameters together live in
-each estimator's ``_check_params_vs_input``. Functions with the same
+each estimator's ``_check_params_vs_input``, with the shared ones here
+(:func:`check_n_samples`, :func:`check_init_centers`). Functions with the same
 parameters (``fair_assignment``) call :func:`check_param` with the same
 constraints, so their refusals read the same.
 
@@ -30,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.utils import check_array
 
 __all__ = [
     "ArrayLike",
@@ -39,6 +41,8 @@ __all__ = [
     "InvalidParameterError",
     "Options",
     "Real",
+    "check_init_centers",
+    "check_n_samples",
     "check_param",
     "validate_params",
 ]
@@ -205,6 +209,32 @@ def check_param(name, value, constraints):
     offered = [text for c in constraints if not isinstance(c, Hidden)
                for text in (map(repr, c.values) if isinstance(c, Options) else [str(c)])]
     raise InvalidParameterError(f"{name} must be {_either(offered)}, got {_shown(value)}.")
+
+
+def check_n_samples(n_samples, n_clusters):
+    """Refuse fewer rows than clusters."""
+    if n_samples < n_clusters:
+        raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
+
+
+def check_init_centers(init, n_init, n_clusters, n_features):
+    """Return an ``init`` array as float64 centres, or None when ``init`` names a method.
+
+    The array must have shape ``(n_clusters, n_features)``, and ``n_init`` be 1
+    (or "auto", which then means 1): restarts from the same centres would
+    all end alike.
+    """
+    if isinstance(init, str) or callable(init):
+        return None
+    if not (isinstance(n_init, str) or n_init == 1):
+        raise ValueError(f"n_init must be 1 when init is an array of centres, got {n_init!r}.")
+    centers = check_array(init, dtype=np.float64, order="C", input_name="init")
+    if centers.shape != (n_clusters, n_features):
+        raise ValueError(
+            f"init array must have shape (n_clusters, n_features)={(n_clusters, n_features)}, "
+            f"got {centers.shape}."
+        )
+    return centers
 
 
 def validate_params(estimator):

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._columns import NUMERIC, check_sensitive_features
 from .._family import SensitiveFeaturesMixin
@@ -27,6 +27,8 @@ from .._params import (
     Integer,
     Options,
     Real,
+    check_init_centers,
+    check_n_samples,
 )
 from ._zgya_kernels import (
     KL_FLOOR,
@@ -287,25 +289,8 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
 
     def _check_params_vs_input(self, X):
         """Check the parameters against ``X``; return the ``init`` centres (None: seeded)."""
-        n_samples = X.shape[0]
-        if n_samples < self.n_clusters:
-            raise ValueError(
-                f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
-            )
-        if isinstance(self.init, str):
-            return None
-        if self.n_init != 1:
-            raise ValueError(
-                f"n_init must be 1 when init is an array of centres, got {self.n_init}."
-            )
-        centers = check_array(self.init, dtype=np.float64, order="C", input_name="init")
-        expected = (self.n_clusters, X.shape[1])
-        if centers.shape != expected:
-            raise ValueError(
-                f"init array must have shape (n_clusters, n_features)={expected}, "
-                f"got {centers.shape}."
-            )
-        return centers
+        check_n_samples(X.shape[0], self.n_clusters)
+        return check_init_centers(self.init, self.n_init, self.n_clusters, X.shape[1])
 
     def _check_sensitive(self, sensitive_features, n_samples):
         """Encode the single categorical attribute.

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import kmeans_plusplus
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._family import SensitiveFeaturesMixin
@@ -21,6 +21,8 @@ from .._params import (
     Hidden,
     Integer,
     Options,
+    check_init_centers,
+    check_n_samples,
 )
 from .._validation import check_sample_weight
 from ._assign import SOLVER_CONSTRAINTS, BoundNotMetWarning, relaxed_centers, solve
@@ -191,24 +193,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     def _check_params_vs_input(self, X):
         """Check the parameters against ``X``; return the ``init`` centres (None: seeded)."""
-        if X.shape[0] < self.n_clusters:
-            raise ValueError(
-                f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}."
-            )
-        if isinstance(self.init, str):
-            return None
-        centers = check_array(self.init, dtype=np.float64, input_name="init")
-        if centers.shape != (self.n_clusters, X.shape[1]):
-            raise ValueError(
-                f"init array must have shape (n_clusters, n_features)="
-                f"{(self.n_clusters, X.shape[1])}, got {centers.shape}."
-            )
-        if not (isinstance(self.n_init, str) or self.n_init == 1):
-            raise ValueError(
-                f"n_init must be 1 (or 'auto') when init is an array of centres, "
-                f"got {self.n_init!r}."
-            )
-        return np.ascontiguousarray(centers)
+        check_n_samples(X.shape[0], self.n_clusters)
+        return check_init_centers(self.init, self.n_init, self.n_clusters, X.shape[1])
 
     def _bounds(self, X, sensitive_features, sample_weight, deviation_kind):
         if sensitive_features is None:
