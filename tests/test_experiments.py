@@ -334,7 +334,8 @@ def test_only_convergence_warnings_are_caught():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"n_seeds": 1}, "n_seeds"), ({"n_seeds": 2.5}, "n_seeds"),
+    [({"n_seeds": 1}, r"n_seeds must be an int >= 2, got 1\."),
+     ({"n_seeds": 2.5}, r"n_seeds must be an int >= 2, got 2\.5\."),
      ({"datasets": ["iris"]}, "datasets"), ({"datasets": []}, "datasets"),
      ({"n_jobs": 0}, "n_jobs"), ({"n_jobs": 1.5}, "n_jobs")],
 )

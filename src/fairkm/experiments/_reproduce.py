@@ -23,6 +23,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
+from .._params import Integer, check_param
 from ..tradeoff import plot_tradeoff
 from ._protocol import (
     DATASETS,
@@ -56,8 +57,7 @@ _PARTS = "parts"
 
 
 def _check_args(n_seeds, datasets, n_jobs):
-    if not isinstance(n_seeds, numbers.Integral) or isinstance(n_seeds, bool) or n_seeds < 2:
-        raise ValueError(f"n_seeds must be an integer >= 2, got {n_seeds!r}.")
+    check_param("n_seeds", n_seeds, [Integer(2)])
     if isinstance(datasets, str):
         datasets = (datasets,)
     datasets = tuple(datasets)
