@@ -69,7 +69,7 @@ CASES = [
      ValueError, "sample_weight is zero for every row"),
     ("fewer rows of positive weight than clusters",
      lambda: FairKM(3).fit(X, sensitive_features=S, sample_weight=np.r_[1.0, np.zeros(39)]),
-     ValueError, "positive sample_weight=1 should be >= n_clusters=3"),
+     ValueError, "n_samples=1 (of positive weight) should be >= n_clusters=3"),
     ("sample weights spanning 300 powers of ten",
      lambda: FairKM(2).fit(X, sample_weight=np.r_[1e-150, np.full(39, 1e150)]),
      ValueError, "sample_weight spans more than 100 powers of ten"),

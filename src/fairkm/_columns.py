@@ -30,6 +30,7 @@ __all__ = [
     "SensitiveFeatures",
     "aligned_to",
     "check_sensitive_features",
+    "columns_frame",
     "read_columns",
     "resolve_numeric",
     "with_intersections",
@@ -152,6 +153,17 @@ def read_columns(sensitive_features):
     cols = [arr[:, j] for j in range(arr.shape[1])]
     auto = [arr.dtype.kind == "f"] * arr.shape[1]
     return names, cols, auto
+
+
+def columns_frame(names, columns):
+    """Return the columns :func:`read_columns` gives as a DataFrame indexed 0..n-1.
+
+    Each column keeps its dtype, so the numeric rule reads it as before.
+    """
+    return pd.DataFrame({
+        name: col.reset_index(drop=True) if isinstance(col, pd.Series) else pd.Series(col)
+        for name, col in zip(names, columns, strict=True)
+    })
 
 
 def resolve_numeric(numeric, names, auto):
@@ -377,11 +389,7 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
     check_param("intersections", intersections, INTERSECTIONS)
     names, cols, auto = read_columns(sensitive_features)
     flags = resolve_numeric(numeric, names, auto)
-    # Each column keeps its dtype, so the numeric rule reads it as before.
-    frame = pd.DataFrame({
-        name: col.reset_index(drop=True) if isinstance(col, pd.Series) else pd.Series(col)
-        for name, col in zip(names, cols, strict=True)
-    })
+    frame = columns_frame(names, cols)
     for group in intersections:
         if isinstance(group, str) or not isinstance(group, Sequence) or len(group) < 2:
             raise ValueError(

@@ -22,7 +22,7 @@ from ._columns import check_sensitive_features
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._hygiene import warn_on_data
-from ._params import BOUND, DEVIATION_KIND, Integer, Options
+from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
 from ._validation import check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
@@ -502,7 +502,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             n_samples, X.shape[1], [] if features is None else features.names,
             features=features, sample_weight=user_weight,
         )
-        self._check_weighted_rows(sample_weight)
+        # Rows of weight 0 take no part: a cluster of them alone would be empty.
+        n_rows = n_samples if sample_weight is None else int(np.count_nonzero(sample_weight))
+        check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
         plan, cluster_exponent = checked.plan, checked.cluster_exponent
         if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
             plan = Plan("absolute", plan.value / unit)
@@ -532,16 +534,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
                     )
                 yield start
 
-        n_rows = n_samples if sample_weight is None else int(np.count_nonzero(sample_weight))
         session, weighting, converged = fit_weighted(
             starts(), plan, encoding, checked.attribute_weights,
             cluster_exponent=cluster_exponent, n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
         )
         bounds_check = None
         if checked.bounds is not None:
-            seed = int(rng.randint(np.iinfo(np.int32).max))
             bounded = solve_bounded(X, session.stats.cluster_centers(), checked.bounds,
-                                    max_iter=1, random_state=seed)
+                                    max_iter=1)
             session.labels[:] = bounded.labels
             session.inertia, session.fairness, session.objective = session.evaluate()
             bounds_check = bounded.check
@@ -564,17 +564,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         self.bounds_check_ = bounds_check
         self.violation_ = np.nan if bounds_check is None else bounds_check.violation
         return self
-
-    def _check_weighted_rows(self, sample_weight):
-        """Refuse fewer rows of positive weight than clusters, as for rows."""
-        if sample_weight is None:
-            return
-        n_positive = int(np.count_nonzero(sample_weight))
-        if n_positive < self.n_clusters:
-            raise ValueError(
-                f"n_samples with a positive sample_weight={n_positive} should be >= "
-                f"n_clusters={self.n_clusters}: a cluster of rows of weight 0 is empty."
-            )
 
     def _feature_names(self, n_features):
         names = getattr(self, "feature_names_in_", None)

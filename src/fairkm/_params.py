@@ -211,10 +211,10 @@ def check_param(name, value, constraints):
     raise InvalidParameterError(f"{name} must be {_either(offered)}, got {_shown(value)}.")
 
 
-def check_n_samples(n_samples, n_clusters):
-    """Refuse fewer rows than clusters."""
+def check_n_samples(n_samples, n_clusters, which=""):
+    """Refuse fewer rows than clusters; ``which`` qualifies the rows counted in the message."""
     if n_samples < n_clusters:
-        raise ValueError(f"n_samples={n_samples} should be >= n_clusters={n_clusters}.")
+        raise ValueError(f"n_samples={n_samples}{which} should be >= n_clusters={n_clusters}.")
 
 
 def check_init_centers(init, n_init, n_clusters, n_features):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_array
 
-from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_param
+from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_n_samples, check_param
 from ._check import BoundsCheck, from_codes
 from ._infeasible import (
     check_rare_values,
@@ -219,10 +219,11 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
 
 
 def _means(X, weights, labels, k):
+    """Weighted means of the clusters of ``labels``, and their sizes (a mean of 0 if empty)."""
     sizes = np.bincount(labels, weights=weights, minlength=k)
     sums = np.zeros((k, X.shape[1]))
     np.add.at(sums, labels, X * weights[:, None])
-    return sums / np.maximum(sizes, 1e-300)[:, None]
+    return sums / np.maximum(sizes, 1e-300)[:, None], sizes
 
 
 def _cost(X, weights, labels, centers):
@@ -269,17 +270,14 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
         rows = np.concatenate([held, relaxation.free[relaxation.pos]])
         clusters = np.concatenate([relaxation.labels[held], relaxation.clu])
         mass = np.concatenate([w[held], share])
-        sizes = np.bincount(clusters, weights=mass, minlength=k)
-        sums = np.zeros((k, X.shape[1]))
-        np.add.at(sums, clusters, X[rows] * mass[:, None])
+        means, sizes = _means(X[rows], mass, clusters, k)
         if (sizes <= 0).any():
             break
-        centers = sums / sizes[:, None]
+        centers = means
     return centers
 
 
-def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
-          random_state=None, warn=True):
+def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
     Parameters
@@ -289,8 +287,6 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     bounds : BoundSet
     max_iter, tol, max_lp_variables
         As in :func:`fair_assignment`.
-    random_state : object
-        Unused (the assignment draws nothing); kept for the callers' signature.
     warn : bool, default=True
         Warn (:class:`BoundNotMetWarning`) when the result breaks a bound.
 
@@ -306,10 +302,7 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     k = centers.shape[0]
     problem = make_problem(X, bounds, k)
     live = np.flatnonzero(problem.weights > 0)
-    if live.shape[0] < k:
-        raise ValueError(
-            f"n_samples={live.shape[0]} (of positive weight) should be >= n_clusters={k}."
-        )
+    check_n_samples(live.shape[0], k, " (of positive weight)")
     check_rare_values(bounds, live, k)
     reason = counting_reason(problem, live)
     if reason is not None:
@@ -322,7 +315,7 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
         labels = step.labels
         if dead.size:
             labels[dead] = np.argmin(sq_distances(X[dead], centers), axis=1)
-        means = _means(X, problem.weights, labels, k)
+        means, _ = _means(X, problem.weights, labels, k)
         scale = problem.cost_scale
         inertia = _cost(X, problem.weights, labels, means) * scale
         check = from_codes(bounds, labels, k)
@@ -513,4 +506,4 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections)
     return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
-                 max_lp_variables=max_lp_variables, random_state=random_state)
+                 max_lp_variables=max_lp_variables)

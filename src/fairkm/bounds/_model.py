@@ -361,6 +361,12 @@ class LPOutcome:
     message: str
 
 
+def _costs(weights, rows, pos, dist_pairs):
+    """Each pair's weighted cost, and their mean: the programmes see costs near 1."""
+    cost = weights[rows][pos] * dist_pairs
+    return cost, float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
+
+
 def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
     """Solve the relaxation over the pairs ``(rows[pos], clu)`` with the ``held`` rows fixed.
 
@@ -384,8 +390,7 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
     LPOutcome
     """
     w_rows = problem.weights if w_rows is None else w_rows
-    cost = w_rows[rows][pos] * dist_pairs
-    scale = float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
+    cost, scale = _costs(w_rows, rows, pos, dist_pairs)
     prog = _build(problem, rows, w_rows, pos, clu, cost / scale, held)
     res = linprog(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq, b_eq=prog.b_eq,
                   bounds=np.stack([prog.lb, prog.ub], 1), method="highs")
@@ -490,8 +495,7 @@ def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4
         Whether the hard programme proved that no assignment of these rows
         to their allowed clusters meets the bounds.
     """
-    cost = problem.weights[rows][pos] * dist_pairs
-    scale = float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
+    cost, scale = _costs(problem.weights, rows, pos, dist_pairs)
     by_type = problem.by_type
 
     def integrality(prog):

@@ -303,6 +303,4 @@ def relax(problem, dist, live, max_pairs, start=None):
         forced = split
         forced[worst] = True
         n_free = min(n, max(n_free, 2 * int(forced.sum())))
-    if result is None:
-        raise RuntimeError("HiGHS found no solution of the linear programme on the free rows.")
     return result

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._columns import check_sensitive_features, read_columns, resolve_numeric
+from .._columns import check_sensitive_features, columns_frame, read_columns, resolve_numeric
 from ..metrics import (
     MEASURES,
     _fairness_of_read,
@@ -54,11 +54,7 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     audit reads the attributes as the model did.
     """
     names, columns, auto = read_columns(sensitive_features)
-    frame = pd.DataFrame({
-        name: (column.reset_index(drop=True) if isinstance(column, pd.Series)
-               else pd.Series(column))
-        for name, column in zip(names, columns, strict=True)
-    })
+    frame = columns_frame(names, columns)
     if len(frame) != n_samples:
         raise ValueError(
             f"sensitive_features has {len(frame)} rows, but labels has {n_samples}."
