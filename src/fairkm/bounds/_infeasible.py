@@ -217,6 +217,15 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
         LinearConstraint(A_eq, b_eq, b_eq), LinearConstraint(A_ub, -np.inf, b_ub)]
 
 
+def _solve_type_programme(problem, live, time_limit, **kind):
+    """Solve :func:`_type_programme` (``kind``: its keywords); return its types and result."""
+    types, c, integrality, bounds, constraints = _type_programme(problem, live, **kind)
+    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+               options={"time_limit": time_limit or MILP_TIME_LIMIT,
+                        "node_limit": MILP_NODE_LIMIT})
+    return types, res
+
+
 def _counts_meet(problem, types, counts):
     """Whether row counts per (type, cluster) meet every band (share tolerance 1e-9)."""
     size = counts.sum(axis=0)
@@ -245,10 +254,7 @@ def type_counts(problem, live, time_limit=None, near=None):
         The counts (every type of ``problem``, 0 for absent ones); False
         when none exist; None when HiGHS stopped without an answer.
     """
-    types, c, integrality, bounds, constraints = _type_programme(problem, live, near=near)
-    options = {"time_limit": time_limit or MILP_TIME_LIMIT, "node_limit": MILP_NODE_LIMIT}
-    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-               options=options)
+    types, res = _solve_type_programme(problem, live, time_limit, near=near)
     if res.status == 2:
         return False
     if res.x is None:
@@ -273,11 +279,7 @@ def least_excess_rows(problem, live, time_limit=None):
     proven : bool
         Whether no assignment leaves less.
     """
-    types, c, integrality, bounds, constraints = _type_programme(problem, live,
-                                                                 least_excess=True)
-    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-               options={"time_limit": time_limit or MILP_TIME_LIMIT,
-                        "node_limit": MILP_NODE_LIMIT})
+    _, res = _solve_type_programme(problem, live, time_limit, least_excess=True)
     if res.x is None:
         return None, False
     return max(float(res.fun), 0.0), res.status == 0
