@@ -32,6 +32,7 @@ from ._round import (
     EXACT_PAIRS,
     Rounded,
     move_to_counts,
+    round_by_search,
     round_exact,
     round_relaxation,
     soft_round,
@@ -178,7 +179,9 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
               f"{relaxation.rounds} programme(s), "
               f"{'optimal on every row' if relaxation.certified else 'not certified'}")
     if live.shape[0] * k > EXACT_PAIRS:
-        rounded = round_relaxation(problem, dist, live, relaxation)
+        rounded = round_by_search(problem, bounds, dist, live, relaxation)
+        if not rounded.met:
+            rounded = round_relaxation(problem, dist, live, relaxation)
     else:
         shares = np.zeros((relaxation.free.shape[0], k))
         shares[relaxation.pos, relaxation.clu] = relaxation.x

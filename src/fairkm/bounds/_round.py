@@ -1,5 +1,11 @@
 """From the relaxation to whole rows, keeping the bounds exactly.
 
+First by local search (:mod:`fairkm.bounds._search`): each row to its largest
+share, then the cheapest moves and swaps that remove what that breaks, then
+the moves that lower the cost while every band holds. When the search cannot
+meet the bounds (tight bounds where only some cluster sizes work), by an
+integer programme, as follows.
+
 The relaxation's basic solution splits few rows, about as many as there are
 bound rows that bind, but the rows it keeps whole leave no slack on those
 bounds: rounding the split rows alone often cannot keep them (a small
@@ -27,12 +33,13 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment, linprog
 
 from ._model import excess, held_offsets, solve_milp
+from ._search import SearchSpace, local_search
 
-__all__ = ["EXACT_PAIRS", "Rounded", "move_to_counts", "round_exact", "round_relaxation",
-           "soft_round"]
+__all__ = ["EXACT_PAIRS", "Rounded", "move_to_counts", "round_by_search", "round_exact",
+           "round_relaxation", "soft_round"]
 
 # Up to this many (row, cluster) pairs the integral problem is one integer programme.
-EXACT_PAIRS = 5000
+EXACT_PAIRS = 1000
 # Rows the rounding may move, per attempt: spread over every (cluster, type) (with many
 # types, every (cluster, value)) as the rows cheapest to bring in and to take out, plus
 # the cheapest moves overall.
@@ -72,6 +79,32 @@ def round_exact(problem, dist, live):
         out[live] = labels
     return Rounded(out, f"integer programme on every row: {status}", met, proven,
                    live.shape[0])
+
+
+def round_by_search(problem, bounds, dist, live, relaxation):
+    """Round the relaxation by local search from each row's largest share.
+
+    Returns
+    -------
+    Rounded
+        ``met`` says whether the search met the bounds.
+    """
+    space = SearchSpace.build(bounds, problem, live)
+    labels, met = local_search(space, dist[live], relaxation.labels[live])
+    out = relaxation.labels.copy()
+    out[live] = labels
+    moved = int(np.count_nonzero(labels != relaxation.labels[live]))
+    status = (f"local search from the largest shares: {moved} row(s) moved"
+              + ("" if met else ", bounds not met"))
+    return Rounded(out, status, met, n_rounded=_n_split(relaxation))
+
+
+def _n_split(relaxation):
+    """Rows the relaxation left split between clusters."""
+    counts = np.bincount(relaxation.pos[(relaxation.x > _FRACTIONAL)
+                                        & (relaxation.x < 1.0 - _FRACTIONAL)],
+                         minlength=relaxation.free.shape[0])
+    return int(np.count_nonzero(counts))
 
 
 def _moves(problem, dist, live, prices, cur):
