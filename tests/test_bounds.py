@@ -135,6 +135,18 @@ def test_tiny_problems_match_brute_force(problem):
     X, centers, S, weights, kind, delta = problem
     best, best_cost, tightest = brute_force(X, centers, S, weights, kind, delta)
     w = None if (weights == 1).all() else weights
+    if best is None and delta == 0.0 and tightest < 1.0 - 1e-9:
+        # 0 asks for the exact mix; whole rows cannot hold it, so the tightest bound they
+        # meet (bisected to 0.1%) is met at its least cost, and the note says so.
+        result = fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
+                                 sample_weight=w)
+        floor = float(result.check.table["bound"].max())
+        assert tightest - 1e-9 <= floor <= tightest * (1 + 2e-3) + 1e-9
+        assert "exact mix" in result.check.note and "tightest" in result.check.note
+        assert result.satisfied
+        _, cost_at_floor, _ = brute_force(X, centers, S, weights, kind, floor)
+        assert_allclose(result.assignment_cost, cost_at_floor, rtol=1e-7, atol=1e-9)
+        return
     if best is None:
         with pytest.raises(InfeasibleBoundError, match="max_deviation") as info:
             fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
@@ -170,17 +182,35 @@ def test_integral_relaxation_equals_enumeration():
 
 
 def test_infeasible_bound_names_the_tightest():
-    # 3 'a' and 2 'b': two non-empty clusters cannot both hold exactly 60% 'a'.
+    # 3 'a' and 2 'b': two non-empty clusters cannot both hold 60% 'a' give or take 0.05.
     X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
     S = np.array(["a", "a", "a", "b", "b"])
     _, _, tightest = brute_force(X, np.array([[0.0], [4.0]]), S[:, None], np.ones(5),
                                  "additive", 0.0)
-    with pytest.raises(InfeasibleBoundError, match=r"max_deviation=0\.0 .*tightest") as info:
-        fair_assignment(X, [[0.0], [4.0]], S, max_deviation=0.0)
+    with pytest.raises(InfeasibleBoundError, match=r"max_deviation=0\.05 .*tightest") as info:
+        fair_assignment(X, [[0.0], [4.0]], S, max_deviation=0.05)
     assert isinstance(info.value, ValueError)
     assert tightest <= info.value.tightest <= tightest + 1e-4
     # At the bound it names, the assignment exists.
     assert fair_assignment(X, [[0.0], [4.0]], S, max_deviation=info.value.tightest).satisfied
+
+
+def test_zero_asks_for_the_exact_mix_or_the_tightest_bound_whole_rows_meet():
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
+    S = np.array(["a", "a", "a", "b", "b"])
+    # The best two clusters of whole rows can do: 2 of 4 'a' (0.5) and 1 of 1 (1.0) is worse
+    # than 1 of 2 (0.5) and 2 of 3 (0.667): the tightest bound is 0.1.
+    result = fair_assignment(X, [[0.0], [4.0]], S, max_deviation=0.0)
+    assert result.satisfied
+    assert 0.1 <= result.check.table.loc["s0", "bound"] <= 0.1 * 1.002
+    assert result.check.table.loc["s0", "deviation"] == pytest.approx(0.1, abs=1e-12)
+    assert "no assignment of these 5 whole rows to 2 non-empty clusters" in result.check.note
+    assert result.check.note in result.check.summary()
+    # When whole rows can hold the exact mix, 0 is met exactly and says so.
+    even = np.array(["a", "b", "a", "b", "a", "b"])
+    exact = fair_assignment(np.arange(6.0)[:, None], [[0.0], [5.0]], even, max_deviation=0.0)
+    assert exact.satisfied and exact.check.table.loc["s0", "deviation"] == 0.0
+    assert "held exactly" in exact.check.note
 
 
 def test_multiplicative_bound_with_a_rare_value_is_infeasible():
@@ -193,16 +223,20 @@ def test_multiplicative_bound_with_a_rare_value_is_infeasible():
 
 
 def test_infeasible_on_many_rows_is_proved_on_type_counts():
-    # 2,000 rows, 1,001 'a': no split into 3 non-empty clusters has exactly the mix.
+    # 2,000 rows, 1,001 'a': no split into 3 non-empty clusters has the mix within 1e-5.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 2))
     S = np.r_[np.zeros(1001, int), np.ones(999, int)]
     centers = X[:3]
     with pytest.raises(InfeasibleBoundError, match="2000 rows to 3 non-empty") as info:
-        fair_assignment(X, centers, S, max_deviation=0.0)
+        fair_assignment(X, centers, S, max_deviation=1e-5)
     tightest = info.value.tightest
     assert 0 < tightest < 0.01
     assert fair_assignment(X, centers, S, max_deviation=tightest).satisfied
+    # 0 finds that bound instead of refusing.
+    zero = fair_assignment(X, centers, S, max_deviation=0.0)
+    assert zero.satisfied
+    assert zero.check.table["bound"].max() <= tightest * 1.002 + 1e-4
 
 
 # ----------------------------------------------------------------------------- reported bounds
@@ -468,8 +502,9 @@ def test_rounding_meets_the_bound_before_it_saves_cost():
 def test_a_solver_error_on_exact_bounds_is_not_taken_for_an_answer():
     # Found by hypothesis: at delta=0 a cluster's share of value 0 must be exactly 6/13, so
     # only the whole dataset qualifies and no split into two clusters exists (the tightest
-    # bound is 1/26). HiGHS's presolve answers this integer programme with a solve error;
-    # without presolve it proves it infeasible, which must reach the user as an error.
+    # bound is 1/26). HiGHS's presolve answers such integer programmes with a solve error;
+    # without presolve it proves them infeasible, which must reach the user as an error,
+    # and max_deviation=0 must find the tightest bound, not a floor where the solver failed.
     X = np.zeros((7, 2))
     X[6, 1] = 0.25
     S = np.array([0, 0, 1, 0, 1, 1, 0])
@@ -477,5 +512,8 @@ def test_a_solver_error_on_exact_bounds_is_not_taken_for_an_answer():
     centers = np.array([[0.0, 0.0], [0.01, 0.01]])
     _, _, tightest = brute_force(X, centers, S[:, None], w, "additive", 0.0)
     with pytest.raises(InfeasibleBoundError, match="max_deviation") as info:
-        fair_assignment(X, centers, S, max_deviation=0.0, sample_weight=w)
+        fair_assignment(X, centers, S, max_deviation=0.02, sample_weight=w)
     assert tightest - 1e-9 <= info.value.tightest <= tightest + 1e-4
+    zero = fair_assignment(X, centers, S, max_deviation=0.0, sample_weight=w)
+    assert zero.satisfied
+    assert tightest - 1e-9 <= zero.check.table["bound"].max() <= tightest * 1.002 + 1e-9

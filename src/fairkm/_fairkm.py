@@ -9,6 +9,7 @@ sweeps in :mod:`fairkm._kernels`.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -26,8 +27,7 @@ from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
 from ._validation import check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
-from .bounds import bounds_from_features
-from .bounds import solve as solve_bounded
+from .bounds import bounds_from_features, constrain
 
 __all__ = ["FairKM"]
 
@@ -125,19 +125,22 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         deviations count little in the fairness term (as in AE), while
         balance, KL and MPV of the combined attribute are driven by it.
     max_deviation : float, dict or None, default=None
-        A worst-case guarantee on top of FairKM's averages: after the fit,
-        the rows are assigned once more to FairKM's centres at the least
-        K-Means cost such that *every* cluster's share of every value of
-        every categorical attribute is within ``max_deviation`` of the
-        dataset's (:func:`fairkm.bounds.fair_assignment`: a linear programme
-        solved by scipy's HiGHS, rounded by an integer programme that keeps
-        the bounds), and the fitted attributes describe that clustering. A
-        dict bounds the named attributes only. ``None``: no guarantee.
-        Numeric attributes are not bounded (see
-        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``). With a
-        budget (``max_cost``) the budget chooses FairKM's clustering and the
-        bound, a guarantee, wins over it: a ``UserWarning`` says when the
-        bounded clustering costs more than the budget allows.
+        A worst-case guarantee on top of FairKM's averages: *every*
+        cluster's share of every value of every categorical attribute within
+        ``max_deviation`` of the dataset's. The bound constrains FairKM's
+        clustering, it does not replace it: when the clustering meets it, it
+        is kept unchanged; otherwise the fewest, cheapest rows are moved to
+        meet it, and no cluster ends further from the dataset's mix than
+        FairKM left it, for any attribute (see Notes). ``0`` asks for the
+        dataset's exact mix, or, when whole rows cannot hold it, the
+        tightest bound they meet (``max_deviation_`` says which). A dict
+        bounds the named attributes only. ``None``: no guarantee. Numeric
+        attributes are not bounded (see
+        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``), but no
+        repair makes their clusters' means further from the dataset's. With
+        a budget (``max_cost``) the budget chooses FairKM's clustering and
+        the bound, a guarantee, wins over it: a ``UserWarning`` says when
+        the bounded clustering costs more than the budget allows.
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads: ``|share_C(v) - share_X(v)| <= delta``,
         or Bera et al.'s ``(1 - delta) p <= share_C(v) <= p / (1 - delta)``
@@ -293,6 +296,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
     violation_ : float
         With ``max_deviation``: the largest violation of the bounds left
         after rounding, 0 when every cluster meets them (NaN without).
+    max_deviation_ : float, dict or None
+        The bound enforced: ``max_deviation``, except that an attribute
+        asked at 0 holds the tightest bound whole rows meet (0 when they
+        can hold the exact mix; ``bounds_check_.note`` says which).
+    n_moved_by_bound_ : int
+        With ``max_deviation``: rows whose cluster the bound changed (0 when
+        FairKM's clustering already met it; 0 without).
 
     See Also
     --------
@@ -320,15 +330,26 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
     (``cluster_deviation_.max(axis=1)``, or :func:`fairkm.report.audit`), or
     ask for a guarantee with ``max_deviation``.
 
-    With ``max_deviation`` the fitted ``labels_``, ``cluster_centers_``,
-    ``inertia_``, ``fairness_``, ``objective_``, ``attribute_fairness_``,
-    ``cost_increase_`` and ``unfairness_ratio_`` are those of the bounded
-    assignment (the centres are its clusters' means);
-    ``objective_history_`` and ``n_iter_`` stay those of the FairKM run it
-    started from. Bounds that no assignment of whole rows can meet raise
-    :class:`fairkm.bounds.InfeasibleBoundError` (a ``ValueError``) naming
-    the tightest bound found that can be met; a violation the rounding
-    leaves is in ``violation_`` and warned about
+    With ``max_deviation``, a clustering that breaks the bound is repaired
+    by a local search from FairKM's labels: the moves and swaps of rows
+    that bring the clusters within the bound at the least K-Means cost (to
+    FairKM's centres) per unit of excess removed, none of which may leave a
+    cluster's total-variation distance from the dataset's mix (or numeric
+    attribute's mean) above FairKM's own for that cluster. Where that
+    search cannot meet the bound (tight bounds, where only some cluster
+    sizes work), the rows are assigned at the least K-Means cost under the
+    bound (:func:`fairkm.bounds.fair_assignment`) and the same search
+    restores those caps as far as the bound allows. The fitted
+    ``labels_``, ``cluster_centers_``, ``inertia_``, ``fairness_``,
+    ``objective_``, ``attribute_fairness_``, ``cost_increase_`` and
+    ``unfairness_ratio_`` are those of the bounded clustering (the centres
+    are its clusters' means); ``objective_history_`` and ``n_iter_`` stay
+    those of the FairKM run it started from. For the cheapest clustering
+    under a bound instead, fairness inside the band aside, use
+    :class:`fairkm.bounds.BoundedKMeans`. Bounds that no assignment of whole
+    rows can meet raise :class:`fairkm.bounds.InfeasibleBoundError` (a
+    ``ValueError``) naming the tightest bound found that can be met; a
+    violation the rounding leaves is in ``violation_`` and warned about
     (:class:`fairkm.bounds.BoundNotMetWarning`). :meth:`predict` prices new
     rows against the fitted clustering and does not bound them; to assign
     new rows within the bounds, use :class:`fairkm.bounds.BoundedKMeans`.
@@ -538,13 +559,12 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             starts(), plan, encoding, checked.attribute_weights,
             cluster_exponent=cluster_exponent, n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
         )
-        bounds_check = None
+        bounded = None
         if checked.bounds is not None:
-            bounded = solve_bounded(X, session.stats.cluster_centers(), checked.bounds,
-                                    max_iter=1)
+            bounded = constrain(X, session.labels, session.stats.cluster_centers(),
+                                checked.bounds)
             session.labels[:] = bounded.labels
             session.inertia, session.fairness, session.objective = session.evaluate()
-            bounds_check = bounded.check
             self._warn_if_the_bound_broke_the_budget(plan, session.inertia,
                                                      weighting.blind_inertia)
         labels = session.labels
@@ -561,9 +581,21 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
             encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
         ))
-        self.bounds_check_ = bounds_check
-        self.violation_ = np.nan if bounds_check is None else bounds_check.violation
+        self._set_bounded(bounded)
         return self
+
+    def _set_bounded(self, bounded):
+        """Set the fitted attributes of the bound (``bounded``: a Constrained, or None)."""
+        self.bounds_check_ = None if bounded is None else bounded.check
+        self.violation_ = np.nan if bounded is None else bounded.check.violation
+        self.n_moved_by_bound_ = 0 if bounded is None else bounded.n_moved
+        if bounded is None:
+            self.max_deviation_ = None
+            return
+        enforced = {a.name: a.delta for a in bounded.bounds.categorical()}
+        self.max_deviation_ = ({name: enforced[name] for name in self.max_deviation}
+                               if isinstance(self.max_deviation, Mapping)
+                               else max(enforced.values()))
 
     def _feature_names(self, n_features):
         names = getattr(self, "feature_names_in_", None)

@@ -24,6 +24,7 @@ from ._infeasible import (
     check_rare_values,
     counting_reason,
     prove_infeasible,
+    tightest_bound,
     type_counts,
 )
 from ._model import excess, make_problem, sq_distances
@@ -280,6 +281,47 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
     return centers
 
 
+def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
+    """Resolve ``max_deviation=0`` (the exact mix) to the tightest bound whole rows meet.
+
+    Bounds with no attribute at 0 are returned as they are. Otherwise the
+    attributes asked at 0 get the tightest floor found
+    (:func:`fairkm.bounds._infeasible.tightest_bound`; with row weights or
+    numeric bounds, by trying assignments to ``centers``), and the bound set
+    a note saying so.
+
+    Returns
+    -------
+    BoundSet
+    """
+    if not bounds.exact:
+        return bounds
+    k = centers.shape[0]
+    problem = make_problem(X, bounds, k)
+    live = np.flatnonzero(problem.weights > 0)
+    dist = None
+
+    def attempt(floor):
+        nonlocal dist
+        dist = sq_distances(X, centers) if dist is None else dist
+        tight = bounds.with_floor(floor)
+        p = make_problem(X, tight, k)
+        if counting_reason(p, live) is not None:
+            return False
+        return round_by_search(p, tight, dist, live, relax(p, dist, live, max_lp_variables)).met
+
+    floor, proven = tightest_bound(problem, bounds, live, attempt)
+    if floor is None:
+        return bounds  # the assignment proves it infeasible, with the reason
+    if floor == 0.0:
+        return bounds.with_floor(0.0, "max_deviation=0: the dataset's exact mix, held exactly.")
+    found = "they meet (to 0.1%)" if proven else "found that they meet"
+    return bounds.with_floor(floor, (
+        f"max_deviation=0 asks for the dataset's exact mix, which no assignment of these "
+        f"{live.shape[0]} whole rows to {k} non-empty clusters holds; {floor:.3g} is the "
+        f"tightest bound {found}."))
+
+
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
@@ -307,6 +349,9 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     live = np.flatnonzero(problem.weights > 0)
     check_n_samples(live.shape[0], k, " (of positive weight)")
     check_rare_values(bounds, live, k)
+    if bounds.exact:
+        bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
+        problem = make_problem(X, bounds, k)
     reason = counting_reason(problem, live)
     if reason is not None:
         prove_infeasible(problem, bounds, live, reason=reason)

@@ -122,12 +122,17 @@ class BoundsCheck:
         .. versionchanged:: 0.2.0
            Renamed from ``kind``, which still reads it, with a ``FutureWarning``,
            until 0.3.0.
+    note : str
+        When the bounds are not the ones asked for: ``max_deviation=0`` asks
+        for the dataset's exact mix, and the bound checked is the tightest
+        that whole rows meet (the note says which, and whether it is exact).
     """
 
     table: pd.DataFrame
     violation: float
     satisfied: bool
     deviation_kind: str
+    note: str = ""
 
     @property
     def kind(self):
@@ -163,10 +168,11 @@ class BoundsCheck:
             cell = (f"{name}, cluster {cluster!r} ({row['cluster_size']:g} rows): "
                     f"{value!r} {row['cluster_value']:.3f} against "
                     f"{row['dataset_value']:.3f} overall")
+        note = f" {self.note}" if self.note else ""
         if self.satisfied:
-            return f"Every cluster {what}: yes (closest to the bound: {cell})."
+            return f"Every cluster {what}: yes (closest to the bound: {cell}).{note}"
         return (f"Every cluster {what}: no, largest violation {self.violation:.3g} "
-                f"({cell}).")
+                f"({cell}).{note}")
 
 
 def from_codes(bounds, codes, n_clusters, cluster_labels=None):
@@ -176,7 +182,7 @@ def from_codes(bounds, codes, n_clusters, cluster_labels=None):
         table["cluster"] = [_plain(cluster_labels[c]) for c in table["cluster"]]
     bounded = table["bound"].notna()
     violation = float(table.loc[bounded, "violation"].max()) if bounded.any() else 0.0
-    return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind)
+    return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind, bounds.note)
 
 
 def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="additive",

@@ -74,9 +74,12 @@ class Problem:
     unit : bool
         Whether every weight is 1.
     cat : list of (codes, lower, upper)
-        The bounded categorical attributes: value codes per row and share band.
+        The bounded categorical attributes: value codes per row and share
+        band, per value (n_values,) or per cluster and value (n_clusters,
+        n_values).
     num : list of (z, bound)
-        The bounded numeric attributes: standardised values and bound.
+        The bounded numeric attributes: standardised values and bound (a
+        float, or one per cluster).
     types : ndarray of shape (n_samples,), int64
         Type of each row (its combination of bounded categorical values).
     type_table : ndarray of shape (n_types, len(cat)), int64
@@ -120,7 +123,7 @@ def _types(cat, n):
     """Each row's type (combination of the bounded values) and the values of each type."""
     if not cat:
         return np.zeros(n, dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
-    sizes = [lower.shape[0] for _, lower, _ in cat]
+    sizes = [lower.shape[-1] for _, lower, _ in cat]
     if float(np.prod(sizes, dtype=np.float64)) >= 2.0 ** 62:
         codes = np.stack([c[0] for c in cat], axis=1)
         table, types = np.unique(codes, axis=0, return_inverse=True)
@@ -189,7 +192,7 @@ def held_offsets(problem, rows, labels):
     size = np.bincount(labels, weights=w, minlength=k)
     counts = []
     for codes, lower, _ in problem.cat:
-        n_values = lower.shape[0]
+        n_values = lower.shape[-1]
         counts.append(np.bincount(labels * n_values + codes[rows], weights=w,
                                   minlength=k * n_values).reshape(k, n_values))
     sums = [np.bincount(labels, weights=w * z[rows], minlength=k) for z, _ in problem.num]
@@ -203,10 +206,11 @@ def excess(problem, rows, labels, held=None):
     out = np.zeros(problem.n_clusters)
     for j, ((_, lower, upper), a) in enumerate(zip(problem.cat, off.counts, strict=True)):
         count = a if held is None else a + held.counts[j]
-        over = np.maximum(count - upper[None, :] * size[:, None], 0.0)
-        under = np.maximum(lower[None, :] * size[:, None] - count, 0.0)
-        out += np.where(upper[None, :] < 1.0, over, 0.0).sum(1)
-        out += np.where(lower[None, :] > 0.0, under, 0.0).sum(1)
+        lower, upper = (np.broadcast_to(b, count.shape) for b in (lower, upper))
+        over = np.maximum(count - upper * size[:, None], 0.0)
+        under = np.maximum(lower * size[:, None] - count, 0.0)
+        out += np.where(upper < 1.0, over, 0.0).sum(1)
+        out += np.where(lower > 0.0, under, 0.0).sum(1)
     for j, ((_, bound), a) in enumerate(zip(problem.num, off.sums, strict=True)):
         total = a if held is None else a + held.sums[j]
         out += np.maximum(np.abs(total) - bound * size, 0.0)
@@ -275,29 +279,30 @@ def _build(problem, rows, w_rows, pos, clu, cost, held, *, elastic=False):
     ]
     ub, b_ub, meta, n_ub = [], [], [], 0
     for a, ((_, lower, upper), counts) in enumerate(zip(problem.cat, held.counts, strict=True)):
-        n_values = lower.shape[0]
+        n_values = lower.shape[-1]
         zv = problem.type_table[zt, a]
+        lower, upper = (np.broadcast_to(b, (k, n_values)) for b in (lower, upper))
         for bound, sign, keep in ((upper, 1.0, upper < 1.0), (lower, -1.0, lower > 0.0)):
-            keep = np.broadcast_to(keep, (k, n_values))
             row_id = np.full((k, n_values), -1, dtype=np.int64)
             row_id[keep] = n_ub + np.arange(int(keep.sum()))
             r = row_id[zc, zv]
             sel = np.flatnonzero(r >= 0)
             ub.append((r[sel], iz + sel, np.full(sel.shape[0], sign)))
             cc, vv = np.nonzero(keep)
-            ub.append((row_id[cc, vv], i_s + cc, -sign * bound[vv]))
-            b_ub.append(sign * (bound[vv] * held.size[cc] - counts[cc, vv]))
+            ub.append((row_id[cc, vv], i_s + cc, -sign * bound[cc, vv]))
+            b_ub.append(sign * (bound[cc, vv] * held.size[cc] - counts[cc, vv]))
             meta.append(np.stack([np.full(cc.shape[0], _CAT), cc, np.full(cc.shape[0], a), vv,
-                                  np.full(cc.shape[0], sign), bound[vv]], 1))
+                                  np.full(cc.shape[0], sign), bound[cc, vv]], 1))
             n_ub += cc.shape[0]
     for a, ((z, bound), sums) in enumerate(zip(problem.num, held.sums, strict=True)):
+        bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), (k,))
         wz = w * z[rows][pos]
         for sign in (1.0, -1.0):
             ub.append((n_ub + clu, np.arange(m), sign * wz))
-            ub.append((n_ub + np.arange(k), i_s + np.arange(k), np.full(k, -bound)))
+            ub.append((n_ub + np.arange(k), i_s + np.arange(k), -bound))
             b_ub.append(bound * held.size - sign * sums)
             meta.append(np.stack([np.full(k, _NUM), np.arange(k), np.full(k, a), np.zeros(k),
-                                  np.full(k, sign), np.full(k, bound)], 1))
+                                  np.full(k, sign), bound], 1))
             n_ub += k
     n_slack = n_ub if elastic else 0
     if n_slack:
@@ -336,7 +341,7 @@ def _prices(problem, programme, duals):
     const = np.zeros(k)
     for a, (_, lower, _) in enumerate(problem.cat):
         sel = (kind == _CAT) & (attr == a)
-        per_value = np.zeros((k, lower.shape[0]))
+        per_value = np.zeros((k, lower.shape[-1]))
         np.add.at(per_value, (cluster[sel], value[sel]), lam[sel] * sign[sel])
         base += per_value[:, problem.type_table[:, a]].T
         np.add.at(const, cluster[sel], -lam[sel] * sign[sel] * bound[sel])

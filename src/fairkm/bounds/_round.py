@@ -150,7 +150,7 @@ def _movable(problem, live, cur, move, budget):
     per_type = budget // (4 * np.unique(types).shape[0] * k)
     if per_type >= 2:
         _in_and_out(allowed, _groups(types), cur, move, per_type)
-    n_values = sum(lower.shape[0] for _, lower, _ in problem.cat) + 2 * len(problem.num)
+    n_values = sum(lower.shape[-1] for _, lower, _ in problem.cat) + 2 * len(problem.num)
     per_value = max(1, budget // (4 * max(n_values, 1) * k))
     for codes, _, _ in problem.cat:
         _in_and_out(allowed, _groups(codes[live]), cur, move, per_value)

@@ -20,27 +20,76 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._model import _types
-from ._search_kernels import TOL, cluster_excess, search
+from ._search_kernels import TOL, cluster_excess, overall_excess, search
 
-__all__ = ["Guard", "SearchSpace", "local_search"]
+__all__ = ["Guard", "SearchSpace", "cluster_distances", "local_search", "own_guard"]
 
 
 @dataclass(frozen=True)
 class Guard:
-    """Caps per cluster, beyond the bounds, that a repair may not exceed.
+    """Caps a repair may not exceed, per attribute: its worst cluster and its mean.
+
+    The distance of a cluster from the dataset's mix is the total-variation
+    distance for a categorical attribute and ``|mean_C(z)|`` for a numeric
+    one (``z`` standardised over the dataset).
 
     Attributes
     ----------
-    tv : dict of str to ndarray of shape (n_clusters,)
-        Per categorical attribute, the largest total-variation distance of
-        each cluster's mix from the dataset's.
-    mean : dict of str to ndarray of shape (n_clusters,)
-        Per numeric attribute, the largest ``|mean_C(z)|`` of each cluster
-        (``z`` standardised over the dataset).
+    worst : dict of str to float
+        Per attribute, the largest distance any cluster may have.
+    mean : dict of str to float
+        Per attribute, the largest mean of the distances over the clusters
+        (each counted once).
     """
 
-    tv: dict = field(default_factory=dict)
+    worst: dict = field(default_factory=dict)
     mean: dict = field(default_factory=dict)
+
+
+def own_guard(bounds, labels, n_clusters):
+    """Return a clustering's own worst and mean distance from the dataset's mix, as caps.
+
+    Parameters
+    ----------
+    bounds : BoundSet
+        Every attribute (bounded or not) is capped.
+    labels : ndarray of shape (n_samples,), int64
+        Cluster codes 0..n_clusters-1, every cluster non-empty.
+    n_clusters : int
+
+    Returns
+    -------
+    Guard
+    """
+    distances = cluster_distances(bounds, labels, n_clusters)
+    return Guard({name: float(d.max()) for name, d in distances.items()},
+                 {name: float(d.mean()) for name, d in distances.items()})
+
+
+def cluster_distances(bounds, labels, n_clusters):
+    """Per attribute, each cluster's distance from the dataset's mix (0 for an empty cluster).
+
+    Total variation for a categorical attribute, ``|mean(z)|`` for a numeric
+    one, under the bound set's weights.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_clusters,)
+    """
+    w = np.ones(labels.shape[0]) if bounds.weights is None else bounds.weights
+    sizes = np.bincount(labels, weights=w, minlength=n_clusters)
+    safe = np.maximum(sizes, 1e-300)
+    out = {}
+    for a in bounds.categorical(bounded_only=False):
+        n_values = len(a.categories)
+        counts = np.bincount(labels * n_values + a.values, weights=w,
+                             minlength=n_clusters * n_values).reshape(n_clusters, n_values)
+        out[a.name] = np.where(sizes > 0, 0.5 * np.abs(
+            counts / safe[:, None] - a.proportions[None, :]).sum(axis=1), 0.0)
+    for a in bounds.numeric(bounded_only=False):
+        out[a.name] = np.abs(np.bincount(labels, weights=w * a.values,
+                                         minlength=n_clusters)) / safe
+    return out
 
 
 @dataclass(frozen=True)
@@ -58,6 +107,7 @@ class SearchSpace:
     offsets: np.ndarray
     tv_cap: np.ndarray
     z_cap: np.ndarray
+    mean_cap: np.ndarray
     w_min: float
     unit: bool
 
@@ -76,10 +126,13 @@ class SearchSpace:
         """
         guard = guard or Guard()
         k = problem.n_clusters
+        guarded = set(guard.worst) | set(guard.mean)
         cats = [a for a in bounds.categorical(bounded_only=False)
-                if a.bounded or a.name in guard.tv]
+                if a.bounded or a.name in guarded]
         nums = [a for a in bounds.numeric(bounded_only=False)
-                if a.bounded or a.name in guard.mean]
+                if a.bounded or a.name in guarded]
+        # caps on the sum over the clusters: the mean's cap times their number
+        mean_cap = np.array([k * guard.mean.get(a.name, np.inf) for a in cats + nums])
         sizes = [len(a.categories) for a in cats]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         n_values = int(offsets[-1])
@@ -92,8 +145,7 @@ class SearchSpace:
             if a.bounded:
                 lower[:, span], upper[:, span] = a.lower, a.upper
             prop[span] = a.proportions
-            if a.name in guard.tv:
-                tv_cap[:, j] = guard.tv[a.name]
+            tv_cap[:, j] = guard.worst.get(a.name, np.inf)
             codes[:, j] = a.values[live] + offsets[j]
         z = np.zeros((live.shape[0], len(nums)))
         z_cap = np.full((k, len(nums)), np.inf)
@@ -101,17 +153,16 @@ class SearchSpace:
             z[:, j] = a.values[live]
             if a.bounded:
                 z_cap[:, j] = a.delta
-            if a.name in guard.mean:
-                z_cap[:, j] = np.minimum(z_cap[:, j], guard.mean[a.name])
+            z_cap[:, j] = np.minimum(z_cap[:, j], guard.worst.get(a.name, np.inf))
         types, table = _types([(codes[:, j] - offsets[j], np.zeros(s), None)
                                for j, s in enumerate(sizes)], live.shape[0])
         weights = np.ascontiguousarray(problem.weights[live])
         return cls(weights, types, table.shape[0], codes, np.ascontiguousarray(z), lower,
-                   upper, prop, offsets, tv_cap, z_cap, problem.w_min,
+                   upper, prop, offsets, tv_cap, z_cap, mean_cap, problem.w_min,
                    bool(np.all(weights == 1.0)) and not nums)
 
     def excess(self, labels):
-        """Per cluster, the weight outside its bands and caps for ``labels`` (live rows)."""
+        """Return the weight outside the bands and caps for ``labels`` (live rows)."""
         k = self.lower.shape[0]
         size = np.bincount(labels, weights=self.weights, minlength=k)
         cnt = np.zeros((k, self.lower.shape[1]))
@@ -119,12 +170,15 @@ class SearchSpace:
             np.add.at(cnt, (labels, self.codes[:, j]), self.weights)
         zsum = np.zeros((k, self.z.shape[1]))
         np.add.at(zsum, labels, self.weights[:, None] * self.z)
-        return np.array([cluster_excess(c, size, cnt, zsum, self.lower, self.upper, self.prop,
-                                        self.offsets, self.tv_cap, self.z_cap)
-                         for c in range(k)])
+        measures = np.zeros((k, self.mean_cap.shape[0]))
+        own = sum(cluster_excess(c, size, cnt, zsum, self.lower, self.upper, self.prop,
+                                 self.offsets, self.tv_cap, self.z_cap, 1.0, measures[c])
+                  for c in range(k))
+        return own + overall_excess(measures.sum(axis=0), self.mean_cap,
+                                    self.weights.sum() / k)
 
 
-def local_search(space, dist, labels, *, polish=True, max_steps=None):
+def local_search(space, dist, labels, *, polish=True, max_steps=None, hard=1.0):
     """Repair ``labels`` (of the live rows) until every band holds, then lower their cost.
 
     Parameters
@@ -140,6 +194,9 @@ def local_search(space, dist, labels, *, polish=True, max_steps=None):
     max_steps : int or None
         Steps at most (each one move, swap or pair of moves); 20 per row by
         default.
+    hard : float, default=1.0
+        How much more the share bands' excess counts than the caps' (large:
+        no move trades a band for a cap).
 
     Returns
     -------
@@ -152,6 +209,6 @@ def local_search(space, dist, labels, *, polish=True, max_steps=None):
         max_steps = 20 * labels.shape[0] + 1000
     search(np.ascontiguousarray(dist, dtype=np.float64), space.weights, space.types,
            space.n_types, space.codes, space.z, space.lower, space.upper, space.prop,
-           space.offsets, space.tv_cap, space.z_cap, space.w_min, space.unit, labels, polish,
-           max_steps)
-    return labels, bool(space.excess(labels).max() <= TOL * space.w_min)
+           space.offsets, space.tv_cap, space.z_cap, space.mean_cap, space.w_min, space.unit,
+           labels, polish, max_steps, hard)
+    return labels, bool(space.excess(labels) <= TOL * space.w_min)

@@ -4,12 +4,20 @@ Arrays and scalars in, labels changed in place; no randomness, so the same
 input gives the same labels.
 
 The state is every cluster's size, per value count and per numeric attribute
-sum (all in weight). A cluster's *excess* is how much weight lies outside its
-bands: for each value, the count above ``upper * size`` or below ``lower *
-size``; for each attribute with a cap on its total-variation distance, the
-distance's excess (``sum_v |count_v - p_v size| - 2 cap size``); for each
-numeric attribute, ``|sum w z| - cap * size`` when positive. Every band is
-widened by ``TOL`` (a share), the tolerance of :func:`fairkm.bounds.check_bounds`.
+sum (all in weight). The *excess* is how much weight lies outside the bands
+and caps:
+
+* per cluster, for each value, the count above ``upper * size`` or below
+  ``lower * size``, times ``hard``; for each attribute with a cap on a
+  cluster's total-variation distance from the dataset's mix,
+  ``sum_v |count_v - p_v size| - 2 cap size``; for each numeric attribute,
+  ``|sum w z| - cap size`` (each when positive);
+* per attribute with a cap on the mean over the clusters of that distance
+  (or of ``|mean z|``), how far the mean lies above it, times the mean
+  cluster size (so that it reads in rows too).
+
+Every band and cap is widened by ``TOL`` (a share), the tolerance of
+:func:`fairkm.bounds.check_bounds`.
 
 Rows of one *type* (one combination of the categorical values) are
 interchangeable for the bands when every weight is 1 and there is no numeric
@@ -19,12 +27,13 @@ sorted list (its first still-valid entry is the *head*); heads are the only
 rows the search moves. On unit problems the cost of moving one row of a type
 from ``a`` to ``b`` is the shortest path over the type's heads (a row of the
 type goes ``a -> c``, another ``c -> b``: the counts change only at ``a`` and
-``b``), and a negative cycle of one type is a cheaper assignment with the same
-counts, cancelled at once.
+``b``), and, when polishing, a negative cycle of one type (a cheaper
+assignment with the same counts) is cancelled at once.
 
-1. **Repair** (while any excess is left): the single move, or swap of two rows
-   between two clusters, that lowers the total excess at the least cost per
-   unit of excess removed.
+1. **Repair** (while any excess is left): the single move that removes the
+   most excess per unit of cost; if none removes any, the best swap of two
+   rows between two clusters; if none, the best pair of moves sharing a
+   cluster.
 2. **Polish** (optional, once no excess is left): the move, swap or pair of
    moves (an improving move that breaks a band, and a second move that
    restores it) that lowers the cost most without creating excess; until
@@ -34,11 +43,11 @@ counts, cancelled at once.
 import numba
 import numpy as np
 
-__all__ = ["TOL", "excess_of", "search"]
+__all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 
 TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
-_TEMPTING = 64      # improving moves tried as the first half of a pair of moves
+_PAIRS = 64         # first moves tried in a pair of moves
 
 
 @numba.njit(cache=True)
@@ -48,21 +57,41 @@ def _penalty(count, size, lower, upper):
 
 
 @numba.njit(cache=True)
-def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap):
-    """Weight outside cluster ``c``'s bands, from the state arrays (O(values + numeric))."""
+def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap, hard,
+                   measures):
+    """Cluster ``c``'s own excess (O(values + numeric)); its distances go to ``measures``.
+
+    ``measures`` (A + B,) receives the cluster's total-variation distance of
+    each categorical attribute, then ``|mean z|`` of each numeric one (0 for
+    an empty cluster).
+    """
     s = size[c]
+    inv = 1.0 / s if s > 0.0 else 0.0
     total = 0.0
-    for a in range(offsets.shape[0] - 1):
+    n_cat = offsets.shape[0] - 1
+    for a in range(n_cat):
         tv = 0.0
         for v in range(offsets[a], offsets[a + 1]):
             x = cnt[c, v]
-            total += _penalty(x, s, lower[c, v], upper[c, v])
+            total += hard * _penalty(x, s, lower[c, v], upper[c, v])
             tv += abs(x - prop[v] * s)
         if tv_cap[c, a] < np.inf:
             total += max(tv - 2.0 * (tv_cap[c, a] + TOL) * s, 0.0)
+        measures[a] = 0.5 * tv * inv
     for b in range(zsum.shape[1]):
         total += max(abs(zsum[c, b]) - (z_cap[c, b] + TOL) * s, 0.0)
+        measures[n_cat + b] = abs(zsum[c, b]) * inv
     return total
+
+
+@numba.njit(cache=True)
+def overall_excess(msum, mean_cap, mean_scale):
+    """Excess of the means over the clusters above their caps, in rows."""
+    total = 0.0
+    for j in range(msum.shape[0]):
+        if mean_cap[j] < np.inf:
+            total += max(msum[j] - mean_cap[j] - TOL, 0.0)
+    return mean_scale * total
 
 
 @numba.njit(cache=True)
@@ -77,14 +106,6 @@ def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
     for q in range(z.shape[1]):
         zsum[a, q] -= w * z[i, q]
         zsum[b, q] += w * z[i, q]
-
-
-def excess_of(labels, weights, codes, z, lower, upper, prop, offsets, tv_cap, z_cap):
-    """Return each cluster's excess for ``labels`` (the state built from scratch)."""
-    k, n_values = lower.shape
-    size, cnt, zsum = _state(labels, weights, codes, z, k, n_values)
-    return np.array([cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap,
-                                    z_cap) for c in range(k)])
 
 
 @numba.njit(cache=True)
@@ -165,11 +186,14 @@ def _head(t, a, b, first, members, labels, dist, weights, rows, cost, count):
 
 
 @numba.njit(cache=True)
-def _paths(t, heads, dist, weights, D, nxt, chains):
+def _paths(t, heads, dist, weights, D, nxt, chains, eps):
     """Cheapest way to move one row of type ``t`` between each pair of clusters.
 
     Direct moves of the heads, or (``chains``) shortest paths over them
-    (Floyd-Warshall). Return a cluster on a negative cycle, or -1.
+    (Floyd-Warshall); a path is taken only where it is cheaper by more than
+    ``eps``, so that cycles of cost 0 (identical rows swapped) cannot make
+    the paths circular. Return a cluster on a cycle cheaper than ``-eps``, or
+    -1.
     """
     k = dist.shape[1]
     for a in range(k):
@@ -191,10 +215,10 @@ def _paths(t, heads, dist, weights, D, nxt, chains):
                 continue
             for b in range(k):
                 through = D[t, a, c] + D[t, c, b]
-                if through < D[t, a, b]:
+                if through < D[t, a, b] - eps:
                     D[t, a, b] = through
                     nxt[t, a, b] = nxt[t, a, c]
-            if D[t, a, a] < 0.0:
+            if D[t, a, a] < -eps:
                 return a
     return -1
 
@@ -236,26 +260,80 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 
 
 @numba.njit(cache=True)
+def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
+              offsets, tv_cap, z_cap, hard, mean_cap, mean_scale, scratch):
+    """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
+
+    Returns (gain, excess left at those clusters plus the overall excess).
+    """
+    old, new = overall, 0.0
+    J = msum.shape[0]
+    for q in range(n_aff):
+        c = clusters[q]
+        old += E[c]
+        new += cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap,
+                              hard, scratch[q])
+    total = 0.0
+    for j in range(J):
+        if mean_cap[j] < np.inf:
+            m = msum[j]
+            for q in range(n_aff):
+                m += scratch[q, j] - meas[clusters[q], j]
+            total += max(m - mean_cap[j] - TOL, 0.0)
+    new_overall = mean_scale * total
+    left = new + new_overall
+    return old - left, left
+
+
+@numba.njit(cache=True)
+def _affected(a, b, x, y, clusters):
+    """Write the distinct clusters among a, b, x, y (-1: none) to ``clusters``; count them."""
+    n = 0
+    for c in (a, b, x, y):
+        if c < 0:
+            continue
+        seen = False
+        for q in range(n):
+            if clusters[q] == c:
+                seen = True
+        if not seen:
+            clusters[n] = c
+            n += 1
+    return n
+
+
+@numba.njit(cache=True)
 def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets, tv_cap,
-           z_cap, w_min, unit, labels, polish, max_steps):
-    """Repair ``labels`` until no cluster has excess, then (``polish``) lower their cost.
+           z_cap, mean_cap, w_min, unit, labels, polish, max_steps, hard):
+    """Repair ``labels`` until no excess is left, then (``polish``) lower their cost.
 
     IN: dist (m, k) cost of each row per cluster (per unit of weight);
     weights (m,); types (m,) in [0, n_types); codes (m, A) global value index
     of each categorical attribute; z (m, B) numeric values; lower, upper (k, V)
     share bands; prop (V,) the dataset's shares; offsets (A + 1,) first value
-    of each attribute; tv_cap (k, A) and z_cap (k, B) caps (inf: none); w_min
-    the least weight a cluster keeps; unit whether every weight is 1 and B = 0;
-    max_steps. OUT: labels (m,) changed in place.
+    of each attribute; tv_cap (k, A) and z_cap (k, B) caps per cluster, and
+    mean_cap (A + B,) caps on the sum over the clusters of the same distances
+    (inf: none); w_min the least weight a cluster keeps; unit whether every
+    weight is 1 and B = 0; max_steps; hard the weight of the share bands'
+    excess against the caps'. OUT: labels (m,) changed in place.
 
     Returns (the excess left, in weight; the number of steps taken).
     """
     m, k = dist.shape
     n_values = lower.shape[1]
+    J = mean_cap.shape[0]
     size, cnt, zsum = _state(labels, weights, codes, z, k, n_values)
+    total_weight = 0.0
+    for i in range(m):
+        total_weight += weights[i]
+    mean_scale = total_weight / k
     E = np.empty(k)
+    meas = np.zeros((k, J))
     for c in range(k):
-        E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap)
+        E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap,
+                              hard, meas[c])
+    msum = meas.sum(axis=0)
+    overall = overall_excess(msum, mean_cap, mean_scale)
     first = np.zeros(n_types + 1, dtype=np.int64)
     for i in range(m):
         first[types[i] + 1] += 1
@@ -275,18 +353,24 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     D = np.empty((n_types, k, k))
     nxt = np.empty((n_types, k, k), dtype=np.int64)
     dirty = np.ones(n_types, dtype=np.bool_)
-    # Gains below this are rounding: the search stops rather than cycle on them.
+    # Gains below these are rounding: the search stops rather than cycle on them.
     scale = 0.0
     for i in range(m):
         scale += weights[i] * dist[i, labels[i]]
     eps = 1e-12 * max(scale, 1e-300)
     ex_tol = 1e-9 * w_min
-    rm = np.empty((n_types, k))   # excess of a cluster without one row of the type
-    add = np.empty((n_types, k))  # ... with one more
-    tempt_t = np.empty(_TEMPTING, dtype=np.int64)
-    tempt_a = np.empty(_TEMPTING, dtype=np.int64)
-    tempt_b = np.empty(_TEMPTING, dtype=np.int64)
-    tempt_c = np.empty(_TEMPTING)
+    floor = w_min * (1.0 - 1e-12)
+    # unit problems: a cluster's excess and distances without / with one row of each type
+    rm = np.empty((n_types, k))
+    add = np.empty((n_types, k))
+    rm_meas = np.zeros((n_types, k, J))
+    add_meas = np.zeros((n_types, k, J))
+    scratch = np.zeros((4, J))
+    aff = np.empty(4, dtype=np.int64)
+    pair_t = np.empty(_PAIRS, dtype=np.int64)
+    pair_a = np.empty(_PAIRS, dtype=np.int64)
+    pair_b = np.empty(_PAIRS, dtype=np.int64)
+    pair_v = np.empty(_PAIRS)
     steps = 0
     while steps < max_steps:
         steps += 1
@@ -298,20 +382,23 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         if a != b:
                             heads[t, a, b] = _head(t, a, b, first, members, labels, dist,
                                                    weights, rows, cost, count)
-                c0 = _paths(t, heads, dist, weights, D, nxt, unit)
+                c0 = _paths(t, heads, dist, weights, D, nxt, unit, eps)
                 dirty[t] = False
                 if c0 < 0:
                     break
-                seq, n_seq = _cycle(t, c0, heads, nxt, dist, weights, k, eps)
+                n_seq = 0
+                if polish:
+                    seq, n_seq = _cycle(t, c0, heads, nxt, dist, weights, k, eps)
                 if n_seq == 0:
+                    # paths through a negative cycle are not paths: direct moves only
+                    _paths(t, heads, dist, weights, D, nxt, False, eps)
                     break
                 for q in range(n_seq):
                     a, b = seq[q], seq[(q + 1) % n_seq]
                     _relabel(heads[t, a, b], a, b, labels, weights, codes, z, dist, types,
                              size, cnt, zsum, rows, cost, count)
                 dirty[t] = True
-        total = E.sum()
-        repair = total > ex_tol
+        repair = E.sum() + overall > ex_tol
         if not repair and not polish:
             break
         if unit:
@@ -322,121 +409,144 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] -= 1.0
                     rm[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                              offsets, tv_cap, z_cap)
+                                              offsets, tv_cap, z_cap, hard, rm_meas[t, c])
                     size[c] += 2.0
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] += 2.0
                     add[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                               offsets, tv_cap, z_cap)
+                                               offsets, tv_cap, z_cap, hard, add_meas[t, c])
                     size[c] -= 1.0
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] -= 1.0
-        best = np.inf
-        kind = 0
+        best, kind = np.inf, 0
         bt, ba, bb, bt2, bx, by = -1, -1, -1, -1, -1, -1
-        n_tempt = 0
+        n_pairs = 0
+        # single moves: one row of type t from a to b (along its path)
         for a in range(k):
             for b in range(k):
-                if a == b or (repair and E[a] <= ex_tol and E[b] <= ex_tol):
+                if a == b or (repair and overall <= ex_tol and E[a] <= ex_tol
+                              and E[b] <= ex_tol):
                     continue
                 for t in range(n_types):
                     dcost = D[t, a, b]
                     if dcost == np.inf:
                         continue
                     i = heads[t, a, b]
-                    if size[a] - weights[i] < w_min * (1.0 - 1e-12):
+                    if size[a] - weights[i] < floor:
                         continue
                     if not repair and dcost >= -eps:
                         continue
                     if unit:
-                        ea, eb = rm[t, a], add[t, b]
+                        left = rm[t, a] + add[t, b]
+                        tot = 0.0
+                        for j in range(J):
+                            if mean_cap[j] < np.inf:
+                                mj = (msum[j] - meas[a, j] - meas[b, j] + rm_meas[t, a, j]
+                                      + add_meas[t, b, j])
+                                tot += max(mj - mean_cap[j] - TOL, 0.0)
+                        left += mean_scale * tot
+                        gain = E[a] + E[b] + overall - left
                     else:
                         _shift(i, a, b, weights, codes, z, size, cnt, zsum)
-                        ea = cluster_excess(a, size, cnt, zsum, lower, upper, prop, offsets,
-                                            tv_cap, z_cap)
-                        eb = cluster_excess(b, size, cnt, zsum, lower, upper, prop, offsets,
-                                            tv_cap, z_cap)
+                        aff[0], aff[1] = a, b
+                        gain, left = _evaluate(aff, 2, E, meas, msum, overall, size, cnt, zsum,
+                                               lower, upper, prop, offsets, tv_cap, z_cap,
+                                               hard, mean_cap, mean_scale, scratch)
                         _shift(i, b, a, weights, codes, z, size, cnt, zsum)
-                    gain = E[a] + E[b] - ea - eb
                     if repair:
                         if gain > ex_tol and dcost / gain < best:
                             best, kind, bt, ba, bb = dcost / gain, 1, t, a, b
-                    elif gain >= -ex_tol and ea <= ex_tol and eb <= ex_tol:
+                    elif left <= ex_tol:
                         if dcost < best:
                             best, kind, bt, ba, bb = dcost, 1, t, a, b
-                    elif n_tempt < _TEMPTING or dcost < tempt_c[n_tempt - 1]:
-                        # an improving move that breaks a band: kept, cheapest first
-                        j = n_tempt if n_tempt < _TEMPTING else _TEMPTING - 1
-                        while j > 0 and tempt_c[j - 1] > dcost:
-                            tempt_t[j], tempt_a[j] = tempt_t[j - 1], tempt_a[j - 1]
-                            tempt_b[j], tempt_c[j] = tempt_b[j - 1], tempt_c[j - 1]
-                            j -= 1
-                        tempt_t[j], tempt_a[j], tempt_b[j], tempt_c[j] = t, a, b, dcost
-                        n_tempt = min(n_tempt + 1, _TEMPTING)
-        # swaps: a row of t1 a -> b and a row of t2 b -> a
-        for a in range(k):
-            for b in range(a + 1, k):
-                if repair and E[a] <= ex_tol and E[b] <= ex_tol:
-                    continue
-                for t1 in range(n_types):
-                    c1 = D[t1, a, b]
-                    if c1 == np.inf:
+                    # first moves of pairs: when polishing, improving moves that break a
+                    # band; when repairing, the moves that remove the most excess
+                    value = dcost if not repair else -gain
+                    if (not repair and left > ex_tol) or repair:
+                        if n_pairs < _PAIRS or value < pair_v[n_pairs - 1]:
+                            j = n_pairs if n_pairs < _PAIRS else _PAIRS - 1
+                            while j > 0 and pair_v[j - 1] > value:
+                                pair_t[j], pair_a[j] = pair_t[j - 1], pair_a[j - 1]
+                                pair_b[j], pair_v[j] = pair_b[j - 1], pair_v[j - 1]
+                                j -= 1
+                            pair_t[j], pair_a[j], pair_b[j], pair_v[j] = t, a, b, value
+                            n_pairs = min(n_pairs + 1, _PAIRS)
+        # swaps: a row of t1 a -> b and one of t2 b -> a; when repairing, only if no single
+        # move helps; when polishing, the cheapest combinations first, while they gain
+        if not repair or kind == 0:
+            for a in range(k):
+                for b in range(a + 1, k):
+                    if repair and overall <= ex_tol and E[a] <= ex_tol and E[b] <= ex_tol:
                         continue
-                    i = heads[t1, a, b]
-                    for t2 in range(n_types):
-                        c2 = D[t2, b, a]
-                        if t2 == t1 or c2 == np.inf:
-                            continue
-                        if not repair and c1 + c2 >= min(best, -eps):
-                            continue
-                        j = heads[t2, b, a]
-                        _shift(i, a, b, weights, codes, z, size, cnt, zsum)
-                        _shift(j, b, a, weights, codes, z, size, cnt, zsum)
-                        if size[a] >= w_min * (1.0 - 1e-12) and (
-                                size[b] >= w_min * (1.0 - 1e-12)):
-                            ea = cluster_excess(a, size, cnt, zsum, lower, upper, prop,
-                                                offsets, tv_cap, z_cap)
-                            eb = cluster_excess(b, size, cnt, zsum, lower, upper, prop,
-                                                offsets, tv_cap, z_cap)
-                        else:
-                            ea, eb = np.inf, np.inf
-                        _shift(j, a, b, weights, codes, z, size, cnt, zsum)
-                        _shift(i, b, a, weights, codes, z, size, cnt, zsum)
-                        gain = E[a] + E[b] - ea - eb
-                        if repair:
-                            if gain > ex_tol and (c1 + c2) / gain < best:
-                                best, kind = (c1 + c2) / gain, 2
+                    order1 = np.argsort(D[:, a, b].copy())
+                    order2 = np.argsort(D[:, b, a].copy())
+                    for p1 in range(n_types):
+                        t1 = order1[p1]
+                        c1 = D[t1, a, b]
+                        if c1 == np.inf or (
+                                not repair and c1 + D[order2[0], b, a] >= min(best, -eps)):
+                            break
+                        i = heads[t1, a, b]
+                        for p2 in range(n_types):
+                            t2 = order2[p2]
+                            c2 = D[t2, b, a]
+                            if c2 == np.inf or (not repair and c1 + c2 >= min(best, -eps)):
+                                break
+                            if t2 == t1:
+                                continue
+                            j = heads[t2, b, a]
+                            _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+                            _shift(j, b, a, weights, codes, z, size, cnt, zsum)
+                            gain, left = -np.inf, np.inf
+                            if size[a] >= floor and size[b] >= floor:
+                                aff[0], aff[1] = a, b
+                                gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
+                                                       cnt, zsum, lower, upper, prop, offsets,
+                                                       tv_cap, z_cap, hard, mean_cap,
+                                                       mean_scale, scratch)
+                            _shift(j, a, b, weights, codes, z, size, cnt, zsum)
+                            _shift(i, b, a, weights, codes, z, size, cnt, zsum)
+                            if repair:
+                                if gain > ex_tol and (c1 + c2) / gain < best:
+                                    best, kind = (c1 + c2) / gain, 2
+                                    bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
+                            elif left <= ex_tol and c1 + c2 < best:
+                                best, kind = c1 + c2, 2
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
-                        elif ea <= ex_tol and eb <= ex_tol and c1 + c2 < best:
-                            best, kind = c1 + c2, 2
-                            bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
-        # pairs of moves: a tempting move, and a move touching its clusters that
-        # removes the excess it made
-        if not repair and kind == 0:
-            for q in range(n_tempt):
-                t1, a, b, c1 = tempt_t[q], tempt_a[q], tempt_b[q], tempt_c[q]
+        # pairs of moves sharing a cluster, when nothing simpler helps
+        if kind == 0:
+            for q in range(n_pairs):
+                t1, a, b = pair_t[q], pair_a[q], pair_b[q]
+                c1 = D[t1, a, b]
                 i = heads[t1, a, b]
                 _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                 for x in range(k):
                     for y in range(k):
                         if x == y or not (x == a or x == b or y == a or y == b):
                             continue
+                        if x == b and y == a:
+                            continue  # a swap, tried above
                         for t2 in range(n_types):
                             c2 = D[t2, x, y]
-                            if t2 == t1 or c2 == np.inf or c1 + c2 >= min(best, -eps):
+                            if t2 == t1 or c2 == np.inf:
+                                continue
+                            if not repair and c1 + c2 >= min(best, -eps):
                                 continue
                             j = heads[t2, x, y]
-                            if size[x] - weights[j] < w_min * (1.0 - 1e-12):
+                            if size[x] - weights[j] < floor:
                                 continue
                             _shift(j, x, y, weights, codes, z, size, cnt, zsum)
-                            ok = True
-                            for c in (a, b, x, y):
-                                if cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                                  offsets, tv_cap, z_cap) > ex_tol:
-                                    ok = False
-                                    break
+                            n_aff = _affected(a, b, x, y, aff)
+                            gain, left = _evaluate(aff, n_aff, E, meas, msum, overall, size,
+                                                   cnt, zsum, lower, upper, prop, offsets,
+                                                   tv_cap, z_cap, hard, mean_cap, mean_scale,
+                                                   scratch)
                             _shift(j, y, x, weights, codes, z, size, cnt, zsum)
-                            if ok:
+                            if repair:
+                                if gain > ex_tol and (c1 + c2) / gain < best:
+                                    best, kind = (c1 + c2) / gain, 3
+                                    bt, ba, bb, bt2, bx, by = t1, a, b, t2, x, y
+                            elif left <= ex_tol and c1 + c2 < best:
                                 best, kind = c1 + c2, 3
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, x, y
                 _shift(i, b, a, weights, codes, z, size, cnt, zsum)
@@ -457,5 +567,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             dirty[t] = True
         for c in range(k):
             E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap,
-                                  z_cap)
-    return E.sum(), steps
+                                  z_cap, hard, meas[c])
+        msum = meas.sum(axis=0)
+        overall = overall_excess(msum, mean_cap, mean_scale)
+    return E.sum() + overall, steps

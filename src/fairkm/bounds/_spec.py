@@ -81,11 +81,20 @@ class BoundSet:
         How ``max_deviation`` reads for categorical attributes.
     weights : ndarray of shape (n_samples,) or None
         Row weights; None for unit weights.
+    note : str
+        What the bounds stand for when they are not the ones asked (the
+        tightest bound whole rows meet, for ``max_deviation=0``); "" otherwise.
     """
 
     attributes: list
     kind: str
     weights: np.ndarray | None
+    note: str = ""
+
+    @property
+    def exact(self):
+        """Whether some bounded categorical attribute asks for the dataset's exact mix (0)."""
+        return any(a.delta == 0.0 for a in self.categorical())
 
     @property
     def n_samples(self):
@@ -102,7 +111,7 @@ class BoundSet:
         return [a for a in self.attributes
                 if a.kind != CATEGORICAL and (a.bounded or not bounded_only)]
 
-    def with_floor(self, t):
+    def with_floor(self, t, note=""):
         """Return the bound set with every bounded attribute's bound raised to at least ``t``."""
         attributes = []
         for a in self.attributes:
@@ -111,7 +120,7 @@ class BoundSet:
                 a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions, float(t),
                               lower, upper)
             attributes.append(a)
-        return BoundSet(attributes, self.kind, self.weights)
+        return BoundSet(attributes, self.kind, self.weights, note)
 
 
 def check_kind(kind, parameter="deviation_kind"):

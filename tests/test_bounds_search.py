@@ -1,0 +1,339 @@
+"""The bounded assignment's local search against plain references.
+
+* a cluster's excess (bands, caps on the total-variation distance and on
+  numeric means, the bands' weight) and the excess of the means over the
+  clusters equal plain NumPy sums;
+* the first repair step is the single move with the least cost per unit of
+  excess removed, over every row and cluster (brute force);
+* repair never raises the excess and polish never raises the cost, step by
+  step, and polish never breaks a band;
+* a search that says the bands hold leaves labels a plain check accepts, and
+  no guarded attribute's mean or worst cluster above its cap;
+* own_guard measures each cluster's distance as a plain computation does.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from fairkm.bounds._model import make_problem, sq_distances
+from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
+from fairkm.bounds._search_kernels import TOL, cluster_excess, overall_excess, search
+from fairkm.bounds._spec import resolve_bounds
+
+from .conftest import examples
+
+# ----------------------------------------------------------------------------- references
+
+
+def plain_distances(labels, weights, codes, z, prop, offsets, k):
+    """Per cluster, each attribute's distance: total variation, then |mean z| (k, A + B)."""
+    out = np.zeros((k, offsets.shape[0] - 1 + z.shape[1]))
+    for c in range(k):
+        mine = labels == c
+        s = weights[mine].sum()
+        for a in range(offsets.shape[0] - 1):
+            shares = np.array([weights[mine & (codes[:, a] == v)].sum()
+                               for v in range(offsets[a], offsets[a + 1])]) / s
+            out[c, a] = 0.5 * np.abs(shares - prop[offsets[a]:offsets[a + 1]]).sum()
+        for b in range(z.shape[1]):
+            out[c, offsets.shape[0] - 1 + b] = abs(np.dot(weights[mine], z[mine, b])) / s
+    return out
+
+
+def plain_excess(labels, weights, codes, z, lower, upper, prop, offsets, tv_cap, z_cap, hard,
+                 mean_cap):
+    """Per cluster: band excess (times ``hard``), TV-cap and numeric-cap excess; then the
+    excess of the sums over the clusters of the distances above ``mean_cap``, in rows."""
+    k = lower.shape[0]
+    out = np.zeros(k)
+    for c in range(k):
+        mine = labels == c
+        s = weights[mine].sum()
+        for a in range(offsets.shape[0] - 1):
+            tv = 0.0
+            for v in range(offsets[a], offsets[a + 1]):
+                x = weights[mine & (codes[:, a] == v)].sum()
+                out[c] += hard * (max(x - (upper[c, v] + TOL) * s, 0.0)
+                                  + max((lower[c, v] - TOL) * s - x, 0.0))
+                tv += abs(x - prop[v] * s)
+            if np.isfinite(tv_cap[c, a]):
+                out[c] += max(tv - 2 * (tv_cap[c, a] + TOL) * s, 0.0)
+        for b in range(z.shape[1]):
+            out[c] += max(abs(np.dot(weights[mine], z[mine, b])) - (z_cap[c, b] + TOL) * s, 0.0)
+    sums = plain_distances(labels, weights, codes, z, prop, offsets, k).sum(axis=0)
+    finite = np.isfinite(mean_cap)
+    overall = weights.sum() / k * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
+    return out, overall
+
+
+def plain_cost(dist, weights, labels):
+    return float(np.dot(weights, dist[np.arange(labels.shape[0]), labels]))
+
+
+def plain_tv(labels, column, k, weights=None):
+    """Per cluster, the total-variation distance of its mix of ``column`` from the dataset's."""
+    w = np.ones(labels.shape[0]) if weights is None else weights
+    values = np.unique(column)
+    p = np.array([w[column == v].sum() for v in values]) / w.sum()
+    out = np.zeros(k)
+    for c in range(k):
+        mine = labels == c
+        share = np.array([w[mine & (column == v)].sum() for v in values]) / w[mine].sum()
+        out[c] = 0.5 * np.abs(share - p).sum()
+    return out
+
+
+# ----------------------------------------------------------------------------- problems
+
+
+@st.composite
+def spaces(draw, unit=None):
+    """A search space drawn at random: rows, codes, bands, caps, labels, costs."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    m = draw(st.integers(6, 60))
+    k = draw(st.integers(2, 4))
+    sizes = draw(st.lists(st.integers(2, 4), min_size=1, max_size=3))
+    n_num = 0 if unit else draw(st.integers(0, 2))
+    unit = draw(st.booleans()) if unit is None else unit
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    codes = np.stack([offsets[a] + rng.integers(0, s, m) for a, s in enumerate(sizes)], 1)
+    weights = np.ones(m) if unit else rng.integers(1, 4, m).astype(float)
+    z = rng.normal(size=(m, 0 if unit else n_num))
+    prop = np.zeros(offsets[-1])
+    for a in range(len(sizes)):
+        span = slice(offsets[a], offsets[a + 1])
+        prop[span] = np.bincount(codes[:, a] - offsets[a], weights=weights,
+                                 minlength=sizes[a]) / weights.sum()
+    delta = draw(st.sampled_from([0.05, 0.15, 0.3, 1.0]))
+    lower = np.tile(prop - delta, (k, 1))
+    upper = np.tile(prop + delta, (k, 1))
+    tv_cap = np.where(rng.random((k, len(sizes))) < 0.3, rng.uniform(0.05, 0.5, (k, len(sizes))),
+                      np.inf)
+    z_cap = np.where(rng.random((k, z.shape[1])) < 0.5, rng.uniform(0.1, 1.0, (k, z.shape[1])),
+                     np.inf)
+    n_measures = len(sizes) + z.shape[1]
+    mean_cap = np.where(rng.random(n_measures) < 0.4, k * rng.uniform(0.02, 0.4, n_measures),
+                        np.inf)
+    labels = np.r_[np.arange(k), rng.integers(0, k, m - k)].astype(np.int64)
+    dist = rng.uniform(0, 10, (m, k))
+    types = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return dict(dist=dist, weights=weights, types=types, n_types=int(types.max()) + 1,
+                codes=codes, z=z, lower=lower, upper=upper, prop=prop, offsets=offsets,
+                tv_cap=tv_cap, z_cap=z_cap, mean_cap=mean_cap, w_min=float(weights.min()),
+                unit=bool(unit and z.shape[1] == 0), labels=labels)
+
+
+def run(space, labels, *, polish, steps, hard=1.0, unit=None):
+    out = labels.copy()
+    s = space
+    left, taken = search(s["dist"], s["weights"], s["types"], s["n_types"], s["codes"], s["z"],
+                         s["lower"], s["upper"], s["prop"], s["offsets"], s["tv_cap"],
+                         s["z_cap"], s["mean_cap"], s["w_min"],
+                         s["unit"] if unit is None else unit, out, polish, steps, hard)
+    return out, left, taken
+
+
+def excess_of(space, labels, hard=1.0):
+    """The total excess: every cluster's, and the means' over the clusters."""
+    s = space
+    own, overall = plain_excess(labels, s["weights"], s["codes"], s["z"], s["lower"],
+                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["z_cap"],
+                                hard, s["mean_cap"])
+    return own.sum() + overall
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(), hard=st.sampled_from([1.0, 7.5]))
+def test_cluster_excess_equals_a_plain_sum(space, hard):
+    s, labels = space, space["labels"]
+    k, n_values = s["lower"].shape
+    size = np.bincount(labels, weights=s["weights"], minlength=k)
+    cnt = np.zeros((k, n_values))
+    for a in range(s["codes"].shape[1]):
+        np.add.at(cnt, (labels, s["codes"][:, a]), s["weights"])
+    zsum = np.zeros((k, s["z"].shape[1]))
+    np.add.at(zsum, labels, s["weights"][:, None] * s["z"])
+    measures = np.zeros((k, s["mean_cap"].shape[0]))
+    got = [cluster_excess(c, size, cnt, zsum, s["lower"], s["upper"], s["prop"], s["offsets"],
+                          s["tv_cap"], s["z_cap"], hard, measures[c]) for c in range(k)]
+    own, overall = plain_excess(labels, s["weights"], s["codes"], s["z"], s["lower"],
+                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["z_cap"],
+                                hard, s["mean_cap"])
+    assert_allclose(got, own, rtol=1e-9, atol=1e-9)
+    assert_allclose(measures, plain_distances(labels, s["weights"], s["codes"], s["z"],
+                                              s["prop"], s["offsets"], k), atol=1e-12)
+    assert_allclose(overall_excess(measures.sum(axis=0), s["mean_cap"], s["weights"].sum() / k),
+                    overall, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(unit=True))
+def test_first_repair_step_is_the_best_single_move(space):
+    labels = space["labels"]
+    before = excess_of(space, labels).sum()
+    if before <= 1e-9:
+        return
+    dist = space["dist"]
+    k = dist.shape[1]
+    # Brute force: every row to every other cluster, keeping every cluster non-empty.
+    best = np.inf
+    for i in range(labels.shape[0]):
+        a = labels[i]
+        if np.sum(labels == a) <= 1:
+            continue
+        for b in range(k):
+            if b == a:
+                continue
+            moved = labels.copy()
+            moved[i] = b
+            gain = before - excess_of(space, moved).sum()
+            if gain > 1e-9:
+                best = min(best, (dist[i, b] - dist[i, a]) / gain)
+    # Direct moves only (no chains through a third cluster), one step.
+    after, _, _ = run(space, labels, polish=False, steps=1, unit=False)
+    changed = np.flatnonzero(after != labels)
+    if not np.isfinite(best):
+        # No single move helps: the step is a swap, or nothing.
+        assert changed.shape[0] in (0, 2)
+        return
+    assert changed.shape[0] == 1
+    i = changed[0]
+    gain = before - excess_of(space, after).sum()
+    assert gain > 1e-9
+    assert (dist[i, after[i]] - dist[i, labels[i]]) / gain == pytest.approx(best, rel=1e-9,
+                                                                             abs=1e-12)
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces())
+def test_repair_lowers_the_excess_and_polish_the_cost_step_by_step(space):
+    labels = space["labels"]
+    excess, cost = excess_of(space, labels).sum(), plain_cost(space["dist"], space["weights"],
+                                                              labels)
+    current = labels
+    for _ in range(200):
+        after, left, taken = run(space, current, polish=True, steps=1)
+        if taken == 0 or np.array_equal(after, current):
+            break
+        e_after = excess_of(space, after).sum()
+        c_after = plain_cost(space["dist"], space["weights"], after)
+        tol = 1e-9 * max(1.0, excess)
+        if excess > 1e-9 * space["w_min"]:
+            assert e_after < excess - 1e-12 or e_after <= tol
+        else:
+            # Polishing: no band breaks, and the cost falls.
+            assert e_after <= tol
+            assert c_after < cost
+        # Every cluster keeps at least the smallest weight.
+        assert np.all(np.bincount(after, weights=space["weights"],
+                                  minlength=space["lower"].shape[0]) >= space["w_min"])
+        excess, cost, current = e_after, c_after, after
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(), polish=st.booleans())
+def test_the_search_reports_what_a_plain_check_finds(space, polish):
+    after, left, _ = run(space, space["labels"], polish=polish, steps=10_000)
+    assert_allclose(left, excess_of(space, after).sum(), rtol=1e-9, atol=1e-9)
+
+
+def test_a_search_from_labels_that_hold_moves_nothing_without_polish():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    S = pd.DataFrame({"g": rng.integers(0, 3, 300), "h": rng.integers(0, 2, 300)})
+    bounds = resolve_bounds(S, 300, max_deviation=0.5)
+    problem = make_problem(X, bounds, 3)
+    live = np.arange(300)
+    labels = np.arange(300) % 3
+    space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, 3))
+    out, met = local_search(space, sq_distances(X, X[:3]), labels, polish=False)
+    assert met
+    np.testing.assert_array_equal(out, labels)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_guarded_repair_meets_the_bound_and_keeps_every_cluster_within_its_cap(weighted):
+    rng = np.random.default_rng(3)
+    n, k = 900, 3
+    X = rng.normal(size=(n, 2)) + 3 * rng.integers(0, k, size=(n, 1))
+    # g follows the blobs, h does not; z is numeric.
+    S = pd.DataFrame({"g": (X[:, 0] > 4).astype(int) + rng.integers(0, 2, n),
+                      "h": rng.integers(0, 3, n), "z": rng.normal(size=n)})
+    w = rng.integers(1, 4, n).astype(float) if weighted else None
+    bounds = resolve_bounds(S, n, max_deviation={"g": 0.1}, sample_weight=w)
+    problem = make_problem(X, bounds, k)
+    live = np.arange(n)
+    start = np.argmin(sq_distances(X, X[:k] + [[0, 0], [0, 3], [0, 6]]), axis=1)
+    guard = own_guard(bounds, start, k)
+    space = SearchSpace.build(bounds, problem, live, guard)
+    out, met = local_search(space, sq_distances(X, np.array([X[start == c].mean(0)
+                                                                for c in range(k)])),
+                            start, polish=False)
+    assert met
+    weights = np.ones(n) if w is None else w
+    # For every attribute, neither the mean over the clusters nor the worst cluster got
+    # further from the dataset's mix.
+    for name in ("g", "h"):
+        column = S[name].to_numpy()
+        before, after = plain_tv(start, column, k, weights), plain_tv(out, column, k, weights)
+        assert after.mean() <= before.mean() + 1e-9 and after.max() <= before.max() + 1e-9
+    column = S["g"].to_numpy()
+    p = np.array([weights[column == v].sum() for v in np.unique(column)]) / weights.sum()
+    for c in range(k):
+        mine = out == c
+        share = np.array([weights[mine & (column == v)].sum()
+                          for v in np.unique(column)]) / weights[mine].sum()
+        assert np.all(np.abs(share - p) <= 0.1 + 1e-9)
+    z = (S["z"] - np.average(S["z"], weights=weights)).to_numpy()
+    z = z / np.sqrt(np.average(z**2, weights=weights))
+    before = np.array([abs(np.average(z[start == c], weights=weights[start == c]))
+                       for c in range(k)])
+    after = np.array([abs(np.average(z[out == c], weights=weights[out == c])) for c in range(k)])
+    assert after.mean() <= before.mean() + 1e-9 and after.max() <= before.max() + 1e-9
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4), weighted=st.booleans())
+def test_own_guard_measures_each_cluster_plainly(seed, k, weighted):
+    rng = np.random.default_rng(seed)
+    n = 80
+    S = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.normal(size=n)})
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    bounds = resolve_bounds(S, n, max_deviation=None, sample_weight=w)
+    labels = np.r_[np.arange(k), rng.integers(0, k, n - k)]
+    guard = own_guard(bounds, labels, k)
+    weights = np.ones(n) if w is None else w
+    tv = plain_tv(labels, S["a"].to_numpy(), k, weights)
+    assert guard.worst["a"] == pytest.approx(tv.max(), abs=1e-12)
+    assert guard.mean["a"] == pytest.approx(tv.mean(), abs=1e-12)
+    b = S["b"].to_numpy()
+    z = (b - np.average(b, weights=weights)) / np.sqrt(
+        np.average((b - np.average(b, weights=weights)) ** 2, weights=weights))
+    means = np.array([abs(np.average(z[labels == c], weights=weights[labels == c]))
+                      for c in range(k)])
+    assert guard.worst["b"] == pytest.approx(means.max(), abs=1e-9)
+    assert guard.mean["b"] == pytest.approx(means.mean(), abs=1e-9)
+
+
+def test_guard_caps_reach_the_search_space():
+    S = pd.DataFrame({"a": [0, 1, 0, 1, 0, 1], "b": [0, 0, 1, 1, 2, 2]})
+    bounds = resolve_bounds(S, 6, max_deviation={"a": 0.2})
+    problem = make_problem(np.zeros((6, 1)), bounds, 2)
+    space = SearchSpace.build(bounds, problem, np.arange(6),
+                              Guard(worst={"b": 0.3}, mean={"b": 0.1}))
+    # a is bounded (bands), b only guarded (bands that never bind, caps on its distance).
+    assert space.codes.shape[1] == 2
+    assert_allclose(space.tv_cap[:, 1], [0.3, 0.3])
+    assert np.all(np.isinf(space.tv_cap[:, 0]))
+    # The cap on the mean over the 2 clusters is one on their sum.
+    assert np.isinf(space.mean_cap[0]) and space.mean_cap[1] == pytest.approx(0.2)
+    assert np.all(space.lower[:, 2:] < 0) and np.all(space.upper[:, 2:] > 1)
+    assert_allclose(space.upper[0, :2], [0.7, 0.7])
