@@ -5,8 +5,9 @@
   clusters equal plain NumPy sums;
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
-* repair never raises the excess and polish never raises the cost, step by
-  step, and polish never breaks a band;
+* repair lowers the excess step by step (or, cancelling a cycle of one type,
+  the cost at the same excess), polish lowers the cost and never breaks a
+  band;
 * a search that says the bands hold leaves labels a plain check accepts, and
   no guarded attribute's mean or worst cluster above its cap;
 * own_guard measures each cluster's distance as a plain computation does.
@@ -227,7 +228,10 @@ def test_repair_lowers_the_excess_and_polish_the_cost_step_by_step(space):
         c_after = plain_cost(space["dist"], space["weights"], after)
         tol = 1e-9 * max(1.0, excess)
         if excess > 1e-9 * space["w_min"]:
-            assert e_after < excess - 1e-12 or e_after <= tol
+            # Repairing: less excess, or (a cycle of one type cancelled) the same excess
+            # for less cost.
+            assert e_after < excess - 1e-12 or e_after <= tol or (
+                abs(e_after - excess) <= 1e-9 and c_after < cost)
         else:
             # Polishing: no band breaks, and the cost falls.
             assert e_after <= tol

@@ -205,3 +205,52 @@ def test_fit_with_a_bound_reads_the_sensitive_features_and_weights_once(monkeypa
     # The bounds are those a separate reading of the raw columns gives.
     apart = check_bounds(model.labels_, S, max_deviation=0.1, sample_weight=weights)
     pd.testing.assert_frame_equal(apart.table, model.bounds_check_.table)
+
+
+def plain_tv(labels, column):
+    """Per cluster, the total-variation distance of its mix of ``column`` from the dataset's."""
+    values = np.unique(column)
+    p = np.array([np.mean(column == v) for v in values])
+    return np.array([0.5 * np.abs(np.array([np.mean(column[labels == c] == v) for v in values])
+                                  - p).sum() for c in np.unique(labels)])
+
+
+@pytest.mark.parametrize("delta", [0.2, 0.1, 0.05, 0.02])
+def test_a_bound_never_leaves_an_attribute_less_fair_than_fairkm_left_it(delta):
+    X, S, _ = make_sensitive_blobs(1500, n_values=(2, 3, 4), numeric=1, random_state=3)
+    plain = FairKM(5, random_state=0).fit(X, sensitive_features=S)
+    model = FairKM(5, random_state=0, max_deviation=delta).fit(X, sensitive_features=S)
+    cats = [c for c in S if c.startswith("s")]
+    w = np.ones(len(X))
+    assert largest_excess(model.labels_, [S[c].to_numpy() for c in cats], w, "additive",
+                          delta) <= 1e-9
+    if largest_excess(plain.labels_, [S[c].to_numpy() for c in cats], w, "additive",
+                      delta) <= 1e-9:
+        np.testing.assert_array_equal(model.labels_, plain.labels_)
+        assert model.n_moved_by_bound_ == 0
+        return
+    assert model.n_moved_by_bound_ > 0
+    for c in cats:
+        before, after = plain_tv(plain.labels_, S[c].to_numpy()), plain_tv(model.labels_,
+                                                                          S[c].to_numpy())
+        assert after.mean() <= before.mean() + 1e-9
+        assert after.max() <= before.max() + 1e-9
+    # The numeric attribute (standardised) likewise.
+    z = S["z0"].to_numpy()
+    z = (z - z.mean()) / z.std()
+    before = np.array([abs(z[plain.labels_ == c].mean()) for c in range(5)])
+    after = np.array([abs(z[model.labels_ == c].mean()) for c in range(5)])
+    assert after.mean() <= before.mean() + 1e-9 and after.max() <= before.max() + 1e-9
+
+
+def test_zero_asks_for_the_exact_mix_as_far_as_whole_rows_allow():
+    X, S = blobs(1200)
+    model = FairKM(3, random_state=0, max_deviation=0).fit(X, sensitive_features=S)
+    check = model.bounds_check_
+    assert check.satisfied and "exact mix as far as whole rows allow" in check.note
+    sizes = np.bincount(model.labels_)
+    assert 0 < model.max_deviation_ <= 1.5 / sizes.min()
+    assert check.table["deviation"].max() <= model.max_deviation_ + 1e-12
+    mixed = FairKM(3, random_state=0, max_deviation={"s0": 0, "s1": 0.2}).fit(
+        X, sensitive_features=S)
+    assert mixed.max_deviation_["s1"] == 0.2 and 0 < mixed.max_deviation_["s0"] < 0.01

@@ -23,8 +23,8 @@ from ._check import BoundsCheck, from_codes
 from ._infeasible import (
     check_rare_values,
     counting_reason,
+    feasible,
     prove_infeasible,
-    tightest_bound,
     type_counts,
 )
 from ._model import excess, make_problem, sq_distances
@@ -38,6 +38,7 @@ from ._round import (
     round_relaxation,
     soft_round,
 )
+from ._search import SearchSpace, local_search
 from ._spec import RENAMED, renamed_kind, resolve_bounds
 
 __all__ = [
@@ -181,6 +182,8 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
               f"{'optimal on every row' if relaxation.certified else 'not certified'}")
     if live.shape[0] * k > EXACT_PAIRS:
         rounded = round_by_search(problem, bounds, dist, live, relaxation)
+        if not rounded.met and problem.by_type:
+            rounded = _to_type_counts(problem, bounds, dist, live, rounded)
         if not rounded.met:
             rounded = round_relaxation(problem, dist, live, relaxation)
     else:
@@ -195,18 +198,8 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
                 prove_infeasible(problem, bounds, live)
             if rounded.labels[live].min() < 0:
                 rounded.labels = relaxation.labels.copy()
-    if not rounded.met and problem.cat and np.all(problem.weights[live] == 1.0):
-        # The counts that meet the bounds closest to the rounding's: the fewest rows to move.
-        near = np.zeros((problem.n_types, k), dtype=np.int64)
-        np.add.at(near, (problem.types[live], rounded.labels[live]), 1)
-        counts = type_counts(problem, live, near=near)
-        if counts is False:
-            prove_infeasible(problem, bounds, live)
-        if counts is not None and not problem.num:
-            labels = move_to_counts(problem, dist, live, rounded.labels, counts)
-            if excess(problem, live, labels[live]).max() <= 1e-9:
-                rounded.labels, rounded.met = labels, True
-                rounded.status += "; rows moved to type counts that meet the bounds"
+    if not rounded.met and problem.by_type:
+        rounded = _to_type_counts(problem, bounds, dist, live, rounded)
     if not rounded.met:
         fallback = soft_round(problem, dist, live, relaxation, rounded.labels)
         if excess(problem, live, fallback.labels[live]).sum() < excess(
@@ -217,6 +210,32 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
     return _Step(labels, _cost_of(problem, dist, live, labels), relaxation.bound,
                  relaxation.value, nearest, relaxation.exact, relaxation.certified,
                  rounded.n_rounded, f"{status}; {rounded.status}", relaxation.prices)
+
+
+def _to_type_counts(problem, bounds, dist, live, rounded):
+    """Meet the bounds through type counts (unit weights).
+
+    The counts that meet them closest to the rounding's (or any, when HiGHS
+    finds none close), each type's rows moved to them at the least cost, then
+    the local search's polish.
+    """
+    k = problem.n_clusters
+    near = np.zeros((problem.n_types, k), dtype=np.int64)
+    np.add.at(near, (problem.types[live], rounded.labels[live]), 1)
+    counts = type_counts(problem, live, near=near)
+    if counts is None:
+        counts = type_counts(problem, live)
+    if counts is False:
+        prove_infeasible(problem, bounds, live)
+    if counts is None:
+        return rounded
+    labels = move_to_counts(problem, dist, live, rounded.labels, counts)
+    if excess(problem, live, labels[live]).max() > 1e-9:
+        return rounded
+    labels[live], _ = local_search(SearchSpace.build(bounds, problem, live), dist[live],
+                                   labels[live])
+    return Rounded(labels, f"{rounded.status}; rows moved to type counts that meet the bounds, "
+                   "then polished", True, n_rounded=rounded.n_rounded)
 
 
 # ------------------------------------------------------------------------------ the alternation
@@ -282,44 +301,61 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
 
 
 def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
-    """Resolve ``max_deviation=0`` (the exact mix) to the tightest bound whole rows meet.
+    """Resolve ``max_deviation=0`` to the dataset's exact mix, to one row of the smallest cluster.
 
-    Bounds with no attribute at 0 are returned as they are. Otherwise the
-    attributes asked at 0 get the tightest floor found
-    (:func:`fairkm.bounds._infeasible.tightest_bound`; with row weights or
-    numeric bounds, by trying assignments to ``centers``), and the bound set
-    a note saying so.
+    Whole rows rarely hold the exact mix, and where they do it is only with
+    cluster sizes that suit the arithmetic rather than the data. So 0 asks for
+    what whole rows allow in clusters of the sizes the exact mix gives (the
+    relaxation at the exact mix, to ``centers``): each cluster's share of
+    each value within one row of the smallest cluster of the dataset's
+    (``w_min / size``; for a multiplicative bound, one row of the rarest
+    value). Where whole rows cannot meet that, the floor doubles until they
+    can (counting and type counts decide with unit weights; otherwise an
+    assignment is tried). Bounds with no attribute at 0 are returned as they
+    are.
 
     Returns
     -------
     BoundSet
+        The attributes asked at 0 with their floor, and a note saying so.
     """
     if not bounds.exact:
         return bounds
     k = centers.shape[0]
     problem = make_problem(X, bounds, k)
     live = np.flatnonzero(problem.weights > 0)
-    dist = None
+    dist = sq_distances(X, centers)
+    exact = relax(problem, dist, live, max_lp_variables)
+    sizes = np.bincount(exact.labels[live], weights=problem.weights[live], minlength=k)
+    one_row = problem.w_min / max(float(sizes[sizes > 0].min()), problem.w_min)
+    zero = [a for a in bounds.categorical() if a.delta == 0.0]
+    floors = {a.name: one_row if bounds.kind == "additive"
+              else min(one_row / float(a.proportions[a.proportions > 0].min()), 0.5)
+              for a in zero}
 
-    def attempt(floor):
-        nonlocal dist
-        dist = sq_distances(X, centers) if dist is None else dist
-        tight = bounds.with_floor(floor)
-        p = make_problem(X, tight, k)
-        if counting_reason(p, live) is not None:
-            return False
-        return round_by_search(p, tight, dist, live, relax(p, dist, live, max_lp_variables)).met
+    def holds(scale):
+        raised = {name: min(f * scale, 0.999) for name, f in floors.items()}
+        answer = feasible(problem, bounds, live, raised)
+        if answer is None:
+            tight = bounds.with_floor(raised)
+            p = make_problem(X, tight, k)
+            answer = counting_reason(p, live) is None and round_by_search(
+                p, tight, dist, live, relax(p, dist, live, max_lp_variables)).met
+        return answer, raised
 
-    floor, proven = tightest_bound(problem, bounds, live, attempt)
-    if floor is None:
+    scale = 1.0
+    for _ in range(12):
+        met, raised = holds(scale)
+        if met:
+            break
+        scale *= 2.0
+    else:
         return bounds  # the assignment proves it infeasible, with the reason
-    if floor == 0.0:
-        return bounds.with_floor(0.0, "max_deviation=0: the dataset's exact mix, held exactly.")
-    found = "they meet (to 0.1%)" if proven else "found that they meet"
-    return bounds.with_floor(floor, (
-        f"max_deviation=0 asks for the dataset's exact mix, which no assignment of these "
-        f"{live.shape[0]} whole rows to {k} non-empty clusters holds; {floor:.3g} is the "
-        f"tightest bound {found}."))
+    shown = ", ".join(f"{name} {value:.3g}" for name, value in raised.items())
+    return bounds.with_floor(raised, (
+        f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: "
+        f"every cluster within {'one row' if scale == 1.0 else f'{scale:g} rows'} of the "
+        f"smallest cluster of the exact mix ({shown})."))
 
 
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):

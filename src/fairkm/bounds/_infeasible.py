@@ -30,8 +30,8 @@ from scipy.signal import fftconvolve
 from ._model import MILP_NODE_LIMIT, MILP_TIME_LIMIT, held_offsets, make_problem, solve_milp
 from ._round import EXACT_PAIRS
 
-__all__ = ["InfeasibleBoundError", "check_rare_values", "counting_reason", "prove_infeasible",
-           "tightest_bound", "type_counts"]
+__all__ = ["InfeasibleBoundError", "check_rare_values", "counting_reason", "feasible",
+           "prove_infeasible", "type_counts"]
 
 _CHECK_TIME = 5.0       # seconds per feasibility check of the search for the tightest bound
 _SHARE_TOL = 1e-9       # as fairkm.bounds.check_bounds
@@ -285,8 +285,11 @@ def least_excess_rows(problem, live, time_limit=None):
     return max(float(res.fun), 0.0), res.status == 0
 
 
-def _feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
-    """Whether an integral assignment meets ``bounds`` raised to ``floor`` (None: unknown)."""
+def feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
+    """Whether an integral assignment meets ``bounds`` raised to ``floor`` (None: unknown).
+
+    ``floor``: a float, or ``{name: floor}`` (see :meth:`BoundSet.with_floor`).
+    """
     tight = make_problem(problem.X, bounds.with_floor(floor), problem.n_clusters)
     if counting_reason(tight, live) is not None:
         return False
@@ -316,12 +319,12 @@ def _tightest(problem, bounds, live, reached):
     """
     deltas = [a.delta for a in bounds.categorical()]
     lo = min(deltas) if deltas else 0.0
-    if reached is not None and _feasible(problem, bounds, live, max(reached, lo)):
+    if reached is not None and feasible(problem, bounds, live, max(reached, lo)):
         hi = max(reached, lo)
     else:
         for step in range(1, 21):
             hi = lo + (1.0 - lo) * (1.0 - 0.5 ** step)
-            if _feasible(problem, bounds, live, hi):
+            if feasible(problem, bounds, live, hi):
                 break
             lo = hi
         else:
@@ -330,73 +333,11 @@ def _tightest(problem, bounds, live, reached):
         if hi - lo <= max(1e-4, 1e-3 * hi):
             break
         mid = 0.5 * (lo + hi)
-        if _feasible(problem, bounds, live, mid):
+        if feasible(problem, bounds, live, mid):
             hi = mid
         else:
             lo = mid
     return float(hi)
-
-
-def tightest_bound(problem, bounds, live, attempt=None):
-    """Find the tightest floor on the bounds that whole rows meet (``max_deviation=0``).
-
-    The exact mix first (floor 0); then a floor that holds (1/2, 3/4, ...),
-    halved while it holds, then bisected to 0.1% of itself. Counting and type
-    counts decide each floor with unit weights; where they cannot (row
-    weights, numeric bounds), ``attempt(floor)`` tries a real assignment and
-    says whether it met the floor.
-
-    Parameters
-    ----------
-    problem : Problem
-    bounds : BoundSet
-    live : ndarray of shape (n_live,), int64
-    attempt : callable or None
-
-    Returns
-    -------
-    floor : float or None
-        The tightest floor found (0.0: the exact mix); None when no floor
-        below 1 holds.
-    proven : bool
-        Whether every decision was a proof (False: ``floor`` is the tightest
-        an assignment was found for).
-    """
-    proven = True
-
-    def holds(floor):
-        nonlocal proven
-        answer = _feasible(problem, bounds, live, floor)
-        if answer is None:
-            proven = False
-            return attempt is not None and bool(attempt(floor))
-        return answer
-
-    if holds(0.0):
-        return 0.0, proven
-    lo, hi = 0.0, None
-    for step in range(1, 21):
-        top = 1.0 - 0.5 ** step
-        if holds(top):
-            hi = top
-            break
-        lo = top
-    if hi is None:
-        return None, proven
-    while lo == 0.0 and hi > 1e-12:
-        if holds(0.5 * hi):
-            hi *= 0.5
-        else:
-            lo = 0.5 * hi
-    for _ in range(30):
-        if hi - lo <= 1e-3 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return float(hi), proven
 
 
 def check_rare_values(bounds, live, n_clusters):

@@ -112,13 +112,17 @@ class BoundSet:
                 if a.kind != CATEGORICAL and (a.bounded or not bounded_only)]
 
     def with_floor(self, t, note=""):
-        """Return the bound set with every bounded attribute's bound raised to at least ``t``."""
+        """Return the bound set with every bounded attribute's bound raised to at least ``t``.
+
+        ``t``: one floor for every attribute, or ``{name: floor}`` for some.
+        """
         attributes = []
         for a in self.attributes:
-            if a.bounded and a.kind == CATEGORICAL and a.delta < t:
-                lower, upper = band(a.proportions, t, self.kind)
-                a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions, float(t),
-                              lower, upper)
+            floor = t.get(a.name, -np.inf) if isinstance(t, Mapping) else t
+            if a.bounded and a.kind == CATEGORICAL and a.delta < floor:
+                lower, upper = band(a.proportions, floor, self.kind)
+                a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions,
+                              float(floor), lower, upper)
             attributes.append(a)
         return BoundSet(attributes, self.kind, self.weights, note)
 
