@@ -477,7 +477,8 @@ def test_bad_inputs_are_named():
 
 
 @pytest.mark.parametrize("params, error, match", [
-    (dict(init="random"), ValueError, r"init must be 'k-means\+\+' or an array .* got 'random'"),
+    (dict(init="random"), ValueError,
+     r"init must be 'fairkm', 'k-means\+\+' or an array .* got 'random'"),
     (dict(init=np.zeros((3, 2))), ValueError,
      r"init array must have shape .*=\(2, 2\), got \(3, 2\)"),
     (dict(init=np.zeros((2, 2)), n_init=2), ValueError,

@@ -26,9 +26,11 @@ class Progress:
 
     Attributes
     ----------
-    kind : {"sweep", "epoch", "round", "fit"}
-        An exact sweep, a mini-batch epoch, a round of the Dask engine, or a
-        whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`).
+    kind : {"sweep", "epoch", "round", "fit", "assignment"}
+        An exact sweep, a mini-batch epoch, a round of the Dask engine, a
+        whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`), or
+        a bounded assignment (:mod:`fairkm.bounds`; ``objective`` is then the
+        K-Means cost).
     iteration : int
         Passes of this run so far, this one included (1 for the first); for
         ``"fit"``, the fits of the series so far.
@@ -55,6 +57,8 @@ class Progress:
         """Return the line ``verbose`` prints for this pass."""
         if self.kind == "fit":
             return f"FairKM fit {self.iteration}: objective {self.objective:.10g}"
+        if self.kind == "assignment":
+            return f"Bounded assignment {self.iteration}: inertia {self.objective:.10g}"
         if self.kind == "round":
             return (
                 f"FairKM (dask) round {self.iteration}: objective {self.objective:.10g}, "

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils import check_array
 
 from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_n_samples, check_param
+from .._progress import Progress, report
 from ._check import BoundsCheck, from_codes
 from ._infeasible import (
     check_rare_values,
@@ -392,30 +393,49 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     if reason is not None:
         prove_infeasible(problem, bounds, live, reason=reason)
     dead = np.flatnonzero(problem.weights <= 0)
-    best, history, previous, prices = None, [], None, None
-    for it in range(max_iter):
-        step = _assign(problem, bounds, centers, live, max_lp_variables, prices)
-        prices = step.prices
-        labels = step.labels
+    scale = problem.cost_scale
+
+    def whole(labels, centres):
         if dead.size:
-            labels[dead] = np.argmin(sq_distances(X[dead], centers), axis=1)
+            labels[dead] = np.argmin(sq_distances(X[dead], centres), axis=1)
+        return labels
+
+    step = _assign(problem, bounds, centers, live, max_lp_variables, None)
+    labels, certified_at = whole(step.labels, centers), centers
+    space, previous, last_full, history, best = None, None, True, [], None
+    while True:
         means, _ = _means(X, problem.weights, labels, k)
-        scale = problem.cost_scale
         inertia = _cost(X, problem.weights, labels, means) * scale
-        check = from_codes(bounds, labels, k)
-        result = BoundedAssignment(labels, means, inertia, step.cost * scale,
-                                   step.lower_bound * scale, step.lp_cost * scale,
-                                   step.nearest_cost * scale, it + 1, (), check,
-                                   step.exact, step.certified, step.n_rounded, step.status)
         history.append(inertia)
+        report(Progress("assignment", len(history), inertia, 0, inertia), verbose=0)
+        check = from_codes(bounds, labels, k)
         key = (round(check.violation, 9), inertia)
-        if best is None or key < (round(best.check.violation, 9), best.inertia):
-            best = result
-        if previous is not None and inertia >= previous * (1.0 - tol):
+        if best is None or key < best[0]:
+            best = (key, labels, means, check)
+        if len(history) >= max_iter:
             break
-        previous, centers = inertia, means
-    final = BoundedAssignment(**{**best.__dict__, "n_iter": len(history),
-                                 "cost_history": tuple(history)})
+        if previous is not None and inertia >= previous * (1.0 - tol):
+            if last_full:
+                break
+            # Converged by local moves: one assignment on every row at these centres, which
+            # certifies the result and may find a cheaper start.
+            step = _assign(problem, bounds, means, live, max_lp_variables, step.prices)
+            labels, certified_at, last_full = whole(step.labels, means), means, True
+            continue
+        previous = inertia
+        # The bounded assignment to the new centres, by local moves from the current labels
+        # (they meet the bounds, so the search only lowers the cost).
+        space = SearchSpace.build(bounds, problem, live) if space is None else space
+        dist = sq_distances(X, means)
+        labels = labels.copy()
+        labels[live], _ = local_search(space, dist[live], labels[live])
+        labels, last_full = whole(labels, means), False
+    (_, inertia), labels, means, check = best
+    final = BoundedAssignment(
+        labels, means, inertia,
+        _cost(X, problem.weights, labels, certified_at) * scale, step.lower_bound * scale,
+        step.lp_cost * scale, step.nearest_cost * scale, len(history), tuple(history), check,
+        step.exact, step.certified, step.n_rounded, step.status)
     if warn and not final.satisfied:
         warnings.warn(
             f"The rounded assignment leaves a violation of {final.violation:.3g} "
