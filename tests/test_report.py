@@ -468,3 +468,25 @@ def test_profile_columns_named_like_the_cluster_table_keep_their_own_names(blobs
     assert table["size (data)"].tolist() == [0.0, 10.0, 20.0]
     assert table["cluster (data)"].tolist() == [148.5, 149.5, 150.5]
     assert "cluster (data)" in report.to_html(tmp_path / "audit.html")
+
+
+def test_the_advice_suggests_a_bound_only_below_the_one_every_cluster_meets():
+    """The bound met is named, and a guarantee suggested only below it (it moves the worst)."""
+    X, frame, labels, _ = _worsened()
+    report = audit(labels, X, sensitive_features=frame, reference=None)
+    # The tightest bound met, by hand: the largest distance of a share from the dataset's.
+    met = max(abs(np.mean(frame[col].to_numpy()[labels == c] == v) - np.mean(frame[col] == v))
+              for col in frame for v in np.unique(frame[col]) for c in np.unique(labels))
+    assert report.met_bound == pytest.approx(met, abs=1e-12)
+    advice = dict(report.headline())["advice"]
+    assert f"every share within {met:.3g} of the dataset's" in advice
+    suggested = float(re.search(r"--max-deviation ([0-9.e-]+)", advice).group(1))
+    # A round number (1, 2 or 5 times a power of ten) between 0.28 and 0.7 of the bound met.
+    assert 0.28 * met <= suggested <= 0.7 * met
+    assert f"{suggested:g}".lstrip("0.").rstrip("0")[0] in "125"
+    # A clustering whose every cluster already holds the exact mix gets no bound suggested.
+    even = np.arange(600) % 4 // 2  # rows 0,1 -> 0, 2,3 -> 1, ...: each cluster half "F"
+    mixed = pd.DataFrame({"sex": np.tile(["F", "M"], 300)})
+    exact = audit(even, X, sensitive_features=mixed, reference=None)
+    assert exact.met_bound == 0.0
+    assert "max-deviation" not in dict(exact.headline()).get("advice", "")

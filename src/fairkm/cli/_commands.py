@@ -109,15 +109,17 @@ def _fit_fairkm(X, sensitive, args, numeric):
 
 
 def _bound_fact(fair):
-    """Say what guarantee FairKM was asked for, and how far it was met."""
-    asked = fair.max_deviation
-    within = (", ".join(f"of {name} within {value:g}" for name, value in asked.items())
-              if isinstance(asked, dict) else f"within {asked:g}")
+    """Say what guarantee FairKM was asked for, what it took, and how far it was met."""
+    enforced = fair.max_deviation_
+    within = (", ".join(f"of {name} within {value:.3g}" for name, value in enforced.items())
+              if isinstance(enforced, dict) else f"within {enforced:.3g}")
+    took = ("FairKM's clustering met it unchanged" if fair.n_moved_by_bound_ == 0
+            else f"{fair.n_moved_by_bound_:,} rows moved from FairKM's clustering to meet it")
     left = ("every bound met" if fair.bounds_check_.satisfied
             else f"largest violation left {fair.violation_:.3g}")
+    note = f" {fair.bounds_check_.note}" if fair.bounds_check_.note else ""
     return ("guarantee", f"every cluster's share of each value {within} of the dataset's "
-            f"({fair.deviation_kind}): after FairKM, one assignment to its centres within the "
-            f"bound; {left}")
+            f"({fair.deviation_kind}): {took}; {left}.{note}")
 
 
 # How each cluster's deviations counted in the fairness term, in words.

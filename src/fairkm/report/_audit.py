@@ -84,6 +84,12 @@ class Audit:
         estimator: ``"estimator"`` (its class name), its parameters and, for
         FairKM, ``"cluster_weighting_"``; None for labels alone. The advice
         is fitted to it (it suggests what the run did not already set).
+    met_bound : float
+        The tightest additive bound the audited clustering already meets:
+        the largest distance of any cluster's share of any value of a
+        categorical attribute from the dataset's (NaN without one). The
+        advice suggests a guarantee only below it, where it would change the
+        worst cluster.
     """
 
     title: str
@@ -100,6 +106,7 @@ class Audit:
     own_blind_inertia: float = np.nan
     bounds: dict = field(default_factory=dict)
     settings: dict | None = None
+    met_bound: float = np.nan
 
     @property
     def main(self):
@@ -446,4 +453,12 @@ def audit(
         own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
         bounds=bounds,
         settings=_settings_of(model),
+        met_bound=_met_bound(read, values),
     )
+
+
+def _met_bound(read, labels):
+    """Return the largest distance of a cluster's share of a categorical value from the mix."""
+    table = check_labels(bounds_from_features(read, None, max_deviation=None), labels).table
+    shares = table.loc[table["kind"] != "numeric", "deviation"]
+    return float(shares.max()) if len(shares) else np.nan

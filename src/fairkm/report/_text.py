@@ -183,15 +183,35 @@ def _why(settings, attributes):
             "fairness was worth.")
 
 
-def _remedies(settings, attributes):
+def _tighter(met):
+    """Return a round bound (1, 2 or 5 times a power of ten) well below ``met``, or None."""
+    if not np.isfinite(met) or met <= 0:
+        return None
+    top = 0.7 * met
+    scale = 10.0 ** np.floor(np.log10(top))
+    bound = max(m * scale for m in (1, 2, 5) if m * scale <= top)
+    return float(f"{bound:.1g}") if bound >= 1e-4 else None
+
+
+def _guarantee(met, fairkm):
+    """Suggest a bound only where it would change the worst cluster, naming the one met."""
+    bound = _tighter(met)
+    if bound is None:
+        return []
+    python = f"FairKM(max_deviation={bound:g})" if not fairkm else f"max_deviation={bound:g}"
+    return [f"or ask for a guarantee tighter than the one every cluster already meets "
+            f"(every share within {met:.3g} of the dataset's): {python}, --max-deviation "
+            f"{bound:g}, brings the worst cluster within {bound:g}"]
+
+
+def _remedies(settings, attributes, met=np.nan):
     """List what to try next, in Python and on the command line, fitted to the run."""
     if settings is None or settings.get("estimator") != "FairKM":
         return [
             "fit FairKM on the same features and sensitive attributes (FairKM(n_clusters="
             "k).fit(X, sensitive_features=S); fairkm fit DATA --sensitive ...), which trades "
             "K-Means cost for every cluster's mix",
-            "or bound every cluster (FairKM(max_deviation=0.05), --max-deviation 0.05: "
-            "every cluster's share of every value within 0.05 of the dataset's)",
+            *_guarantee(met, fairkm=False),
         ]
     out = []
     given = settings.get("attribute_weights")
@@ -224,8 +244,7 @@ def _remedies(settings, attributes):
         out.append(f"ask for fewer clusters (n_clusters below {k}): larger clusters mirror "
                    "the dataset more easily")
     if settings.get("max_deviation") is None:
-        out.append("or ask for a guarantee (max_deviation=0.05, --max-deviation 0.05: every "
-                   "cluster's share of every value within 0.05 of the dataset's)")
+        out += _guarantee(met, fairkm=True)
     return out
 
 
@@ -251,7 +270,7 @@ def advice(audit):
     subject = (f"What to do about {', '.join(attributes)}: " if attributes
                else "What to do about the bound: ")
     text = subject + _why(settings, attributes or ["the bounded attributes"]) + " Try to "
-    text += "; ".join(_remedies(settings, attributes)) + "."
+    text += "; ".join(_remedies(settings, attributes, audit.met_bound)) + "."
     if missed:
         text += (" The bound asked was not met by every cluster (see the guarantee above): a "
                  "looser bound, or fewer clusters, can be met.")
