@@ -1,4 +1,27 @@
-"""Guaranteed bounds (fairkm.bounds): the price against an independent LP, the time, Adult.
+"""Guaranteed bounds (fairkm.bounds): both meanings of a bound, their price and their time.
+
+``fca``: the newest peer's own setting (FCA, ICML 2025, its released code's
+Adult): the 32,561 rows of ``adult.data``; age, fnlwgt, education-num,
+capital-gain and hours-per-week standardised, then each row scaled to unit
+length; sex; k = 10. ``KMeans(n_init=10)`` first, then FairKM (the default,
+and the soft route ``max_cost=0.1``), then at each bound of ``--deltas``
+(0 is "as fair as whole rows allow") both meanings of a bound:
+``FairKM(max_deviation=d)`` (FairKM's clustering kept within the bound) and
+``BoundedKMeans(max_deviation=d)`` (the cheapest clustering found under it).
+Every cost is printed per row and as a ratio to ``KMeans(n_init=10)``'s, every
+time as a ratio to its fit, all in this process. ``--fca-results`` adds the
+rows of FCA's released code run apart (a CSV with the columns ``epsilon``,
+``process_wall_s``, ``last_cost_per_row`` and ``last_balance``), their costs
+as ratios to this process's K-Means.
+
+``heldout``: data the defaults were not tuned on: the 16,281 rows of
+``adult.test``; age, education-num and hours-per-week standardised; sex, race,
+marital-status and relationship; k = 3, 5, 8. For each bound of ``--deltas``:
+whether ``FairKM(max_deviation=d)`` met it (a plain count), how many rows it
+moved from ``FairKM()``'s clustering (same seed), and how much further from
+the dataset's mix each attribute's mean and worst cluster ended than
+``FairKM()``'s (total variation, plain NumPy; negative is fairer), its K-Means
+cost against ``FairKM()``'s, and the same for ``BoundedKMeans``.
 
 ``authors``: Bera et al.'s own Adult setting (NeurIPS 2019, their released
 code's config): the 32,561 rows of ``adult.data``; age, fnlwgt,
@@ -12,25 +35,23 @@ bands are met exactly (measured on the labels in plain NumPy). Then two small
 cases: 200-row subsamples, each checked against scipy's ``milp`` on the same
 programme written apart (:func:`independent_optimum`: fairkm must reach its
 optimum, or agree that no assignment exists), and ``max_deviation=0`` on 600
-rows (proved infeasible: the time of ``fair_assignment`` and of
+rows (the floor whole rows meet: the time of ``fair_assignment`` and of
 ``BoundedKMeans``).
 
 ``scale``: one bounded assignment (additive 0.05 on three attributes of 2, 5
 and 3 values) of ``make_sensitive_blobs`` rows (10 features) to
-``KMeans(n_init=1)``'s centres, n = 1e3 .. 1e6, k = 5, 20. Each case runs in a
-child process (stopped after ``--cap`` seconds) that first fits that
+``KMeans(n_init=1)``'s centres, n = 1e3 .. 1e6. Each case runs in a child
+process (stopped after ``--cap`` seconds) that first fits that
 ``KMeans(n_init=1)``: the ratio printed is the bounded assignment's time over
 that fit's, in the same process.
 
 ``adult``: the paper's pipeline (``fetch_adult(preprocess="paper")``, 15,682
 rows, 44 features, all five sensitive attributes), k = 5 and 15, seeds 0..2:
-K-Means (best of 10), FairKM (default weight), and one bounded assignment
-from FairKM's centres at each additive bound of ``--deltas`` (what
-``FairKM(max_deviation=...)`` does); with ``--alternate``, also the
-alternation (``max_iter=20``) at the tightest bound. Means over the seeds.
+K-Means (best of 10), FairKM (default weight), and at each additive bound of
+``--deltas`` both meanings of a bound. Means over the seeds.
 
-Run: ``python benchmarks/bench_bounds.py authors|scale|adult [--data-home ../shared/data]``
-(the numbers of ``docs/bounds.md``).
+Run: ``python benchmarks/bench_bounds.py fca|heldout|authors|scale|adult
+[--data-home ../shared/data]`` (the numbers of ``docs/bounds.md``).
 """
 
 import argparse
@@ -51,6 +72,7 @@ from fairkm.bounds import (
     BoundedKMeans,
     BoundNotMetWarning,
     InfeasibleBoundError,
+    check_bounds,
     fair_assignment,
 )
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
@@ -152,6 +174,151 @@ def independent_optimum(X, centers, S, delta, kind, time_limit=120.0):
     return float(res.fun) * scale
 
 
+# ----------------------------------------------------------------------------- FCA's setting
+
+
+def fca_adult(data_home):
+    """FCA's Adult: 5 numeric columns standardised, each row scaled to unit length; sex."""
+    bunch = fetch_adult(data_home=data_home, subset="train", preprocess=None,
+                        download_if_missing=False)
+    X = bunch.data[["age", "fnlwgt", "education-num", "capital-gain",
+                    "hours-per-week"]].to_numpy(np.float64)
+    X = StandardScaler().fit_transform(X)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return np.ascontiguousarray(X), bunch.data["sex"].astype(str).to_numpy()
+
+
+def balance(labels, group):
+    """Chierichetti et al.'s balance of a binary attribute: the least ratio in any cluster."""
+    values = np.unique(group)
+    out = 1.0
+    for c in np.unique(labels):
+        a, b = (np.sum(group[labels == c] == v) for v in values)
+        out = min(out, min(a / b, b / a) if a and b else 0.0)
+    return out
+
+
+def cost_per_row(X, labels):
+    """K-Means cost of ``labels`` (squared distances to their clusters' means) per row."""
+    return sum(float(((X[labels == c] - X[labels == c].mean(axis=0)) ** 2).sum())
+               for c in np.unique(labels)) / X.shape[0]
+
+
+def largest_tv(labels, group):
+    """The worst cluster's total-variation distance from the dataset's mix of ``group``."""
+    values = np.unique(group)
+    p = np.array([np.mean(group == v) for v in values])
+    return max(0.5 * np.abs(np.array([np.mean(group[labels == c] == v) for v in values])
+                            - p).sum() for c in np.unique(labels))
+
+
+def _timed(make):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundNotMetWarning)
+        model = make()
+    return model, time.perf_counter() - start
+
+
+def fca(data_home, k, deltas, fca_results):
+    X, sex = fca_adult(data_home)
+    kmeans, kmeans_seconds = _timed(lambda: KMeans(k, n_init=10, random_state=0).fit(X))
+    base = cost_per_row(X, kmeans.labels_)
+    print(f"FCA's Adult setting: {X.shape[0]:,} rows, 5 features standardised then scaled to "
+          f"unit length, sex, k={k}; dataset balance {balance(np.zeros(len(X)), sex):.4f}. "
+          f"KMeans(n_init=10): {base:.5f} per row in {kmeans_seconds:.1f} s.\n")
+    print("| method | cost per row | cost / K-Means | balance | worst cluster's distance (TV) "
+          "| bound met | rows moved from FairKM | time (s) | time / K-Means |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def row(name, labels, seconds, met="", moved=""):
+        c = cost_per_row(X, labels)
+        print(f"| {name} | {c:.5f} | {c / base:.4f} | {balance(labels, sex):.4f} | "
+              f"{largest_tv(labels, sex):.4f} | {met} | {moved} | {seconds:.1f} | "
+              f"{seconds / kmeans_seconds:.1f} |", flush=True)
+
+    row("KMeans(n_init=10)", kmeans.labels_, kmeans_seconds)
+    fair, seconds = _timed(lambda: FairKM(k, random_state=0).fit(X, sensitive_features=sex))
+    row("FairKM()", fair.labels_, seconds)
+    soft, seconds = _timed(lambda: FairKM(k, max_cost=0.1, random_state=0).fit(
+        X, sensitive_features=sex))
+    row("FairKM(max_cost=0.1)", soft.labels_, seconds)
+    for delta in deltas:
+        model, seconds = _timed(lambda d=delta: FairKM(k, max_deviation=d, random_state=0).fit(
+            X, sensitive_features=sex))
+        row(f"FairKM(max_deviation={delta:g})", model.labels_, seconds,
+            f"{'yes' if model.bounds_check_.satisfied else 'no'} ({model.max_deviation_:.3g})",
+            f"{model.n_moved_by_bound_:,}")
+        model, seconds = _timed(lambda d=delta: BoundedKMeans(
+            k, max_deviation=d, random_state=2025, progress=False).fit(X, sensitive_features=sex))
+        row(f"BoundedKMeans(max_deviation={delta:g})", model.labels_, seconds,
+            f"{'yes' if model.bounds_check_.satisfied else 'no'} "
+            f"({model.bounds_check_.table['bound'].max():.3g})")
+    if fca_results:
+        print("\nFCA's released code on the same rows and features, run apart (its last "
+              "iteration; costs as ratios to the K-Means above):\n")
+        print("| epsilon | cost per row | cost / K-Means | balance | time (s) | "
+              "time / K-Means |")
+        print("|---|---|---|---|---|---|")
+        for r in pd.read_csv(fca_results).sort_values("last_balance").itertuples():
+            print(f"| {r.epsilon:g} | {r.last_cost_per_row:.5f} | "
+                  f"{r.last_cost_per_row / base:.4f} | {r.last_balance:.4f} | "
+                  f"{r.process_wall_s:.0f} | {r.process_wall_s / kmeans_seconds:.0f} |")
+
+
+# ----------------------------------------------------------------------------- held out
+
+
+def heldout_adult(data_home):
+    """adult.test: age, education-num, hours-per-week standardised; four attributes."""
+    bunch = fetch_adult(data_home=data_home, subset="test", preprocess=None,
+                        download_if_missing=False)
+    X = StandardScaler().fit_transform(
+        bunch.data[["age", "education-num", "hours-per-week"]].to_numpy(np.float64))
+    S = bunch.data[["sex", "race", "marital-status", "relationship"]].astype(str)
+    return np.ascontiguousarray(X), S.reset_index(drop=True)
+
+
+def tv_per_cluster(labels, column):
+    """Each cluster's total-variation distance from the dataset's mix of ``column``."""
+    values = np.unique(column)
+    p = np.array([np.mean(column == v) for v in values])
+    return np.array([0.5 * np.abs(np.array([np.mean(column[labels == c] == v) for v in values])
+                                  - p).sum() for c in np.unique(labels)])
+
+
+def heldout(data_home, ks, deltas):
+    X, S = heldout_adult(data_home)
+    columns = {name: S[name].to_numpy() for name in S}
+    print(f"adult.test: {X.shape[0]:,} rows, 3 features, attributes {', '.join(S)}. Worse: how "
+          "much further from the dataset's mix the attribute's mean over the clusters / "
+          "worst cluster ended than FairKM()'s (total variation; the largest over the four "
+          "attributes; negative is fairer).\n")
+    print("| k | bound | method | bound met | rows moved | mean worse | worst worse | "
+          "cost / FairKM() | time / K-Means |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k in ks:
+        kmeans, kmeans_seconds = _timed(lambda k=k: KMeans(k, n_init=10, random_state=0).fit(X))
+        fair, _ = _timed(lambda k=k: FairKM(k, random_state=0).fit(X, sensitive_features=S))
+        own = {a: tv_per_cluster(fair.labels_, c) for a, c in columns.items()}
+        own_cost = cost_per_row(X, fair.labels_)
+        for delta in deltas:
+            for name, make in (
+                    ("FairKM", lambda d=delta, k=k: FairKM(k, max_deviation=d, random_state=0)),
+                    ("BoundedKMeans", lambda d=delta, k=k: BoundedKMeans(
+                        k, max_deviation=d, random_state=0, progress=False))):
+                model, seconds = _timed(lambda m=make: m().fit(X, sensitive_features=S))
+                met = check_bounds(model.labels_, S, max_deviation=delta).satisfied
+                worse = {a: tv_per_cluster(model.labels_, c) for a, c in columns.items()}
+                mean = max(worse[a].mean() - own[a].mean() for a in columns)
+                worst = max(worse[a].max() - own[a].max() for a in columns)
+                moved = int(np.count_nonzero(model.labels_ != fair.labels_))
+                print(f"| {k} | {delta:g} | {name} | {'yes' if met else 'NO'} | {moved:,} | "
+                      f"{mean:+.4f} | {worst:+.4f} | "
+                      f"{cost_per_row(X, model.labels_) / own_cost:.4f} | "
+                      f"{seconds / kmeans_seconds:.1f} |", flush=True)
+
+
 # ----------------------------------------------------------------------------- authors
 
 
@@ -225,23 +392,19 @@ def authors(data_home, ks, deltas):
                       f"{milp_says} | {ratio} | {result.assignment_cost / lp:.3f} | "
                       f"{seconds:.2f} |")
     X_b, S_b, _ = make_sensitive_blobs(600, n_values=(2, 3), random_state=0)
-    print("\nmax_deviation=0 on 600 make_sensitive_blobs rows (values 2 and 3):\n")
+    print("\nmax_deviation=0 (as fair as whole rows allow) on 600 make_sensitive_blobs rows "
+          "(values 2 and 3):\n")
     for k in (2, 4, 8):
         start = time.perf_counter()
-        try:
-            fair_assignment(X_b, X_b[:k], S_b, max_deviation=0.0)
-            outcome = "met"
-        except InfeasibleBoundError:
-            outcome = "proved infeasible"
-        print(f"- k={k}: {outcome} in {time.perf_counter() - start:.2f} s")
-        start = time.perf_counter()
-        try:
-            BoundedKMeans(k, max_deviation=0.0, random_state=0).fit(X_b, sensitive_features=S_b)
-            outcome = "met"
-        except InfeasibleBoundError:
-            outcome = "proved infeasible"
-        print(f"  BoundedKMeans({k}, max_deviation=0): {outcome} in "
+        result = fair_assignment(X_b, X_b[:k], S_b, max_deviation=0.0)
+        print(f"- k={k}: floor {result.check.table['bound'].max():.3g}, "
+              f"{'met' if result.satisfied else 'not met'} in "
               f"{time.perf_counter() - start:.2f} s")
+        model, seconds = _timed(lambda k=k: BoundedKMeans(
+            k, max_deviation=0.0, random_state=0, progress=False).fit(X_b, sensitive_features=S_b))
+        print(f"  BoundedKMeans({k}, max_deviation=0): floor "
+              f"{model.bounds_check_.table['bound'].max():.3g}, "
+              f"{'met' if model.bounds_check_.satisfied else 'not met'} in {seconds:.2f} s")
 
 
 # ----------------------------------------------------------------------------- scale
@@ -304,7 +467,7 @@ def _scores(X, S, labels):
     return row
 
 
-def adult(data_home, deltas, seeds, alternate):
+def adult(data_home, deltas, seeds):
     bunch = fetch_adult(data_home=data_home, preprocess="paper", download_if_missing=False)
     X = np.ascontiguousarray(bunch.features, dtype=np.float64)
     S = bunch.sensitive
@@ -321,40 +484,32 @@ def adult(data_home, deltas, seeds, alternate):
             fair_seconds = time.perf_counter() - start
             rows.append({"k": k, "seed": seed, "method": "FairKM (default weight)",
                          "seconds": fair_seconds, **_scores(X, S, fair.labels_)})
-            runs = [(delta, 1) for delta in deltas]
-            if alternate:
-                runs.append((min(deltas), 20))
-            for delta, max_iter in runs:
-                start = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", BoundNotMetWarning)
-                    result = fair_assignment(X, fair.cluster_centers_, S, max_deviation=delta,
-                                             max_iter=max_iter)
-                seconds = time.perf_counter() - start
-                name = (f"FairKM + bounds {delta}" if max_iter == 1
-                        else f"FairKM + bounds {delta}, alternated")
-                rows.append({"k": k, "seed": seed, "method": name,
-                             "seconds": fair_seconds + seconds, "gap": result.gap,
-                             "met": float(result.satisfied), "violation": result.violation,
-                             "assignments": result.n_iter, **_scores(X, S, result.labels)})
+            for delta in deltas:
+                for name, make in (
+                        ("FairKM(max_deviation)", lambda d=delta, k=k, s=seed: FairKM(
+                            k, max_deviation=d, random_state=s)),
+                        ("BoundedKMeans", lambda d=delta, k=k, s=seed: BoundedKMeans(
+                            k, max_deviation=d, random_state=s, progress=False))):
+                    model, seconds = _timed(lambda m=make: m().fit(X, sensitive_features=S))
+                    rows.append({"k": k, "seed": seed, "method": f"{name} {delta}",
+                                 "seconds": seconds,
+                                 "met": float(model.bounds_check_.satisfied),
+                                 "violation": model.violation_,
+                                 **_scores(X, S, model.labels_)})
             print(f"# k={k} seed={seed} done", file=sys.stderr, flush=True)
     table = pd.DataFrame(rows)
     mean = table.drop(columns="seed").groupby(["k", "method"], sort=False).mean()
     base = mean.xs("K-Means (best of 10)", level="method")["CO"]
     mean["CO / K-Means"] = mean["CO"] / base.reindex(mean.index.get_level_values("k")).values
     met = mean["met"].map(lambda v: "" if np.isnan(v) else f"{v * len(seeds):.0f}/{len(seeds)}")
-    worst = table.drop(columns="seed").groupby(["k", "method"], sort=False)["gap"].max()
     print(f"Means over seeds {', '.join(map(str, seeds))}; ME, MW, MPV, AE: mean over the "
           "attributes.\n")
     print("| k | method | CO (squared) | CO / K-Means | AE | ME | MW | MPV | bound met "
-          "| largest gap to the lower bound | assignments | time (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| time (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (k, method), r in mean.iterrows():
-        gap = worst[(k, method)]
         print(f"| {k} | {method} | {r['CO']:.0f} | {r['CO / K-Means']:.3f} | {r['AE']:.4f} | "
               f"{r['ME']:.4f} | {r['MW']:.4f} | {r['MPV']:.4f} | {met[(k, method)]} | "
-              f"{'' if np.isnan(gap) else f'{100 * gap:.2f}%'} | "
-              f"{'' if np.isnan(r['assignments']) else f'{r.assignments:.1f}'} | "
               f"{r['seconds']:.1f} |")
     print("\nME per attribute (means over the seeds):\n")
     names = list(S.columns)
@@ -366,32 +521,40 @@ def adult(data_home, deltas, seeds, alternate):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["authors", "scale", "adult"])
+    parser.add_argument("part", choices=["fca", "heldout", "authors", "scale", "adult"])
     parser.add_argument("--cap", type=float, default=300.0,
                         help="seconds one scale case may run before it is stopped (default 300)")
-    parser.add_argument("--sizes", default="1000,10000,100000,1000000")
+    parser.add_argument("--sizes", default="1000,3000,10000")
     parser.add_argument("--ks", default=None,
-                        help="cluster counts (default: 5,10,15 for authors, 5,20 for scale)")
+                        help="cluster counts (default: 10 for fca, 3,5,8 for heldout, 5,10,15 "
+                             "for authors, 5,10 for scale)")
     parser.add_argument("--deltas", default=None,
-                        help="bounds (default: 0.2,0.1 for authors, 0.2,0.1,0.05 for adult)")
+                        help="bounds (default: 0.1,0.05,0.02,0.01,0 for fca; 0.2,0.1,0.05,"
+                             "0.02,0.01 for heldout; 0.2,0.1 for authors; 0.2,0.1,0.05 for "
+                             "adult)")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--alternate", action="store_true",
-                        help="also alternate centres and assignments (max_iter=20) at the "
-                             "tightest bound")
+    parser.add_argument("--fca-results", default=None,
+                        help="CSV of FCA's released code run apart (see the part fca)")
     parser.add_argument("--data-home", default="../shared/data")
     args = parser.parse_args(argv)
 
     def numbers(text, default, kind):
         return [kind(v) for v in (text or default).split(",")]
 
-    if args.part == "authors":
+    if args.part == "fca":
+        fca(args.data_home, numbers(args.ks, "10", int)[0],
+            numbers(args.deltas, "0.1,0.05,0.02,0.01,0", float), args.fca_results)
+    elif args.part == "heldout":
+        heldout(args.data_home, numbers(args.ks, "3,5,8", int),
+                numbers(args.deltas, "0.2,0.1,0.05,0.02,0.01", float))
+    elif args.part == "authors":
         authors(args.data_home, numbers(args.ks, "5,10,15", int),
                 numbers(args.deltas, "0.2,0.1", float))
     elif args.part == "scale":
-        scale(numbers(args.sizes, "", int), numbers(args.ks, "5,20", int), args.cap)
+        scale(numbers(args.sizes, "", int), numbers(args.ks, "5,10", int), args.cap)
     else:
         adult(args.data_home, numbers(args.deltas, "0.2,0.1,0.05", float),
-              numbers(args.seeds, "", int), args.alternate)
+              numbers(args.seeds, "", int))
     return 0
 
 

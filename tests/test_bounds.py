@@ -136,9 +136,10 @@ def test_tiny_problems_match_brute_force(problem):
     best, best_cost, tightest = brute_force(X, centers, S, weights, kind, delta)
     w = None if (weights == 1).all() else weights
     if delta == 0.0:
-        # 0 asks for the exact mix to one row of the smallest cluster (doubled until whole rows
-        # meet it): the floor is met at its least cost, is at least the tightest bound any
-        # assignment meets, and half of it is not met when it had to double.
+        # 0 asks for the exact mix when whole rows can hold it (then at its least cost), else
+        # for it to one row of the smallest cluster (doubled until whole rows meet it): the
+        # floor is met at its least cost, is at least the tightest bound any assignment
+        # meets, and half of it is not met when it had to double.
         try:
             result = fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
                                      sample_weight=w)
@@ -146,7 +147,12 @@ def test_tiny_problems_match_brute_force(problem):
             assert kind == "multiplicative" and tightest >= 0.999 - 1e-9
             return
         floor = float(result.check.table["bound"].max())
-        assert result.satisfied and "exact mix as far as whole rows allow" in result.check.note
+        assert result.satisfied
+        if best is not None:
+            assert floor == 0.0 and "which whole rows can hold" in result.check.note
+            assert_allclose(result.assignment_cost, best_cost, rtol=1e-7, atol=1e-9)
+            return
+        assert "exact mix as far as whole rows allow" in result.check.note
         assert floor >= tightest - 1e-9
         _, cost_at_floor, _ = brute_force(X, centers, S, weights, kind, floor)
         assert_allclose(result.assignment_cost, cost_at_floor, rtol=1e-7, atol=1e-9)
@@ -202,7 +208,10 @@ def test_infeasible_bound_names_the_tightest():
 
 
 def test_zero_asks_for_the_exact_mix_to_one_row_of_the_smallest_cluster():
-    X, S, _ = make_sensitive_blobs(3000, n_values=(2, 3), random_state=0)
+    # 3,001 rows: no value's count shares a factor with 3,001 that whole clusters could use,
+    # so the exact mix is impossible and 0 means one row of the smallest cluster.
+    X, S, _ = make_sensitive_blobs(3001, n_values=(2, 3), random_state=0)
+    assert all(np.gcd(np.unique(S[c], return_counts=True)[1], 3001).max() == 1 for c in S)
     centers = KMeans(4, n_init=1, random_state=0).fit(X).cluster_centers_
     result = fair_assignment(X, centers, S, max_deviation=0.0)
     assert result.satisfied
@@ -225,6 +234,14 @@ def test_zero_asks_for_the_exact_mix_to_one_row_of_the_smallest_cluster():
     mixed = fair_assignment(X, centers, S, max_deviation={"s0": 0.0, "s1": 0.1})
     assert mixed.check.table.loc["s1", "bound"] == 0.1
     assert 0 < mixed.check.table.loc["s0", "bound"] < 0.01
+    # Where whole rows can hold the exact mix (2,000 of each colour, 4 clusters), 0 holds it.
+    colour = np.repeat([0, 1], 2000)
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(4000, 2)) + 4 * colour[:, None]
+    exact = fair_assignment(Y, Y[[0, 1, 2000, 2001]], colour, max_deviation=0.0)
+    assert exact.satisfied and exact.check.table.loc["s0", "deviation"] == 0.0
+    assert "exact mix, which whole rows can hold" in exact.check.note
+    assert np.all(np.bincount(colour[exact.labels == 0]) == np.bincount(exact.labels)[0] / 2)
 
 
 def test_multiplicative_bound_with_a_rare_value_is_infeasible():
