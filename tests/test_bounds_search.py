@@ -341,3 +341,21 @@ def test_guard_caps_reach_the_search_space():
     assert np.isinf(space.mean_cap[0]) and space.mean_cap[1] == pytest.approx(0.2)
     assert np.all(space.lower[:, 2:] < 0) and np.all(space.upper[:, 2:] > 1)
     assert_allclose(space.upper[0, :2], [0.7, 0.7])
+
+
+def test_a_start_with_an_empty_cluster_gets_the_row_cheapest_to_move_there():
+    # A relaxation keeps clusters non-empty with fractions of rows; its largest shares may not.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    S = pd.DataFrame({"g": np.arange(40) % 2})
+    bounds = resolve_bounds(S, 40, max_deviation=0.5)
+    problem = make_problem(X, bounds, 3)
+    space = SearchSpace.build(bounds, problem, np.arange(40))
+    dist = sq_distances(X, np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]]))
+    start = np.where(np.arange(40) < 20, 0, 1)
+    out, met = local_search(space, dist, start, polish=False)
+    assert met and np.bincount(out, minlength=3).min() >= 1
+    # The one row moved is the cheapest to move to cluster 2.
+    moved = np.flatnonzero(out != start)
+    assert moved.shape[0] == 1
+    assert moved[0] == np.argmin(dist[:, 2] - dist[np.arange(40), start])

@@ -185,6 +185,41 @@ def _largest_share(n_rows, pos, clu, x):
     return out
 
 
+def _split_groups(labels, held, group, g_share, g_whole, dist, weights):
+    """Share out the rows of each group the programme split, as it split the group's weight.
+
+    A group's rows are alike (one type, the same best and second clusters,
+    a similar margin): each cluster the group has a share of takes about that
+    share of its weight, the rows cheapest there first. So whole rows keep the
+    relaxation's counts as nearly as they can, and the rounding has little to
+    repair.
+    """
+    split = np.flatnonzero(~g_whole)
+    if not split.size:
+        return
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(g_share.shape[0] + 1))
+    for g in split:
+        rows = held[order[starts[g]:starts[g + 1]]]
+        shares = g_share[g]
+        clusters = np.flatnonzero(shares > 1e-9)
+        room = shares[clusters] * weights[rows].sum()
+        # The rows go where they cost least against the clusters' other rows, in turn.
+        cost = dist[np.ix_(rows, clusters)]
+        regret = cost - cost.min(axis=1, keepdims=True)
+        taken = np.zeros(rows.shape[0], dtype=bool)
+        for j in np.argsort(-room):
+            free = np.flatnonzero(~taken)
+            if not free.size:
+                break
+            want = free[np.argsort(regret[free, j] - regret[free].mean(axis=1),
+                                   kind="stable")]
+            filled = np.cumsum(weights[rows[want]])
+            chosen = want[:max(1, int(np.searchsorted(filled, room[j] - 1e-9)) + 1)]
+            labels[rows[chosen]] = clusters[j]
+            taken[chosen] = True
+
+
 def relax(problem, dist, live, max_pairs, start=None):
     """Solve the relaxation on the live rows (every row, or by prices beyond ``max_pairs``).
 
@@ -283,9 +318,9 @@ def relax(problem, dist, live, max_pairs, start=None):
                       + prices.of(problem, free)[f_pos, f_clu])
         margin[free_pos] = free_best - now.floor[free_pos]
         broken = margin > tol
-        row_label[held_pos] = np.where(row_label[held_pos] >= 0, row_label[held_pos],
-                                       now.best[held_pos])
-        labels[held] = row_label[held_pos]
+        labels[held] = np.where(row_label[held_pos] >= 0, row_label[held_pos],
+                                now.best[held_pos])
+        _split_groups(labels, held, group, g_share, g_whole, dist, problem.weights)
         labels[free] = _largest_share(free_pos.shape[0], f_pos, f_clu, x_free)
         certified = not broken.any()
         result = Relaxation(labels.copy(), free, f_pos, f_clu, x_free, prices, lp.fun,

@@ -178,6 +178,25 @@ class SearchSpace:
                                     self.weights.sum() / k)
 
 
+def _fill_empty(labels, dist, weights):
+    """Give each empty cluster the row cheapest to move there (the search keeps them non-empty).
+
+    A relaxation keeps every cluster non-empty with fractions of rows, so its
+    largest shares can leave one empty; the row comes from a cluster of
+    more than one row.
+    """
+    k = dist.shape[1]
+    counts = np.bincount(labels, minlength=k)
+    for c in np.flatnonzero(counts == 0):
+        movable = np.flatnonzero(counts[labels] > 1)
+        i = movable[np.argmin(weights[movable] * (dist[movable, c]
+                                                  - dist[movable, labels[movable]]))]
+        counts[labels[i]] -= 1
+        labels[i] = c
+        counts[c] = 1
+    return labels
+
+
 def local_search(space, dist, labels, *, polish=True, max_steps=None, hard=1.0):
     """Repair ``labels`` (of the live rows) until every band holds, then lower their cost.
 
@@ -204,7 +223,7 @@ def local_search(space, dist, labels, *, polish=True, max_steps=None, hard=1.0):
     met : bool
         Whether every band and cap holds (up to the share tolerance 1e-9).
     """
-    labels = np.array(labels, dtype=np.int64)
+    labels = _fill_empty(np.array(labels, dtype=np.int64), dist, space.weights)
     if max_steps is None:
         max_steps = 20 * labels.shape[0] + 1000
     search(np.ascontiguousarray(dist, dtype=np.float64), space.weights, space.types,
