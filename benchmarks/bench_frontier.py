@@ -26,17 +26,24 @@ Methods, all in one process except fair-kmeans:
   binary colour) on a balanced sample of Adult's sex. It needs numpy < 2, so
   it runs in its own environment (``--fair-kmeans-python``), in a
   subprocess; its time includes that process's start.
+* ``FCA`` (Fair Clustering via Alignment, ICML 2025) on its own setting only,
+  from the labels its released code wrote when run apart (``--fca-results``:
+  a folder with its ``results.csv`` and one ``labels_eps<epsilon>.npy`` per
+  run); its time is that run's, measured apart.
 
 The panel: Adult (the paper's pipeline and the standard one; sex alone and
-all five attributes; k = 5 and 15), Kinematics (k=5), scikit-learn's diabetes
-data (sex categorical, age numeric; k=5) and overlapping blobs with one
-attribute that follows the blobs ("hard") and one that barely does ("easy").
+all five attributes; k = 5 and 15), FCA's own Adult setting (sex, k=10; the
+bounds there reach down to "as fair as whole rows allow", ``max_deviation=0``),
+Kinematics (k=5), scikit-learn's diabetes data (sex categorical, age numeric;
+k=5) and overlapping blobs with one attribute that follows the blobs
+("hard") and one that barely does ("easy").
 
 Writes ``points.csv`` (every fit), ``wins.md`` (per dataset and cost cap, the
 best mean and worst TV each method reaches) and one PNG per dataset into
 ``--output-dir``. Run: ``python benchmarks/bench_frontier.py [--data-home
 ../shared/data] [--output-dir docs/frontier] [--fair-kmeans-python
-/path/to/python] [--quick] [--replot points.csv]``.
+/path/to/python] [--fca-results /path/to/fca/folder] [--quick] [--replot
+points.csv]``.
 """
 
 import argparse
@@ -51,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_bounds import fca_adult
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
@@ -65,6 +73,9 @@ WEIGHTINGS = ("equal", "size", "paper")
 RELATIVE = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 BUDGETS = (0.02, 0.05, 0.1, 0.2)
 BOUNDS = (0.2, 0.1, 0.05)
+# FCA's setting: the bounds reach down to "as fair as whole rows allow" (0), where FCA aims.
+FCA_BOUNDS = (0.1, 0.05, 0.02, 0.01, 0.0)
+FCA_SETTING = "Adult, FCA's setting (32,561 rows), sex, k=10"
 LAMBDAS = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 COST_CAPS = (1.05, 1.10, 1.20)
 
@@ -92,22 +103,24 @@ def balanced_sex_sample(X, S, per_group, seed=0):
 
 
 def panel(data_home, quick):
-    """Yield (name, X, sensitive, numeric attributes, k, seeds)."""
+    """Yield (name, X, sensitive, numeric attributes, k, seeds, bounds)."""
     adult = {}
     for preprocess in ("paper", "standard"):
         bunch = fetch_adult(data_home=data_home, preprocess=preprocess, download_if_missing=False)
         adult[preprocess] = (np.ascontiguousarray(bunch.features, dtype=np.float64),
                              bunch.sensitive)
     X, S = adult["paper"]
-    yield "Adult paper, sex, k=5", X, S[["sex"]], [], 5, (0, 1)
+    yield "Adult paper, sex, k=5", X, S[["sex"]], [], 5, (0, 1), BOUNDS
     Xb, Sb = balanced_sex_sample(X, S, 250 if quick else 750)
-    yield f"Adult paper, balanced sex sample ({len(Xb):,}), k=5", Xb, Sb, [], 5, (0,)
+    yield f"Adult paper, balanced sex sample ({len(Xb):,}), k=5", Xb, Sb, [], 5, (0,), BOUNDS
     for preprocess in ("paper", "standard"):
         X, S = adult[preprocess]
         for k in (5,) if quick else (5, 15):
-            yield f"Adult {preprocess}, 5 attributes, k={k}", X, S, [], k, (0,)
+            yield f"Adult {preprocess}, 5 attributes, k={k}", X, S, [], k, (0,), BOUNDS
     if quick:
         return
+    X, sex = fca_adult(data_home)
+    yield FCA_SETTING, X, pd.DataFrame({"sex": sex}), [], 10, (0,), FCA_BOUNDS
     with tempfile.TemporaryDirectory() as home:
         # The Doc2Vec vectors are cached next to the data: a writable copy.
         shutil.copytree(Path(data_home) / "kinematics", Path(home) / "kinematics")
@@ -118,13 +131,13 @@ def panel(data_home, quick):
             kinematics = None
     if kinematics is not None:
         yield ("Kinematics, k=5", np.ascontiguousarray(kinematics.features, dtype=np.float64),
-               kinematics.sensitive, [], 5, (0,))
+               kinematics.sensitive, [], 5, (0,), BOUNDS)
     frame = load_diabetes(scaled=False, as_frame=True).frame
     sensitive = pd.DataFrame({"sex": frame["sex"].astype(int), "age": frame["age"]})
     X = StandardScaler().fit_transform(frame.drop(columns=["sex", "age", "target"]))
-    yield "diabetes, k=5", X, sensitive, ["age"], 5, (0,)
+    yield "diabetes, k=5", X, sensitive, ["age"], 5, (0,), BOUNDS
     X, sensitive = easy_hard()
-    yield "blobs, easy and hard attribute, k=6", X, sensitive, [], 6, (0,)
+    yield "blobs, easy and hard attribute, k=6", X, sensitive, [], 6, (0,), BOUNDS
 
 
 def measure(labels, sensitive, numeric):
@@ -191,7 +204,18 @@ def fair_kmeans_labels(python, X, colour, k, seed):
         return result["labels"], float(result["seconds"])
 
 
-def frontier_rows(name, X, sensitive, numeric, k, seed, args):
+def fca_rows(folder, X, sensitive, numeric, reference):
+    """Rows of FCA's released code, run apart: its labels read back, measured here."""
+    runs = pd.read_csv(Path(folder) / "results.csv")
+    rows = []
+    for run in runs.sort_values("epsilon").itertuples():
+        labels = np.load(Path(folder) / f"labels_eps{run.epsilon:g}.npy")
+        rows.append(row_of("FCA", f"epsilon={run.epsilon:g}", labels, X, sensitive, numeric,
+                           reference, float(run.process_wall_s), []))
+    return rows
+
+
+def frontier_rows(name, X, sensitive, numeric, k, seed, bounds, args):
     km = KMeans(k, n_init=10, random_state=seed).fit(X)
     reference = km.inertia_
     rows = [row_of("K-Means(10)", "", km.labels_, X, sensitive, numeric, reference, 0.0, [])]
@@ -213,12 +237,13 @@ def frontier_rows(name, X, sensitive, numeric, k, seed, args):
         bounded = {c: 0 for c in categorical}
         settings += [("FairKM(max_deviation)", f"max_deviation={d:g}",
                       lambda d=d: fairkm(max_deviation={c: d for c in bounded}))
-                     for d in BOUNDS]
+                     for d in bounds]
         settings += [("BoundedKMeans", f"max_deviation={d:g}",
                       lambda d=d: BoundedKMeans(k, max_deviation={c: d for c in bounded},
-                                                numeric_sensitive=numeric, random_state=seed)
+                                                numeric_sensitive=numeric, random_state=seed,
+                                                progress=False)
                       .fit(X, sensitive_features=sensitive).labels_)
-                     for d in BOUNDS]
+                     for d in bounds]
     if len(categorical) == 1 and not numeric:
         column = sensitive[categorical[0]]
         settings += [("ZGYA", f"lambda={lam:g}",
@@ -239,6 +264,12 @@ def frontier_rows(name, X, sensitive, numeric, k, seed, args):
                            reference, seconds, []))
         print(f"  fair-kmeans cost {rows[-1]['cost']:.3f} mean TV {rows[-1]['mean TV']:.4f} "
               f"worst TV {rows[-1]['worst TV']:.4f} {seconds:.1f} s", flush=True)
+    if name == FCA_SETTING and args.fca_results:
+        rows += fca_rows(args.fca_results, X, sensitive, numeric, reference)
+        for row in rows[-len(pd.read_csv(Path(args.fca_results) / "results.csv")):]:
+            print(f"  FCA {row['knob']:18} cost {row['cost']:.3f} mean TV {row['mean TV']:.4f} "
+                  f"worst TV {row['worst TV']:.4f} {row['seconds']:.0f} s (run apart)",
+                  flush=True)
     for row in rows:
         row.update(dataset=name, seed=seed)
     return rows
@@ -330,6 +361,8 @@ def main():
     parser.add_argument("--output-dir", type=Path, default=Path("benchmarks/results/frontier"))
     parser.add_argument("--fair-kmeans-python",
                         help="a Python with the PyPI package fair-kmeans (numpy < 2)")
+    parser.add_argument("--fca-results", metavar="FOLDER",
+                        help="FCA's released code run apart: results.csv and labels_eps*.npy")
     parser.add_argument("--quick", action="store_true", help="fewer datasets and a smaller sample")
     parser.add_argument("--replot", type=Path, metavar="POINTS.csv",
                         help="redraw the plots and tables from a run's points.csv; fit nothing")
@@ -340,10 +373,10 @@ def main():
         write_outputs(points, args.output_dir)
         return
     rows = []
-    for name, X, sensitive, numeric, k, seeds in panel(args.data_home, args.quick):
+    for name, X, sensitive, numeric, k, seeds, bounds in panel(args.data_home, args.quick):
         for seed in seeds:
             print(f"{name}, seed {seed}", flush=True)
-            rows.extend(frontier_rows(name, X, sensitive, numeric, k, seed, args))
+            rows.extend(frontier_rows(name, X, sensitive, numeric, k, seed, bounds, args))
     points = pd.DataFrame(rows)
     write_outputs(points, args.output_dir)
     print(wins(points))

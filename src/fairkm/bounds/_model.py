@@ -230,11 +230,15 @@ class Prices:
     bonus : float
         ``w_min`` times the duals of the non-empty rows: the constant of the
         Lagrangian bound.
+    multipliers : ndarray or None
+        The multipliers behind the prices, in the layout of
+        :class:`fairkm.bounds._dual.Multipliers` (None when not kept).
     """
 
     base: np.ndarray
     slope: np.ndarray
     bonus: float
+    multipliers: np.ndarray | None = None
 
     def of(self, problem, rows):
         """Per unit of weight, the price of each row of ``rows`` in each cluster."""
@@ -357,13 +361,18 @@ def _prices(problem, programme, duals):
 
 @dataclass(frozen=True)
 class LPOutcome:
-    """A solved relaxation: shares of the pairs, optimum (free rows only), prices, status."""
+    """A solved relaxation: shares of the pairs, optimum (free rows only), prices, status.
+
+    ``rows``: the inequality rows' description (``_Programme.meta``) and their
+    duals, from which the prices were made (None when unsolved).
+    """
 
     x: np.ndarray | None
     fun: float
     prices: Prices | None
     status: int
     message: str
+    rows: tuple | None = None
 
 
 def _costs(weights, rows, pos, dist_pairs):
@@ -402,8 +411,10 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
     if res.status != 0:
         return LPOutcome(None, np.nan, None, int(res.status), str(res.message))
     x = np.clip(res.x[:prog.n_pairs], 0.0, 1.0)
-    prices = _prices(problem, prog, -res.ineqlin.marginals * scale)
-    return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message))
+    duals = -res.ineqlin.marginals * scale
+    prices = _prices(problem, prog, duals)
+    return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message),
+                     (prog.meta, duals))
 
 
 def _options(time_limit=None, gap=1e-4, presolve=True):

@@ -22,6 +22,9 @@ close to a tie can change cluster when the prices move. So:
 
 Whatever the outcome, the prices give a lower bound on the cost of any
 assignment meeting the bounds (:mod:`fairkm.bounds._model`): the certificate.
+When the programmes stop short of certifying the solution, the bound is
+raised from their prices by maximising the Lagrangian itself
+(:mod:`fairkm.bounds._dual`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._dual import raise_bound
 from ._kernels import group_sums, priced_pass
 from ._model import Prices, Problem, held_offsets, solve_lp
 
@@ -338,4 +342,9 @@ def relax(problem, dist, live, max_pairs, start=None):
         forced = split
         forced[worst] = True
         n_free = min(n, max(n_free, 2 * int(forced.sum())))
+    if not result.certified:
+        # The prices certify less than the programme reached: raise the bound from them.
+        raised, _ = raise_bound(problem, dist, live, result.prices, result.bound, lower_bound,
+                                rows=lp.rows)
+        result.bound = min(raised, result.value)
     return result

@@ -1,0 +1,247 @@
+"""A better lower bound from the relaxation's prices: its Lagrangian dual, maximised smoothly.
+
+For any non-negative multipliers of the bound rows, the Lagrangian
+
+    ``L = sum_i w_i min_c (d[i, c] + price[i, c]) + w_min * sum_c mu_c``
+
+is a lower bound on the cost of every assignment meeting the bounds (weak
+duality; :mod:`fairkm.bounds._model` describes the prices). The relaxation by
+prices (:mod:`fairkm.bounds._relax`) stops after a few programmes, and on a
+large problem its prices certify a bound some way below the relaxation's
+optimum. Here ``L`` is raised from those prices: ``min`` is smoothed into a
+soft minimum at temperature ``tau`` (below the minimum by at most
+``tau log k`` per unit of weight), which makes ``L`` smooth and concave in the
+multipliers; L-BFGS-B maximises it over the multipliers >= 0, at decreasing
+``tau``. The bound kept is ``L`` itself at the best multipliers found, so it
+holds whatever the optimiser does.
+
+The multipliers, flat: per bounded categorical attribute, those of the upper
+bands that can bind (``upper < 1``) then of the lower ones (``lower > 0``),
+cluster-major; per bounded numeric attribute, those of ``+sum w z <= b size``
+then of ``-sum w z <= b size`` (one per cluster each); last, one per cluster
+for "non-empty".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from scipy.optimize import minimize
+
+from ._model import Prices
+
+__all__ = ["Multipliers", "raise_bound"]
+
+_CHUNKS = 16            # rows are summed in this many fixed blocks: the same sums on any machine
+_TEMPERATURES = (1e-2, 1e-3, 1e-4)  # times the rows' mean spread of cost between clusters
+_ITERATIONS = 40        # L-BFGS-B iterations per temperature
+
+
+@dataclass(frozen=True)
+class Multipliers:
+    """Where each multiplier of a problem sits in the flat vector, and how it prices."""
+
+    ups: list      # per categorical attribute: (k, n_values) bool, upper bands that can bind
+    los: list      # ... lower bands that can bind
+    uppers: list   # (k, n_values) upper bands
+    lowers: list
+    bounds: list   # per numeric attribute: its bound per cluster, (k,)
+    k: int
+
+    @classmethod
+    def of(cls, problem):
+        """Return the layout of ``problem``'s bound rows."""
+        k = problem.n_clusters
+        ups, los, uppers, lowers = [], [], [], []
+        for _, lower, upper in problem.cat:
+            shape = (k, lower.shape[-1])
+            upper, lower = np.broadcast_to(upper, shape), np.broadcast_to(lower, shape)
+            ups.append(upper < 1.0)
+            los.append(lower > 0.0)
+            uppers.append(upper)
+            lowers.append(lower)
+        bounds = [np.broadcast_to(np.asarray(b, dtype=np.float64), (k,)) for _, b in problem.num]
+        return cls(ups, los, uppers, lowers, bounds, k)
+
+    @property
+    def size(self):
+        """Number of multipliers."""
+        return (sum(int(u.sum()) + int(lo.sum()) for u, lo in zip(self.ups, self.los,
+                                                                   strict=True))
+                + 2 * self.k * len(self.bounds) + self.k)
+
+    def from_rows(self, meta, duals):
+        """Scatter the duals of a programme's inequality rows (``_Programme.meta``) to the vector.
+
+        Rows of cut attributes (none here) and rows the layout lacks are skipped.
+        """
+        kind, cluster = meta[:, 0].astype(np.int64), meta[:, 1].astype(np.int64)
+        attr, value, sign = meta[:, 2].astype(np.int64), meta[:, 3].astype(np.int64), meta[:, 4]
+        parts = self._parts(np.zeros(self.size))
+        lam = np.maximum(duals, 0.0)
+        for r in range(meta.shape[0]):
+            if kind[r] == 0:
+                grid = parts["up" if sign[r] > 0 else "lo"][attr[r]]
+                grid[cluster[r], value[r]] += lam[r]
+            elif kind[r] == 1:
+                parts["pos" if sign[r] > 0 else "neg"][attr[r]][cluster[r]] += lam[r]
+            else:
+                parts["mu"][cluster[r]] += lam[r]
+        return self._flatten(parts)
+
+    def _parts(self, vector):
+        """Return ``vector`` as grids (k, n_values) per attribute and side, and the rest."""
+        out = {"up": [], "lo": [], "pos": [], "neg": []}
+        start = 0
+        for up, lo in zip(self.ups, self.los, strict=True):
+            for name, mask in (("up", up), ("lo", lo)):
+                grid = np.zeros(mask.shape)
+                n = int(mask.sum())
+                grid[mask] = vector[start:start + n]
+                out[name].append(grid)
+                start += n
+        for _ in self.bounds:
+            for name in ("pos", "neg"):
+                out[name].append(vector[start:start + self.k].copy())
+                start += self.k
+        out["mu"] = vector[start:start + self.k].copy()
+        return out
+
+    def _flatten(self, parts):
+        pieces = []
+        for up, lo, gu, gl in zip(self.ups, self.los, parts["up"], parts["lo"], strict=True):
+            pieces += [gu[up], gl[lo]]
+        for pos, neg in zip(parts["pos"], parts["neg"], strict=True):
+            pieces += [pos, neg]
+        pieces.append(parts["mu"])
+        return np.concatenate(pieces) if pieces else np.zeros(0)
+
+    def prices(self, problem, vector):
+        """Return the prices the multipliers ``vector`` charge (see :class:`Prices`)."""
+        parts = self._parts(vector)
+        k = self.k
+        base = np.zeros((problem.n_types, k))
+        const = -parts["mu"].copy()
+        for a, (up, lo) in enumerate(zip(parts["up"], parts["lo"], strict=True)):
+            base += (up - lo)[:, problem.type_table[:, a]].T
+            const -= (up * self.uppers[a]).sum(axis=1) - (lo * self.lowers[a]).sum(axis=1)
+        slope = np.zeros((len(self.bounds), k))
+        for b, bound in enumerate(self.bounds):
+            slope[b] = parts["pos"][b] - parts["neg"][b]
+            const -= (parts["pos"][b] + parts["neg"][b]) * bound
+        return Prices(base + const[None, :], slope, problem.w_min * float(parts["mu"].sum()),
+                      vector)
+
+    def gradient(self, problem, per_type, per_slope):
+        """Return the gradient in the multipliers from those in the prices' base and slopes."""
+        sizes = per_type.sum(axis=0)
+        parts = {"up": [], "lo": [], "pos": [], "neg": []}
+        for a, (upper, lower) in enumerate(zip(self.uppers, self.lowers, strict=True)):
+            counts = np.zeros(upper.shape)
+            np.add.at(counts.T, problem.type_table[:, a], per_type)
+            parts["up"].append(counts - upper * sizes[:, None])
+            parts["lo"].append(lower * sizes[:, None] - counts)
+        for b, bound in enumerate(self.bounds):
+            parts["pos"].append(per_slope[b] - bound * sizes)
+            parts["neg"].append(-per_slope[b] - bound * sizes)
+        parts["mu"] = problem.w_min - sizes
+        return self._flatten(parts)
+
+
+@numba.njit(parallel=True, cache=True)
+def _soft(dist, live, types, weights, base, z, slope, tau, value, per_type, per_slope):
+    """Soft-minimum Lagrangian of the live rows: its value and its gradient in the prices.
+
+    IN: dist (n, k), live (m,), types (n,), weights (n,), base (T, k),
+    z (B, n), slope (B, k), tau. OUT (summed per fixed block of rows, zeroed
+    by the caller): value (blocks,), per_type (blocks, T, k), per_slope
+    (blocks, B, k).
+    """
+    m = live.shape[0]
+    k = dist.shape[1]
+    blocks = value.shape[0]
+    n_num = z.shape[0]
+    for blk in numba.prange(blocks):
+        priced = np.empty(k)
+        for j in range(blk * m // blocks, (blk + 1) * m // blocks):
+            i = live[j]
+            t = types[i]
+            least = np.inf
+            for c in range(k):
+                v = dist[i, c] + base[t, c]
+                for b in range(n_num):
+                    v += z[b, i] * slope[b, c]
+                priced[c] = v
+                least = min(least, v)
+            total = 0.0
+            for c in range(k):
+                priced[c] = np.exp(-(priced[c] - least) / tau)
+                total += priced[c]
+            w = weights[i]
+            value[blk] += w * (least - tau * np.log(total))
+            for c in range(k):
+                share = w * priced[c] / total
+                per_type[blk, t, c] += share
+                for b in range(n_num):
+                    per_slope[blk, b, c] += share * z[b, i]
+
+
+def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None):
+    """Raise the Lagrangian lower bound from the multipliers behind ``prices``.
+
+    Parameters
+    ----------
+    problem : Problem
+    dist : ndarray of shape (n_samples, n_clusters)
+    live : ndarray of shape (m,), int64
+    prices : Prices
+        The relaxation's last prices.
+    bound : float
+        The bound those prices give.
+    lower_bound : callable
+        ``lower_bound(problem, dist, live, prices)``: the exact Lagrangian.
+    rows : tuple or None
+        ``(meta, duals)`` of the programme that made ``prices``: the
+        multipliers to start from (else the prices' own, else zeros).
+
+    Returns
+    -------
+    (float, Prices)
+        The best bound found (at least ``bound``) and its prices.
+    """
+    layout = Multipliers.of(problem)
+    if rows is not None:
+        start = layout.from_rows(*rows)
+    elif prices.multipliers is not None:
+        start = prices.multipliers
+    else:
+        start = np.zeros(layout.size)
+    z = (np.ascontiguousarray(np.stack([zz for zz, _ in problem.num]))
+         if problem.num else np.zeros((0, problem.weights.shape[0])))
+    spread = dist[live[:4096]]
+    scale = float(np.mean(spread.max(axis=1) - spread.min(axis=1))) or 1.0
+    best, best_prices = bound, prices
+    x = start
+    for temperature in _TEMPERATURES:
+        tau = temperature * scale
+
+        def negative(vector, tau=tau):
+            p = layout.prices(problem, vector)
+            value = np.zeros(_CHUNKS)
+            per_type = np.zeros((_CHUNKS, problem.n_types, layout.k))
+            per_slope = np.zeros((_CHUNKS, z.shape[0], layout.k))
+            _soft(dist, live, problem.types, problem.weights, p.base, z, p.slope, tau, value,
+                  per_type, per_slope)
+            grad = layout.gradient(problem, per_type.sum(axis=0), per_slope.sum(axis=0))
+            return -(float(value.sum()) + p.bonus), -grad
+
+        x = minimize(negative, x, jac=True, method="L-BFGS-B",
+                     bounds=[(0.0, None)] * layout.size,
+                     options={"maxiter": _ITERATIONS}).x
+        candidate = layout.prices(problem, x)
+        exact = lower_bound(problem, dist, live, candidate)
+        if exact > best:
+            best, best_prices = exact, candidate
+    return best, best_prices
