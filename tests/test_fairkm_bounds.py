@@ -18,8 +18,11 @@ from fairkm import FairKM
 from fairkm.bounds import (
     BoundNotMetWarning,
     InfeasibleBoundError,
+    _constrain,
     check_bounds,
+    fair_assignment,
 )
+from fairkm.bounds._spec import resolve_bounds
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
@@ -254,3 +257,46 @@ def test_zero_asks_for_the_exact_mix_as_far_as_whole_rows_allow():
     mixed = FairKM(3, random_state=0, max_deviation={"s0": 0, "s1": 0.2}).fit(
         X, sensitive_features=S)
     assert mixed.max_deviation_["s1"] == 0.2 and 0 < mixed.max_deviation_["s0"] < 0.01
+
+
+def _stuck_problem():
+    X, S, _ = make_sensitive_blobs(900, n_values=(2, 3), random_state=5)
+    plain = FairKM(4, random_state=0).fit(X, sensitive_features=S)
+    bounds = resolve_bounds(S, len(X), max_deviation=0.03)
+    return X, S, plain, bounds
+
+
+def test_where_the_repair_is_stuck_the_relaxation_picks_the_rows(monkeypatch):
+    X, S, plain, bounds = _stuck_problem()
+    real = _constrain.local_search
+    calls = []
+
+    def stuck_first(space, dist, labels, **kwargs):
+        calls.append(kwargs.get("polish", True))
+        if len(calls) == 1:  # the repair from FairKM's labels gets nowhere
+            return np.asarray(labels).copy(), False
+        return real(space, dist, labels, **kwargs)
+
+    monkeypatch.setattr(_constrain, "local_search", stuck_first)
+    out = _constrain.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
+                               bounds)
+    assert out.how == "relaxed" and out.guarded and out.check.satisfied
+    cols = [S[c].to_numpy() for c in S]
+    assert largest_excess(out.labels, cols, np.ones(len(X)), "additive", 0.03) <= 1e-9
+    for column in cols:
+        before, after = plain_tv(plain.labels_, column), plain_tv(out.labels, column)
+        assert after.mean() <= before.mean() + 1e-9 and after.max() <= before.max() + 1e-9
+
+
+def test_the_last_resort_is_the_cheapest_assignment_under_the_bound(monkeypatch):
+    X, S, plain, bounds = _stuck_problem()
+    monkeypatch.setattr(_constrain, "local_search",
+                        lambda space, dist, labels, **kw: (np.asarray(labels).copy(), False))
+    monkeypatch.setattr(_constrain, "_under_cells",
+                        lambda *args: (args[1][args[5]].copy(), False))
+    out = _constrain.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
+                               bounds)
+    assert out.how == "reassigned" and not out.guarded and out.check.satisfied
+    cheapest = fair_assignment(X, plain.cluster_centers_, S, max_deviation=0.03)
+    np.testing.assert_array_equal(out.labels, cheapest.labels)
+    assert out.n_moved == np.count_nonzero(out.labels != plain.labels_)
