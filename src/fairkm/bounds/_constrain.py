@@ -30,7 +30,7 @@ import numpy as np
 
 from ._assign import as_fair_as_whole_rows, solve
 from ._check import BoundsCheck, from_codes
-from ._model import _types, make_problem, sq_distances
+from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
 from ._search import SearchSpace, local_search, own_guard
 from ._spec import BoundSet
@@ -149,7 +149,7 @@ def _under_cells(X, labels, bounds, problem, dist, live, max_lp_variables):
     cells = _cells(bounds, labels, k)
     cat = [(a.values, *cells[a.name]) for a in bounds.categorical(bounded_only=False)]
     num = [(a.values, cells[a.name]) for a in bounds.numeric(bounded_only=False)]
-    types, table = _types(cat, X.shape[0])
+    types, table = types_of(cat, X.shape[0])
     guarded = replace(problem, cat=cat, num=num, types=types, type_table=table)
     relaxation = relax(guarded, dist, live, max_lp_variables)
     space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))

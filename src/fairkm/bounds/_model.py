@@ -51,6 +51,7 @@ __all__ = [
     "solve_lp",
     "solve_milp",
     "sq_distances",
+    "types_of",
 ]
 
 # Branch-and-bound nodes HiGHS may explore in one integer programme; the best
@@ -119,7 +120,7 @@ class Problem:
         return self.unit and not self.num
 
 
-def _types(cat, n):
+def types_of(cat, n):
     """Each row's type (combination of the bounded values) and the values of each type."""
     if not cat:
         return np.zeros(n, dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
@@ -159,7 +160,7 @@ def make_problem(X, bounds, n_clusters):
         weights = bounds.weights / scale
     cat = [(a.values, a.lower, a.upper) for a in bounds.categorical()]
     num = [(a.values, a.delta) for a in bounds.numeric()]
-    types, type_table = _types(cat, n)
+    types, type_table = types_of(cat, n)
     w_min = float(weights[weights > 0].min())
     return Problem(X, weights, bool(np.all(weights == 1.0)), cat, num, types, type_table,
                    n_clusters, w_min, scale)

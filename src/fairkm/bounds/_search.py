@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._model import _types
+from ._model import types_of
 from ._search_kernels import TOL, cluster_excess, overall_excess, search
 
 __all__ = ["Guard", "SearchSpace", "cluster_distances", "local_search", "own_guard"]
@@ -154,7 +154,7 @@ class SearchSpace:
             if a.bounded:
                 z_cap[:, j] = a.delta
             z_cap[:, j] = np.minimum(z_cap[:, j], guard.worst.get(a.name, np.inf))
-        types, table = _types([(codes[:, j] - offsets[j], np.zeros(s), None)
+        types, table = types_of([(codes[:, j] - offsets[j], np.zeros(s), None)
                                for j, s in enumerate(sizes)], live.shape[0])
         weights = np.ascontiguousarray(problem.weights[live])
         return cls(weights, types, table.shape[0], codes, np.ascontiguousarray(z), lower,
