@@ -1,21 +1,23 @@
 """Guaranteed bounds: every cluster's mix within a stated distance of the dataset's.
 
-FairKM lowers a size-weighted sum of squared deviations, which wins on the
-averages but lets a small cluster keep an odd mix. This package answers the
-auditor's question instead: *is every cluster within* ``delta`` *of the
-dataset's mix, for every protected attribute at once?*
+FairKM lowers each cluster's distance from the dataset's mix on average, which
+wins on the averages but can leave one cluster with an odd mix. This package
+answers the auditor's question instead: *is every cluster within*
+``delta`` *of the dataset's mix, for every protected attribute at once?*
 
 * :func:`fair_assignment`: assign rows to given centres (from
   :class:`fairkm.FairKM`, :class:`sklearn.cluster.KMeans` or your own) at the
-  least K-Means cost such that every cluster meets the bounds exactly, by
-  linear programming with scipy's HiGHS (Bera, Chakrabarty, Flores and
-  Negahbani, "Fair Algorithms for Clustering", NeurIPS 2019) and an integer
-  programme on the rows the relaxation splits and the rows cheapest to move;
-  the relaxation's prices certify how far from optimal the result can be;
-  optionally alternating centres and assignments.
-* :class:`BoundedKMeans`: the same as a scikit-learn estimator that seeds its
-  own centres (k-means++, restarts) or takes them, moves them to where the
-  bound is cheap, and alternates.
+  least K-Means cost such that every cluster meets the bounds exactly: the
+  linear relaxation (Bera, Chakrabarty, Flores and Negahbani, "Fair
+  Algorithms for Clustering", NeurIPS 2019), solved by scipy's HiGHS, then
+  whole rows by a compiled local search; the relaxation's prices certify how
+  far from optimal the result can be; optionally alternating centres and
+  assignments.
+* :class:`BoundedKMeans`: the cheapest clustering found under the bounds, as
+  a scikit-learn estimator that starts from FairKM's centres (or k-means++
+  seeds, or given ones) and alternates.
+* ``FairKM(max_deviation=...)`` (:func:`constrain`, below): FairKM's own
+  clustering kept within the bounds, changed only where they ask.
 * :func:`check_bounds`: whether any clustering meets the bounds, and its worst
   cluster per attribute.
 """

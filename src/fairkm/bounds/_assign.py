@@ -495,13 +495,16 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     means of numeric attributes. Every cluster is non-empty.
 
     The assignment minimises ``sum_i w_i ||x_i - center_{label_i}||^2`` as a
-    linear programme (scipy's HiGHS), then assigns whole rows by an integer
-    programme on the rows the programme splits and the rows cheapest to move,
-    which keeps the bounds exactly. The result carries a proven lower bound on
-    the cost of any assignment meeting the bounds (``lower_bound``; ``gap``:
-    how far above it). With ``max_iter > 1`` the centres become the clusters'
-    means and the rows are assigned again, while the cost falls by more than
-    ``tol``.
+    linear programme (scipy's HiGHS), then assigns whole rows by a local
+    search from each row's largest share (the moves and swaps that remove
+    what that breaks at the least cost, then those that lower the cost while
+    every bound holds), falling back on counts per combination of values and
+    an integer programme where it cannot meet the bounds. The result carries
+    a proven lower bound on the cost of any assignment meeting the bounds
+    (``lower_bound``; ``gap``: how far above it). With ``max_iter > 1`` the
+    centres become the clusters' means and the rows move to the new centres by
+    the same local search, while the cost falls by more than ``tol``; a last
+    assignment on every row at the final centres certifies the result.
 
     Parameters
     ----------
@@ -516,7 +519,10 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     max_deviation : float, dict or None
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None (no categorical bound).
-        Additive: a share distance, >= 0. Multiplicative: in [0, 1).
+        Additive: a share distance, >= 0. Multiplicative: in [0, 1). 0 asks
+        for the dataset's exact mix where whole rows can hold it, else for
+        every cluster within one row of the smallest cluster of the exact mix
+        (``check.note`` and ``check.table["bound"]`` say which).
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
 

@@ -47,13 +47,14 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     ``(1 - max_deviation) p <= share_C(v) <= p / (1 - max_deviation)``
     (multiplicative, as Bera et al. 2019), and optionally
     ``|mean_C(z)| <= numeric_bound`` for numeric attributes standardised over
-    the dataset. From each start (k-means++ seeds, or given centres) it first
-    alternates the bounded assignment's linear relaxation with its fractional
-    clusters' means, which moves the centres to where the bound is cheap, then
-    alternates bounded assignments at the least K-Means cost
-    (:func:`fair_assignment`: the relaxation, solved by scipy's HiGHS, then an
-    integer programme that keeps the bounds exactly) with centre updates, while
-    the cost falls; the cheapest clustering over the ``n_init`` starts is kept.
+    the dataset: the cheapest clustering it finds under the bounds, whatever
+    the mix inside them. From FairKM's centres (the default; or k-means++
+    seeds, or given centres) it makes the bounded assignment at the least
+    K-Means cost (:func:`fair_assignment`: the linear relaxation, solved by
+    scipy's HiGHS, rounded to whole rows by a local search), then alternates
+    centre updates with the same assignment by local moves while the cost
+    falls, and certifies the end with one more assignment on every row; the
+    cheapest clustering over the ``n_init`` starts is kept.
 
     Parameters
     ----------
@@ -61,7 +62,9 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Number of clusters; every one is non-empty.
     max_deviation : float, dict or None, default=0.05
         The bound on every categorical attribute, ``{name: bound}`` for some
-        (the others are reported, not bounded), or None.
+        (the others are reported, not bounded), or None. 0 asks for the
+        dataset's exact mix as far as whole rows allow (see
+        :func:`fair_assignment`).
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
 

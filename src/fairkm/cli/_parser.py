@@ -345,10 +345,11 @@ def _plot_path(text):
 
 
 _FIT_BOUND = (
-    "After FairKM, the rows are assigned once more to its centres at the least K-Means cost "
-    "within the bound (a linear programme); a bound no assignment can meet is an error that "
-    "names the tightest one found. The summary and the report say whether FairKM (and "
-    "S-blind K-Means) meets it."
+    "FairKM's clustering is kept when it meets the bound; otherwise the fewest, cheapest rows "
+    "are moved to meet it, and no column's mean or worst cluster ends further from the "
+    "dataset's mix than FairKM left it. 0 asks for the exact mix as far as whole rows allow. "
+    "A bound no assignment can meet is an error that names the tightest one found. The "
+    "summary and the report say whether FairKM (and S-blind K-Means) meets it."
 )
 
 _REPRODUCIBLE = ("adult", "kinematics", "kinematics-l2")
