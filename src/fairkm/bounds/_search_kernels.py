@@ -286,6 +286,18 @@ def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, u
 
 
 @numba.njit(cache=True)
+def _score(repair, gain, left, dcost, ex_tol):
+    """Return a step's score, lower is better; inf when it does not qualify.
+
+    Repairing: the cost per unit of excess it removes (it must remove some).
+    Polishing: its cost change (it must leave no excess).
+    """
+    if repair:
+        return dcost / gain if gain > ex_tol else np.inf
+    return dcost if left <= ex_tol else np.inf
+
+
+@numba.njit(cache=True)
 def _affected(a, b, x, y, clusters):
     """Write the distinct clusters among a, b, x, y (-1: none) to ``clusters``; count them."""
     n = 0
@@ -453,16 +465,13 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                                lower, upper, prop, offsets, tv_cap, z_cap,
                                                hard, mean_cap, mean_scale, scratch)
                         _shift(i, b, a, weights, codes, z, size, cnt, zsum)
-                    if repair:
-                        if gain > ex_tol and dcost / gain < best:
-                            best, kind, bt, ba, bb = dcost / gain, 1, t, a, b
-                    elif left <= ex_tol:
-                        if dcost < best:
-                            best, kind, bt, ba, bb = dcost, 1, t, a, b
+                    score = _score(repair, gain, left, dcost, ex_tol)
+                    if score < best:
+                        best, kind, bt, ba, bb = score, 1, t, a, b
                     # first moves of pairs: when polishing, improving moves that break a
                     # band; when repairing, the moves that remove the most excess
                     value = dcost if not repair else -gain
-                    if (not repair and left > ex_tol) or repair:
+                    if repair or left > ex_tol:
                         if n_pairs < _PAIRS or value < pair_v[n_pairs - 1]:
                             j = n_pairs if n_pairs < _PAIRS else _PAIRS - 1
                             while j > 0 and pair_v[j - 1] > value:
@@ -506,12 +515,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                                        mean_scale, scratch)
                             _shift(j, a, b, weights, codes, z, size, cnt, zsum)
                             _shift(i, b, a, weights, codes, z, size, cnt, zsum)
-                            if repair:
-                                if gain > ex_tol and (c1 + c2) / gain < best:
-                                    best, kind = (c1 + c2) / gain, 2
-                                    bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
-                            elif left <= ex_tol and c1 + c2 < best:
-                                best, kind = c1 + c2, 2
+                            score = _score(repair, gain, left, c1 + c2, ex_tol)
+                            if score < best:
+                                best, kind = score, 2
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
         # pairs of moves sharing a cluster, when nothing simpler helps
         if kind == 0:
@@ -542,12 +548,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                                    tv_cap, z_cap, hard, mean_cap, mean_scale,
                                                    scratch)
                             _shift(j, y, x, weights, codes, z, size, cnt, zsum)
-                            if repair:
-                                if gain > ex_tol and (c1 + c2) / gain < best:
-                                    best, kind = (c1 + c2) / gain, 3
-                                    bt, ba, bb, bt2, bx, by = t1, a, b, t2, x, y
-                            elif left <= ex_tol and c1 + c2 < best:
-                                best, kind = c1 + c2, 3
+                            score = _score(repair, gain, left, c1 + c2, ex_tol)
+                            if score < best:
+                                best, kind = score, 3
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, x, y
                 _shift(i, b, a, weights, codes, z, size, cnt, zsum)
         if kind == 0:
