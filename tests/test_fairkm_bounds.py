@@ -293,7 +293,8 @@ def test_the_last_resort_is_the_cheapest_assignment_under_the_bound(monkeypatch)
     monkeypatch.setattr(_constrain, "local_search",
                         lambda space, dist, labels, **kw: (np.asarray(labels).copy(), False))
     monkeypatch.setattr(_constrain, "_under_cells",
-                        lambda *args: (args[1][args[5]].copy(), False))
+                        lambda labels, bounds, problem, dist, live, *rest: (labels[live].copy(),
+                                                                           False))
     out = _constrain.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
                                bounds)
     assert out.how == "reassigned" and not out.guarded and out.check.satisfied

@@ -108,7 +108,8 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
     repaired, met = local_search(space, dist[live], labels[live], polish=False)
     how = "repaired"
     if not met:
-        repaired, met = _under_cells(X, labels, bounds, problem, dist, live, max_lp_variables)
+        repaired, met = _under_cells(labels, bounds, problem, dist, live, space,
+                                     max_lp_variables)
         how = "relaxed"
     if not met:
         repaired = solve(X, centers, bounds, max_iter=1,
@@ -143,14 +144,15 @@ def _cells(bounds, labels, k):
     return cells
 
 
-def _under_cells(X, labels, bounds, problem, dist, live, max_lp_variables):
-    """Move the rows the relaxation under the cell bands moves; restore bound and guards."""
-    k = problem.n_clusters
-    cells = _cells(bounds, labels, k)
+def _under_cells(labels, bounds, problem, dist, live, space, max_lp_variables):
+    """Move the rows the relaxation under the cell bands moves; restore bound and guards.
+
+    ``space`` holds the bound and the guards, as the repair searched them.
+    """
+    cells = _cells(bounds, labels, problem.n_clusters)
     cat = [(a.values, *cells[a.name]) for a in bounds.categorical(bounded_only=False)]
     num = [(a.values, cells[a.name]) for a in bounds.numeric(bounded_only=False)]
-    types, table = types_of(cat, X.shape[0])
+    types, table = types_of(cat, labels.shape[0])
     guarded = replace(problem, cat=cat, num=num, types=types, type_table=table)
     relaxation = relax(guarded, dist, live, max_lp_variables)
-    space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))
     return local_search(space, dist[live], relaxation.labels[live], polish=False)

@@ -86,7 +86,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         fractional clusters' means), or given centres
         (``KMeans(...).cluster_centers_``, say).
 
-        .. versionchanged:: 0.3.0
+        .. versionchanged:: 0.2.0
            The default is "fairkm" (was "k-means++").
     n_init : "auto" or int, default="auto"
         Number of starts (FairKM fits or k-means++ seedings, each from its own
