@@ -209,7 +209,7 @@ def fca_rows(folder, X, sensitive, numeric, reference):
     runs = pd.read_csv(Path(folder) / "results.csv")
     rows = []
     for run in runs.sort_values("epsilon").itertuples():
-        labels = np.load(Path(folder) / f"labels_eps{run.epsilon:g}.npy")
+        labels = np.load(Path(folder) / f"labels_eps{run.epsilon}.npy")
         rows.append(row_of("FCA", f"epsilon={run.epsilon:g}", labels, X, sensitive, numeric,
                            reference, float(run.process_wall_s), []))
     return rows
