@@ -322,7 +322,9 @@ def plot(points, name, path, max_cost=1.35):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharex=True)
     for ax, column in zip(axes, ("mean TV", "worst TV"), strict=True):
         for i, (method, rows) in enumerate(data.groupby("method", sort=False)):
-            style = dict(marker="o", linestyle="-", color=f"C{i % 10}")
+            # Ten colours, then another palette: no two methods of a figure share one.
+            colour = f"C{i}" if i < 10 else plt.get_cmap("Dark2")(i - 10)
+            style = dict(marker="o", linestyle="-", color=colour)
             if method in ("K-Means(10)", "fair-kmeans") or "budget" in method:
                 style.update(linestyle="none", marker="*" if method != "K-Means(10)" else "D",
                              markersize=9)
