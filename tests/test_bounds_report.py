@@ -269,3 +269,20 @@ def test_audit_rejects_bad_bounds(blobs, kwargs, match):
     X, sensitive = blobs
     with pytest.raises(ValueError, match=match):
         audit(np.arange(400) % 3, X, sensitive_features=sensitive, **kwargs)
+
+
+def test_a_model_asked_for_zero_is_audited_against_the_bound_it_enforced(blobs):
+    # 0 resolves to what whole rows allow; the audit must not read it as the exact mix
+    # and report a miss.
+    X, sensitive = blobs
+    categorical = sensitive.drop(columns="age")
+    fair = FairKM(3, random_state=0, max_deviation=0).fit(X, sensitive_features=categorical)
+    assert fair.max_deviation_ > 0 and fair.bounds_check_.satisfied
+    report = audit(fair, X, sensitive_features=categorical)
+    assert report.bounds[report.main].satisfied
+    assert set(report.bounds[report.main].table["bound"].dropna()) == {fair.max_deviation_}
+    assert "was not met by every cluster" not in dict(report.headline()).get("advice", "")
+    bounded = BoundedKMeans(3, max_deviation={ODD: 0}, random_state=0, progress=False).fit(
+        X, sensitive_features=categorical)
+    assert list(bounded.max_deviation_) == [ODD] and 0 <= bounded.max_deviation_[ODD] < 0.1
+    assert audit(bounded, X, sensitive_features=categorical).bounds["BoundedKMeans"].satisfied

@@ -9,7 +9,6 @@ sweeps in :mod:`fairkm._kernels`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -27,7 +26,7 @@ from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
 from ._validation import check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
-from .bounds import bounds_from_features, constrain
+from .bounds import bounds_from_features, constrain, enforced
 
 __all__ = ["FairKM"]
 
@@ -589,13 +588,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         self.bounds_check_ = None if bounded is None else bounded.check
         self.violation_ = np.nan if bounded is None else bounded.check.violation
         self.n_moved_by_bound_ = 0 if bounded is None else bounded.n_moved
-        if bounded is None:
-            self.max_deviation_ = None
-            return
-        enforced = {a.name: a.delta for a in bounded.bounds.categorical()}
-        self.max_deviation_ = ({name: enforced[name] for name in self.max_deviation}
-                               if isinstance(self.max_deviation, Mapping)
-                               else max(enforced.values()))
+        self.max_deviation_ = (None if bounded is None
+                               else enforced(self.max_deviation, bounded.check))
 
     def _feature_names(self, n_features):
         names = getattr(self, "feature_names_in_", None)

@@ -26,6 +26,7 @@ from ._assign import BoundedAssignment, BoundNotMetWarning, fair_assignment
 from ._assign import solve as solve
 from ._check import BoundsCheck, check_bounds
 from ._check import check_labels as check_labels
+from ._check import enforced as enforced
 from ._constrain import constrain as constrain
 from ._estimator import BoundedKMeans
 from ._infeasible import InfeasibleBoundError
@@ -34,7 +35,8 @@ from ._spec import check_kind as check_kind
 from ._spec import resolve_bounds as resolve_bounds
 
 # solve (a bounded assignment from validated arrays), constrain (a bound on a clustering
-# one has: FairKM(max_deviation=...)), resolve_bounds (raw columns),
+# one has: FairKM(max_deviation=...)), enforced (the bound a fit enforced),
+# resolve_bounds (raw columns),
 # bounds_from_features (columns a fit has read), check_labels (many clusterings
 # against one resolution) and check_kind
 # are the seam for fairkm's other packages (FairKM(max_deviation=...), the audit);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +12,8 @@ import pandas as pd
 from .._columns import CATEGORICAL
 from ._spec import RENAMED, renamed_kind, resolve_bounds
 
-__all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "from_codes", "measure"]
+__all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "enforced", "from_codes",
+           "measure"]
 
 # A bound counts as met when no share (or standardised mean) lies further than
 # this outside its band: shares are ratios of float sums.
@@ -173,6 +175,18 @@ class BoundsCheck:
             return f"Every cluster {what}: yes (closest to the bound: {cell}).{note}"
         return (f"Every cluster {what}: no, largest violation {self.violation:.3g} "
                 f"({cell}).{note}")
+
+
+def enforced(asked, check):
+    """Return the categorical bound a fit enforced, in the form asked (a number or a dict).
+
+    The bound asked, but for an attribute asked at 0, where it is the bound
+    whole rows allowed (read from ``check.table``).
+    """
+    table = check.table[(check.table["kind"] != "numeric") & check.table["bound"].notna()]
+    if isinstance(asked, Mapping):
+        return {name: float(table.loc[name, "bound"]) for name in asked}
+    return float(table["bound"].max())
 
 
 def from_codes(bounds, codes, n_clusters, cluster_labels=None):

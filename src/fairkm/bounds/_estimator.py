@@ -31,6 +31,7 @@ from .._params import (
 from .._progress import listening
 from .._validation import check_sample_weight
 from ._assign import SOLVER_CONSTRAINTS, BoundNotMetWarning, relaxed_centers, solve
+from ._check import enforced
 from ._model import sq_distances
 from ._spec import RENAMED, BoundSet, renamed_kind, resolve_bounds
 
@@ -135,6 +136,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Largest violation left after rounding (0 when every bound holds).
     deviation_ : pandas.Series
         Per attribute, the largest deviation reached (in the bound's units).
+    max_deviation_ : float, dict or None
+        The categorical bound enforced: ``max_deviation``, except that an
+        attribute asked at 0 holds the bound whole rows allowed (see
+        :func:`fair_assignment`); None without a categorical bound.
     lp_cost_ : float
         The last linear relaxation's optimum (see :class:`BoundedAssignment`).
     lower_bound_ : float
@@ -311,6 +316,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.lp_cost_ = best.lp_cost
         self.lower_bound_ = best.lower_bound
         self.exact_ = best.exact
+        self.max_deviation_ = (enforced(self.max_deviation, best.check)
+                               if bounds.categorical() else None)
         if not best.satisfied:
             warnings.warn(
                 f"The rounded assignment leaves a violation of {best.violation:.3g} "

@@ -188,14 +188,16 @@ def _labels_of(labels):
 
 
 def _guarantee_of_model(model, max_deviation, deviation_kind):
-    """Return the bound to check: the one given, else a fitted model's ``max_deviation``.
+    """Return the bound to check: the one given, else the one a fitted model enforced.
 
     Returns ``(max_deviation, deviation_kind, intersections)``; a model's own
     bound comes with the intersections it was fitted with, which it bounds too.
+    The bound enforced (``max_deviation_``) is the one asked, but for an
+    attribute asked at 0, where it is the bound whole rows allowed.
     """
     if max_deviation is not None or model is None:
         return max_deviation, deviation_kind, None
-    asked = getattr(model, "max_deviation", None)
+    asked = getattr(model, "max_deviation_", getattr(model, "max_deviation", None))
     if asked is None:
         return None, deviation_kind, None
     return (asked, getattr(model, "deviation_kind", deviation_kind),
