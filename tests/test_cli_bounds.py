@@ -163,3 +163,16 @@ def test_fit_with_a_bound_reads_the_sensitive_columns_twice_at_most(
                          "--output", tmp_path / "out.csv")
     assert status == 0, err
     assert len(built) == 2
+
+
+def test_zero_is_audited_against_the_bound_whole_rows_allowed(capsys, people_150_csv, fitted):
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, "--max-deviation", "0")
+    assert status == 0, err
+    (model,) = fitted
+    flat = _flat(out)
+    enforced = model.max_deviation_
+    assert model.bounds_check_.satisfied
+    assert "max_deviation=0 asks for the dataset's exact mix" in flat
+    # The report checks the bound FairKM enforced, and finds it met: no "not met" advice.
+    assert f"FairKM: Every cluster within {enforced:g} of the dataset's mix: yes" in flat
+    assert "The bound asked was not met by every cluster" not in flat

@@ -310,8 +310,9 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     sizes: one of 24,290 rows of 32,561 on Adult): what whole rows allow in
     clusters of the sizes the exact mix gives (the relaxation at the exact
     mix, to ``centers``), each cluster's share of each value within one row
-    of the smallest cluster of the dataset's (``w_min / size``; for a
-    multiplicative bound, one row of the rarest value). Where whole rows
+    of the smallest cluster of the dataset's (``w_min / size``, the size at
+    least half an average cluster's; for a multiplicative bound, one row of
+    the rarest value). Where whole rows
     cannot meet that, the floor doubles until they can (counting and type
     counts decide with unit weights; otherwise an assignment is tried).
     Bounds with no attribute at 0 are returned as they are.
@@ -332,7 +333,9 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     dist = sq_distances(X, centers)
     exact = relax(problem, dist, live, max_lp_variables)
     sizes = np.bincount(exact.labels[live], weights=problem.weights[live], minlength=k)
-    one_row = problem.w_min / max(float(sizes[sizes > 0].min()), problem.w_min)
+    # The relaxation can keep a cluster of a few split rows: counted as half an average one.
+    smallest = max(float(sizes[sizes > 0].min()), 0.5 * float(sizes.sum()) / k)
+    one_row = problem.w_min / smallest
     zero = [a for a in bounds.categorical() if a.delta == 0.0]
     floors = {a.name: one_row if bounds.kind == "additive"
               else min(one_row / float(a.proportions[a.proportions > 0].min()), 0.5)

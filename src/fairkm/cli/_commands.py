@@ -85,10 +85,16 @@ def _data_facts(args, data):
     return facts
 
 
-def _bound(args):
-    """Return the guarantee asked (--max-deviation, --deviation-kind) as keyword arguments."""
-    return {"max_deviation": args.max_deviation,
-            "deviation_kind": args.deviation_kind or "additive"}
+def _bound(args, fitted=None):
+    """Return the guarantee asked (--max-deviation, --deviation-kind) as keyword arguments.
+
+    With a ``fitted`` FairKM, the bound it enforced (0 resolved to what whole
+    rows allow), for the audit to check that bound.
+    """
+    asked = args.max_deviation
+    if fitted is not None and asked is not None:
+        asked = fitted.max_deviation_
+    return {"max_deviation": asked, "deviation_kind": args.deviation_kind or "additive"}
 
 
 def _fit_fairkm(X, sensitive, args, numeric):
@@ -185,7 +191,7 @@ def run_fit(args):
             fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
             title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
-            random_state=args.random_state, **_bound(args),
+            random_state=args.random_state, **_bound(args, fair),
         )
         if args.output is not None:
             result = data.frame.assign(**{args.cluster_column: fair.labels_})
@@ -316,7 +322,7 @@ def run_demo(args):
         report = audit(
             fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
             profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
-            random_state=args.random_state, **_bound(args),
+            random_state=args.random_state, **_bound(args, fair),
         )
         _write_report(args, outputs, report)
         outputs.commit()
