@@ -1,7 +1,5 @@
 """The mini-batch engine: its kernels against the NumPy reference, and its guarantees."""
 
-import os
-
 import numba
 import numpy as np
 import pytest
@@ -9,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM, _cores, _kernels
+from fairkm import FairKM, _kernels
 from fairkm._columns import check_sensitive_features
 from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import MIN_BATCH, Stats, minibatch_epoch
@@ -220,18 +218,3 @@ def test_verbose_names_epochs_then_sweeps(blobs, capsys):
     # Exact sweeps only follow the epochs, never precede them.
     assert kinds == sorted(kinds)
     assert len(lines) >= 1
-
-
-def test_the_epochs_use_only_the_idle_cores(monkeypatch):
-    """On cores other work keeps busy, one thread; else all of numba's; restored after."""
-    before = numba.get_num_threads()
-    monkeypatch.setattr(_cores, "idle_cores", lambda window=0.0: 0.2)
-    assert _cores.idle_threads() == 1
-    monkeypatch.setattr(_cores, "idle_cores", lambda window=0.0: None)  # not Linux
-    assert _cores.idle_threads() == before
-    with _cores.numba_threads(1):
-        assert numba.get_num_threads() == 1
-    assert numba.get_num_threads() == before
-    # The real measurement: a number of cores, the calling process asleep meanwhile.
-    idle = _cores.idle_cores()
-    assert idle is None or 0 <= idle <= (os.cpu_count() or 1) + 1e-9

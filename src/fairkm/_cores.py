@@ -1,62 +1,165 @@
 """How many of numba's threads a parallel phase should use on a machine others share.
 
+A fit may use at most as many threads as the process may run on at once: the
+smallest of numba's threads (``numba.get_num_threads()``), the CPUs its
+container's quota allows (``joblib.cpu_count()``, as scikit-learn reads it),
+and the CPUs of its affinity mask. On a large host, a container limited to two
+CPUs then runs two threads, not one per host core that the quota would
+throttle.
+
 A parallel region waits for its slowest thread. When other processes keep the
 cores busy, one of the threads is descheduled for a time slice at every
 region, and a phase of many regions (a mini-batch epoch has one per batch)
 runs slower on two threads than on one. So before such a phase the engine
-looks at how busy the cores are and uses only the ones that are idle. The
-results never depend on the number of threads, so this changes only the time.
-Watching the cores takes a few tens of milliseconds, so a fit does it once.
+watches /proc/stat briefly (Linux) and lowers the count to the usable cores
+that were idle. Where /proc/stat is missing or unreadable, the count is not
+lowered. The results never depend on the number of threads, so this changes
+only the time. Watching the cores takes a few tens of milliseconds, so a run
+does it once.
+
+The environment variable ``FAIRKM_NUM_THREADS`` (a positive integer) sets the
+count instead: it is used as given, but never above numba's threads, and the
+idle cores are not watched. Any other value raises a ``ValueError`` when a fit
+reads it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 
+import joblib
 import numba
 
-__all__ = ["idle_threads", "numba_threads"]
+__all__ = ["ENV_VAR", "idle_threads", "numba_threads", "usable_threads"]
+
+ENV_VAR = "FAIRKM_NUM_THREADS"
 
 # How long to watch the cores: long enough for the kernel's tick counts to move
 # (a tick is usually 10 ms), short against a phase that is worth running in parallel.
 _WINDOW = 0.05
 
+# The first line of /proc/stat counts user, nice, system, idle, iowait, irq, softirq,
+# steal, guest and guest_nice ticks. Guest time is already counted in user and nice,
+# so the total stops at steal; kernels before 2.6.11 had fewer columns.
+_TICK_COLUMNS = 8
+_IDLE, _IOWAIT = 3, 4
 
-def _cpu_ticks():
-    """Return ``(idle, total)`` ticks of all cores from /proc/stat (Linux), or None."""
+
+def _read_proc_stat():
+    """Return the first line of /proc/stat, or None where it cannot be read."""
     try:
         with open("/proc/stat", encoding="ascii") as stat:
-            fields = stat.readline().split()[1:]
-    except OSError:
+            return stat.readline()
+    except (OSError, ValueError):  # missing (not Linux), unreadable, or not ASCII
         return None
-    ticks = [int(f) for f in fields]
-    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+
+
+def _cpu_ticks():
+    """Return ``(idle, total)`` ticks of all cores since boot, or None if unknown."""
+    line = _read_proc_stat()
+    fields = line.split() if line else []
+    if len(fields) <= _IDLE + 1 or fields[0] != "cpu":
+        return None
+    try:
+        ticks = [int(f) for f in fields[1:_TICK_COLUMNS + 1]]
+    except ValueError:
+        return None
+    if min(ticks) < 0:
+        return None
+    idle = ticks[_IDLE] + (ticks[_IOWAIT] if len(ticks) > _IOWAIT else 0)
     return idle, sum(ticks)
 
 
-def idle_cores(window=_WINDOW):
-    """Return how many cores were idle over the next ``window`` seconds (None if unknown).
+def _usable_cores():
+    """Return how many CPUs this process may run on at once (at least one).
 
-    The calling process sleeps meanwhile, so the busy cores are other work's.
+    ``joblib.cpu_count()`` honours the container's CPU quota; the affinity
+    mask (``taskset``, a batch scheduler's CPU set) is taken as well.
+    """
+    counts = [joblib.cpu_count()]
+    if hasattr(os, "sched_getaffinity"):
+        counts.append(len(os.sched_getaffinity(0)))
+    return max(1, min(counts))
+
+
+def _threads_from_env():
+    """Return the count ``FAIRKM_NUM_THREADS`` asks for, or None where it is not set."""
+    value = os.environ.get(ENV_VAR)
+    if value is None:
+        return None
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValueError(
+            f"The environment variable {ENV_VAR} must be a positive integer, got {value!r}."
+        )
+    return count
+
+
+def _thread_limit():
+    """Return the count a fit may use before looking at idle cores, and whether it was set.
+
+    ``FAIRKM_NUM_THREADS`` where set (then True), else the CPUs the process
+    may run on; never more than numba's threads.
+    """
+    wanted = _threads_from_env()
+    limit = _usable_cores() if wanted is None else wanted
+    return max(1, min(numba.get_num_threads(), limit)), wanted is not None
+
+
+def usable_threads():
+    """Return how many of numba's threads a fit may use, before looking at idle cores.
+
+    ``FAIRKM_NUM_THREADS`` where set, else the CPUs the process may run on;
+    never more than numba's threads.
+
+    Raises
+    ------
+    ValueError
+        If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
+    """
+    return _thread_limit()[0]
+
+
+def idle_cores(window=_WINDOW):
+    """Return how many usable cores were idle over the next ``window`` seconds.
+
+    The share of idle ticks over the whole host is applied to the CPUs this
+    process may use (see :func:`usable_threads`). The calling process sleeps
+    meanwhile, so the busy cores are other work's. Returns None where
+    /proc/stat gives no sensible reading (not Linux, an odd file, counters
+    that went backwards).
     """
     before = _cpu_ticks()
     if before is None:
         return None
     time.sleep(window)
     after = _cpu_ticks()
-    total = after[1] - before[1]
-    if total <= 0:
+    if after is None:
         return None
-    from os import cpu_count
-
-    return (after[0] - before[0]) / total * (cpu_count() or 1)
+    idle, total = after[0] - before[0], after[1] - before[1]
+    if total <= 0 or not 0 <= idle <= total:
+        return None
+    return idle / total * _usable_cores()
 
 
 def idle_threads():
-    """Return how many of numba's threads to use: the idle cores, at least one."""
-    threads = numba.get_num_threads()
-    if threads <= 1:
+    """Return how many of numba's threads a parallel phase should use (at least one).
+
+    :func:`usable_threads`, lowered to the usable cores that are idle unless
+    ``FAIRKM_NUM_THREADS`` is set.
+
+    Raises
+    ------
+    ValueError
+        If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
+    """
+    threads, chosen = _thread_limit()
+    if threads <= 1 or chosen:
         return threads
     idle = idle_cores()
     return threads if idle is None else max(1, min(threads, int(idle + 0.5)))

@@ -410,7 +410,9 @@ class Session:
         self.X, self.labels, self.verbose = X, labels, verbose
         self.k = n_clusters
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
-        self.threads = None  # numba threads for the mini-batch epochs, once measured
+        # numba threads of the mini-batch epochs (_cores.idle_threads), chosen at the first;
+        # None while only exact sweeps ran: they are serial and choose no count.
+        self.threads = None
         self.n_iter = 0
         self._weigh(terms, lam)
         self.history = [self.objective]
@@ -501,8 +503,9 @@ class Session:
         sweeps both count towards ``max_iter``. Returns whether the stopping rule was met
         within ``max_iter`` passes.
         """
-        # An epoch has one parallel region per batch: on cores other work keeps busy,
-        # more threads than idle cores make every region wait. Looked at once per run.
+        # An epoch has one parallel region per batch: more threads than the process may
+        # run on (quota, affinity), or than idle cores, make every region wait. Chosen
+        # once per run.
         if self.threads is None:
             self.threads = idle_threads()
         with numba_threads(self.threads):
