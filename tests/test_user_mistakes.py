@@ -74,7 +74,7 @@ def test_bounded_assignment_reads_weights_by_their_ratios_alone(blobs, scale):
 
 def test_sensitive_features_passed_as_y_are_named_in_a_warning(blobs):
     X, sensitive = blobs
-    with pytest.warns(UserWarning, match=r"got y but no sensitive_features.*plain K-Means"):
+    with pytest.warns(UserWarning, match=r"got y but no sensitive_features.*ignores the sensitive"):
         model = FairKM(3, random_state=0).fit(X, sensitive)
     assert model.fairness_weight_ == 0.0
     quietly(FairKM(3, random_state=0), X, sensitive_features=sensitive)  # the right call
@@ -138,5 +138,7 @@ def test_sensitive_features_are_matched_to_X_by_label(blobs):
     # Other labels cannot be matched: refused, not paired by position.
     with pytest.raises(ValueError, match="index that does not match X's"):
         FairKM(3).fit(frame, sensitive_features=sensitive.set_index(index + 1))
-    # A frame with a plain positional index goes by position, as an array would.
-    quietly(FairKM(3, random_state=0), frame, sensitive_features=sensitive)
+    # A fresh column (index 0..n-1) beside a filtered frame goes by position, with a word.
+    with pytest.warns(UserWarning, match=r"default index 0..599 but X's index has other la"):
+        by_position = FairKM(3, random_state=0).fit(frame, sensitive_features=sensitive)
+    assert_array_equal(by_position.labels_, plain.labels_)

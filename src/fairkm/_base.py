@@ -18,7 +18,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 
 from . import _kernels
-from ._columns import aligned_to, with_intersections
+from ._columns import with_intersections
+from ._edge import paired, warn_if_duplicate_centers, warn_if_sensitive_as_y
 from ._engine import Stats
 from ._family import SensitiveFeaturesMixin
 from ._params import (
@@ -329,6 +330,8 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
             )
         self.labels_ = outcome.labels
         self.cluster_centers_ = stats.cluster_centers()
+        warn_if_duplicate_centers(type(self).__name__, self.cluster_centers_, self.n_clusters,
+                                  stacklevel=4)
         self.inertia_ = float(inertia)
         self.fairness_ = float(outcome.fairness)
         self.objective_ = self.inertia_ + weighting.fairness_weight * self.fairness_
@@ -365,20 +368,9 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                          num_sums)
 
     def _sensitive_of(self, sensitive_features, index, y=None):
-        """Return the sensitive features a fit takes, aligned on ``X``'s index.
-
-        Warns when ``y`` was given but not ``sensitive_features``: ``fit(X, S)``
-        passes S as ``y``, which clustering ignores, and the fit would be plain
-        K-Means.
-        """
-        if sensitive_features is None and y is not None:
-            warnings.warn(
-                f"{type(self).__name__}.fit got y but no sensitive_features: y is ignored, as "
-                "in every clustering estimator, so this fit is plain K-Means. Pass the "
-                "sensitive attributes by name: fit(X, sensitive_features=S).",
-                UserWarning, stacklevel=3,
-            )
-        return aligned_to(sensitive_features, index)
+        """Return the sensitive features a fit takes, paired with ``X``'s rows (see ``_edge``)."""
+        warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y)
+        return paired(sensitive_features, index, name="sensitive_features")
 
     def _with_intersections(self, sensitive_features):
         """Return the sensitive features with the ``intersections`` appended as attributes."""

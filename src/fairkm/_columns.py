@@ -28,7 +28,6 @@ __all__ = [
     "CATEGORICAL",
     "NUMERIC",
     "SensitiveFeatures",
-    "aligned_to",
     "check_sensitive_features",
     "columns_frame",
     "read_columns",
@@ -76,30 +75,6 @@ class SensitiveFeatures:
     def select(self, kind):
         """Return the indices of the attributes of the given kind, in column order."""
         return [j for j, k in enumerate(self.kinds) if k == kind]
-
-
-def aligned_to(sensitive_features, index):
-    """Return pandas sensitive features in the row order of ``X``'s ``index`` (None: as given).
-
-    A DataFrame or Series whose index holds the same labels as a DataFrame
-    ``X``'s, in another order, is reordered to match, as pandas aligns on
-    labels; one whose labels differ is refused, since matching rows by
-    position would pair each row with another row's attributes.
-    """
-    if index is None or not isinstance(sensitive_features, (pd.DataFrame, pd.Series)):
-        return sensitive_features
-    own = sensitive_features.index
-    if own.equals(index):
-        return sensitive_features
-    if len(own) == len(index) and own.is_unique and index.is_unique and own.isin(index).all():
-        return sensitive_features.reindex(index)
-    if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
-        return sensitive_features  # a plain positional frame, as from an array
-    raise ValueError(
-        "sensitive_features has an index that does not match X's: "
-        f"{list(own[:3])}... against {list(index[:3])}.... Rows are matched by label, so give "
-        "both the same index (or reset both: .reset_index(drop=True))."
-    )
 
 
 def read_columns(sensitive_features):

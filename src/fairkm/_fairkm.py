@@ -19,12 +19,11 @@ from sklearn.utils import check_random_state
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
 from ._columns import check_sensitive_features
+from ._edge import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
-from ._hygiene import warn_on_data
 from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
-from ._validation import check_no_overflow, check_sample_weight, weight_scale
 from ._weights import Plan, fit_weighted
 from .bounds import bounds_from_features, constrain, enforced
 
@@ -503,15 +502,11 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             Fitted estimator.
         """
         self._validate_params()
-        index = getattr(X, "index", None)
-        X = self._check_X(X)
+        inputs = read_fit(self, X, y, sensitive_features, sample_weight, self._check_X)
+        X, sensitive_features = inputs.X, inputs.sensitive_features
         n_samples = X.shape[0]
-        user_weight = check_sample_weight(sample_weight, n_samples)
         # The fit runs on weights scaled by a power of two (exact), reported in the user's.
-        unit = weight_scale(user_weight)
-        sample_weight = None if user_weight is None else user_weight / unit
-        check_no_overflow(X)
-        sensitive_features = self._sensitive_of(sensitive_features, index, y)
+        user_weight, unit, sample_weight = inputs.sample_weight, inputs.unit, inputs.scaled_weight
         features = None
         if sensitive_features is not None:
             features = check_sensitive_features(
@@ -523,16 +518,16 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             features=features, sample_weight=user_weight,
         )
         # Rows of weight 0 take no part: a cluster of them alone would be empty.
-        n_rows = n_samples if sample_weight is None else int(np.count_nonzero(sample_weight))
+        n_rows = inputs.n_positive
         check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
         plan, cluster_exponent = checked.plan, checked.cluster_exponent
         if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
             plan = Plan("absolute", plan.value / unit)
         total = n_samples if sample_weight is None else float(sample_weight.sum())
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
-        if features is not None:  # once the attributes are known to standardise
-            warn_on_data(X, self._feature_names(X.shape[1]), features,
-                         kinds_by_dtype=isinstance(self.numeric_sensitive, str))
+        # Once the attributes are known to standardise.
+        warn_on_fit(X, feature_names(self, X.shape[1]), features,
+                    kinds_by_dtype=isinstance(self.numeric_sensitive, str))
         terms = encoding.terms(features, checked.attribute_weights, n_rows=n_samples,
                                sample_weight=sample_weight, cluster_exponent=cluster_exponent)
 
@@ -590,10 +585,6 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         self.n_moved_by_bound_ = 0 if bounded is None else bounded.n_moved
         self.max_deviation_ = (None if bounded is None
                                else enforced(self.max_deviation, bounded.check))
-
-    def _feature_names(self, n_features):
-        names = getattr(self, "feature_names_in_", None)
-        return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
 
     def _warn_if_the_bound_broke_the_budget(self, plan, inertia, blind_inertia):
         """Warn when the bound, a guarantee that wins over ``max_cost``, broke the budget."""

@@ -3,9 +3,9 @@
 ``FairKM`` (in memory and on Dask), ``BoundedKMeans``, ``ZGYA`` and
 ``BlindKMeans`` all read the sensitive attributes beside ``X``. Without a
 request, scikit-learn's metadata routing refuses to pass them through a
-``Pipeline`` or ``cross_validate``; and ``fit_predict``/``fit_transform`` are
-scikit-learn's own (``ClusterMixin``, ``TransformerMixin``), which forward any
-keyword to ``fit``, so no estimator redefines them. Each declares what its
+``Pipeline`` or ``cross_validate``. ``fit_predict`` passes ``y`` on to ``fit`` (scikit-learn's
+drops it), so ``fit_predict(X, S)`` warns that S was read as ``y`` as
+``fit(X, S)`` does; ``fit_transform`` is scikit-learn's own, which passes it. Each declares what its
 parameters accept in ``_parameter_constraints`` and checks them with
 :meth:`SensitiveFeaturesMixin._validate_params` as ``fit`` starts (see
 ``_params.py``), so a refusal reads the same across the family.
@@ -48,6 +48,28 @@ class SensitiveFeaturesMixin(ClusterMixin):
                 # "__metadata_request__<method>", along the MRO.
                 setattr(cls, f"_{cls.__name__}__metadata_request__{method}",
                         {"sensitive_features": True})
+
+    def fit_predict(self, X, y=None, **kwargs):
+        """Fit the clustering on ``X`` and return the cluster of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to cluster.
+        y : Ignored
+            Not used, present for API consistency (given without
+            ``sensitive_features``, it warns that the attributes were passed
+            in its place).
+        **kwargs : dict
+            ``sensitive_features``, ``sample_weight`` and whatever else
+            ``fit`` takes.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each row.
+        """
+        return self.fit(X, y, **kwargs).labels_
 
     # What each constructor parameter accepts (see _params.py); every subclass declares all.
     _parameter_constraints: dict = {}

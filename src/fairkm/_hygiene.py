@@ -28,6 +28,7 @@ __all__ = [
     "sensitive_in_features",
     "sensitive_kind_notes",
     "warn_on_data",
+    "weight_like_features",
 ]
 
 #: A categorical sensitive attribute whose values are numbers and that has more
@@ -36,6 +37,15 @@ MANY_VALUES = 10
 # Fewer rows than this and a column unique per row is no sign of an identifier.
 _MIN_ROWS_FOR_UNIQUE = 20
 _ID_NAME = re.compile(r"(^|[\s_.\-])(id|ids|uuid|guid|key|index)$|^unnamed: ?\d+$", re.I)
+# The whole name of a row weight (survey and census files: perwt, hhwt, pwgtp, fnlwgt,
+# sample_weight, wt_final, replicate weights numbered) or of a count of rows.
+_WEIGHT_NAME = re.compile(
+    r"((p|per|pers|person|h|hh|household|fnl|final|sample|survey|design|base|case|pop"
+    r"|freq|frequency|expansion)[\s_.\-]?)?(weight|weights|wt|wts|wgt|wgts|wght|wgtp)"
+    r"([\s_.\-]?(final|fnl|p))?[\s_.\-]?\d*"
+    r"|n|count|counts|cnt|freq|frequency|frequencies|n[\s_.\-]?obs|nobs",
+    re.I,
+)
 
 
 class DataWarning(UserWarning):
@@ -256,6 +266,48 @@ def id_like_features(features, *, how_to_exclude):
     return notes
 
 
+def weight_like_features(features, *, how_to_weight):
+    """Sentences about feature columns that look like row weights or counts.
+
+    Parameters
+    ----------
+    features : pandas.DataFrame
+        The feature columns, before encoding.
+    how_to_weight : str
+        How to pass a column as row weights instead, for the advice
+        (``"--weight-column {name}"``); the text ``{name}`` is replaced by
+        the column's name.
+
+    Returns
+    -------
+    list of str
+        One sentence per numeric column of non-negative values named like a
+        survey or frequency weight (``weight``, ``wt``, ``wgt``,
+        ``perweight``, ``pweight``, ``perwt``, ``fnlwgt``, ``sample_weight``,
+        ``person_wt``...) or a count of rows (``n``, ``count``, ``freq``,
+        ``frequency``), the whole name compared without case. Such a column
+        says how many people a row stands for; as a feature it pulls the
+        clusters by its size, and the rows count as one each.
+    """
+    notes = []
+    for name in features.columns:
+        column = features[name]
+        if not _WEIGHT_NAME.fullmatch(str(name).strip()):
+            continue
+        numeric = (pd.api.types.is_numeric_dtype(column)
+                   and not pd.api.types.is_bool_dtype(column))
+        if not numeric or (column.dropna() < 0).any():  # a weight is a number >= 0
+            continue
+        notes.append(
+            f"feature column {name!r} is named like a row weight or count; as a feature it "
+            "pulls the clusters by its value, and every row counts once. If it says how many "
+            f"people (or rows) each row stands for, pass it as {how_to_weight.format(name=name)}"
+            " (it then leaves the features); if it is a quantity to cluster on (a body "
+            "weight, a number of visits), ignore this."
+        )
+    return notes
+
+
 def missing_values(frame, columns=None):
     """Count the missing values of each column that has any.
 
@@ -350,26 +402,33 @@ def drop_missing(frame, columns=None):
     return frame[~incomplete], frame[incomplete]
 
 
-def warn_on_data(X, feature_names, features, *, kinds_by_dtype):
-    """Warn (:class:`DataWarning`) about what :meth:`fairkm.FairKM.fit` is given, as the audit does.
+def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3):
+    """Warn (:class:`DataWarning`) about what a fit is given, as the audit does.
 
     ``features`` are the encoded sensitive attributes
     (:class:`fairkm._columns.SensitiveFeatures`). Features that copy a
     sensitive attribute are named, and, when the kinds were read from the
     dtypes (``kinds_by_dtype``) rather than named by the user, a numeric
-    attribute with at most two values.
+    attribute with at most two values and a categorical one of numbers with
+    more than :data:`MANY_VALUES` values.
     """
-    notes = [
-        coded_numeric_note(name, column, "pass it as integers or strings, or leave it out of "
-                           "numeric_sensitive")
-        for name, kind, column in zip(features.names, features.kinds, features.columns,
-                                      strict=True)
-        if kind == "numeric" and kinds_by_dtype
-    ]
+    notes = []
+    for name, kind, column, known in zip(features.names, features.kinds, features.columns,
+                                         features.categories, strict=True):
+        if not kinds_by_dtype:
+            continue
+        if kind == "numeric":
+            notes.append(coded_numeric_note(
+                name, column, "pass it as integers or strings, or leave it out of "
+                "numeric_sensitive"))
+        elif len(known) > MANY_VALUES and _looks_numeric(pd.Series(known)):
+            notes += sensitive_kind_notes(
+                pd.DataFrame({name: known[column]}), [], how_categorical="",
+                how_numeric="pass it as floats or name it in numeric_sensitive")
     notes += sensitive_in_features(
         X, feature_names, list(zip(features.names, features.kinds, features.columns,
                                    strict=True)), features.categories,
     )
     for note in notes:
         if note:
-            warnings.warn(note, DataWarning, stacklevel=3)
+            warnings.warn(note, DataWarning, stacklevel=stacklevel)

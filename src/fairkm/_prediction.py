@@ -15,9 +15,8 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
-from ._columns import aligned_to
+from ._edge import paired, read_weights, row_index
 from ._engine import Stats
-from ._validation import check_sample_weight, weight_scale
 
 __all__ = ["PredictionMixin"]
 
@@ -85,7 +84,7 @@ class PredictionMixin:
     def _read_new(self, X, sensitive_features):
         """Validate new rows once: ``(predictor, X, their sensitive features read or None)``."""
         check_is_fitted(self)
-        sensitive_features = aligned_to(sensitive_features, getattr(X, "index", None))
+        sensitive_features = paired(sensitive_features, row_index(X), name="sensitive_features")
         X = self._check_X(X, reset=False)
         predictor = self._predictor()
         features = (None if sensitive_features is None
@@ -162,11 +161,11 @@ class PredictionMixin:
         fairness within a price, use a fairness-aware scorer
         (:mod:`fairkm.metrics`).
         """
+        index = row_index(X)
         predictor, X, features = self._read_new(X, sensitive_features)
         labels = self._labels(predictor, X, features)
-        weights = check_sample_weight(sample_weight, X.shape[0])
         # Weights brought near 1 by a power of two (exact), as in fit.
-        scale = weight_scale(weights)
+        weights, scale = read_weights(sample_weight, X.shape[0], index)
         weights = None if weights is None else weights / scale
         unit = np.zeros(0) if weights is None else weights
         inertia = scale * _kernels.inertia(X, self.cluster_centers_, unit, labels)

@@ -1,0 +1,214 @@
+"""The edge: how every estimator and public function reads rows, attributes and weights.
+
+The estimators (FairKM in memory and on Dask, BoundedKMeans, ZGYA, BlindKMeans)
+and the functions that take rows (the measures, the audit, ``check_bounds``,
+``fair_assignment``, the scorer) read their inputs here, so that one input
+means one thing across the family:
+
+- **Pairing.** pandas objects are paired with ``X`` (or the labels) by their
+  index labels: the same labels in another order are reordered, other labels
+  are refused, and a default ``0..n-1`` index beside other labels is paired
+  by position with a warning (:func:`paired`). ``X`` without an index (an
+  array, a list) pairs by position.
+- **Weights.** One rule (:func:`fairkm._validation.check_sample_weight`) and
+  one scale: the weights are brought near 1 by an exact power of two
+  (:func:`read_weights`), so weights scaled alike give the same results.
+- **Mistakes that run.** The sensitive attributes passed as ``y``
+  (``fit(X, S)``), a feature copying an attribute, a many-valued number taken
+  as categories and fewer distinct rows than clusters each get the same
+  warning whichever member is called (:func:`warn_if_sensitive_as_y`,
+  :func:`warn_on_fit`, :func:`warn_if_duplicate_centers`).
+
+This module sits with the raw columns at the bottom of the package: it imports
+nothing of fairkm above ``_columns``, ``_validation`` and ``_hygiene``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+
+from ._columns import check_sensitive_features
+from ._hygiene import warn_on_data
+from ._validation import check_no_overflow, check_sample_weight, weight_scale
+
+__all__ = [
+    "FitInputs",
+    "feature_names",
+    "paired",
+    "read_fit",
+    "read_weights",
+    "row_index",
+    "warn_if_duplicate_centers",
+    "warn_if_sensitive_as_y",
+    "warn_on_fit",
+]
+
+
+def row_index(rows):
+    """Return the index labels of a pandas ``rows`` (None for anything else: a list has none)."""
+    return rows.index if isinstance(rows, (pd.DataFrame, pd.Series)) else None
+
+
+def _head(index):
+    return ", ".join(repr(v) for v in list(index[:3])) + (", ..." if len(index) > 3 else "")
+
+
+def paired(value, index, *, name, of="X"):
+    """Return a pandas ``value`` in the row order of ``index`` (anything else: as given).
+
+    Parameters
+    ----------
+    value : object
+        The rows' sensitive features, weights or labels, as the user gave them.
+    index : pandas.Index or None
+        The labels of the rows they go with (None: pair by position).
+    name : str
+        The parameter's name, for the messages.
+    of : str, default="X"
+        What ``index`` belongs to, for the messages.
+
+    Raises
+    ------
+    ValueError
+        When ``value``'s labels are not those of ``index``: pairing by
+        position would give each row another row's values.
+
+    Warns
+    -----
+    UserWarning
+        When ``value`` has the default index ``0..n-1`` and ``index`` other
+        labels (a filtered table beside a fresh column): the rows are paired
+        by position, which is right only if both were made in the same order.
+    """
+    if index is None or not isinstance(value, (pd.DataFrame, pd.Series)):
+        return value
+    own = value.index
+    if own.equals(index):
+        return value
+    if len(own) == len(index) and own.is_unique and index.is_unique and own.isin(index).all():
+        return value.reindex(index)
+    if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
+        warnings.warn(
+            f"{name} has the default index 0..{len(own) - 1} but {of}'s index has other labels "
+            f"({_head(index)}): rows are paired by position. If {name} was taken from the same "
+            f"table as {of}, select its rows the same way; to pair by position on purpose, "
+            f"pass {name}.to_numpy().",
+            UserWarning, stacklevel=3,
+        )
+        return value
+    raise ValueError(
+        f"{name} has an index that does not match {of}'s: {_head(own)} against "
+        f"{_head(index)}. Rows are paired by label, so give both the same index (or reset "
+        "both: .reset_index(drop=True))."
+    )
+
+
+def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
+    """Return ``(weights, unit)``: checked weights paired with the rows, and their scale.
+
+    ``weights`` is a float64 array (None for unit weights, which take the
+    unweighted code paths); ``unit`` the power of two that brings them near 1
+    (:func:`fairkm._validation.weight_scale`). A computation on
+    ``weights / unit`` is the computation on ``weights`` to the bit, with every
+    sum divided by ``unit``, and weights multiplied by any factor give the same
+    ``weights / unit`` up to that power of two.
+    """
+    sample_weight = paired(sample_weight, index, name="sample_weight", of=length_of)
+    if isinstance(sample_weight, pd.Series):
+        sample_weight = sample_weight.to_numpy()
+    weights = check_sample_weight(sample_weight, n_samples, length_of=length_of)
+    return weights, weight_scale(weights)
+
+
+def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=4):
+    """Warn when ``y`` was given but not ``sensitive_features``: ``fit(X, S)`` reads S as y."""
+    if sensitive_features is None and y is not None:
+        warnings.warn(
+            f"{owner}.{method} got y but no sensitive_features: y is ignored, as in every "
+            "clustering estimator, so this fit ignores the sensitive attributes. Pass them by "
+            f"name: {method}(X, sensitive_features=S).",
+            UserWarning, stacklevel=stacklevel,
+        )
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """What a ``fit`` reads: ``X`` validated, the attributes and weights paired with it."""
+
+    X: np.ndarray
+    sensitive_features: object  # as given, paired with X's rows (or None)
+    sample_weight: np.ndarray | None  # the user's weights, checked (None: all 1)
+    unit: float  # their power-of-two scale (1.0 without weights)
+
+    @property
+    def scaled_weight(self):
+        """The weights brought near 1 (exactly ``sample_weight / unit``), or None."""
+        return None if self.sample_weight is None else self.sample_weight / self.unit
+
+    @property
+    def n_positive(self):
+        """The number of rows that take part in the fit (of positive weight)."""
+        if self.sample_weight is None:
+            return self.X.shape[0]
+        return int(np.count_nonzero(self.sample_weight))
+
+
+def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
+             method="fit"):
+    """Read a fit's inputs by the family's rules; return :class:`FitInputs`.
+
+    ``validate_X`` validates ``X`` (the estimator's ``validate_data`` call);
+    sensitive features and weights given as pandas objects are paired with
+    ``X``'s index, the sensitive attributes given as ``y`` warn, and ``X``
+    whose squared distances would overflow is refused.
+    """
+    owner = type(estimator).__name__
+    warn_if_sensitive_as_y(owner, sensitive_features, y, method=method)
+    index = row_index(X)
+    sensitive_features = paired(sensitive_features, index, name="sensitive_features")
+    X = validate_X(X)
+    check_no_overflow(X)
+    weights, unit = read_weights(sample_weight, X.shape[0], index)
+    return FitInputs(X, sensitive_features, weights, unit)
+
+
+def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4):
+    """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
+
+    ``features`` are sensitive features already read
+    (:class:`fairkm._columns.SensitiveFeatures`) or raw ones (read here with
+    their kinds from the dtypes); None warns about nothing.
+    """
+    if features is None:
+        return
+    if not hasattr(features, "kinds"):
+        features = check_sensitive_features(features, n_samples=X.shape[0])
+    warn_on_data(X, feature_names, features, kinds_by_dtype=kinds_by_dtype,
+                 stacklevel=stacklevel)
+
+
+def feature_names(estimator, n_features):
+    """The names of ``X``'s columns as the estimator saw them (``x0``, ``x1``... without)."""
+    names = getattr(estimator, "feature_names_in_", None)
+    return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
+
+
+def warn_if_duplicate_centers(owner, centers, n_clusters, stacklevel=3):
+    """Warn when a fit ends with fewer distinct centres than clusters (duplicate rows).
+
+    As scikit-learn's ``KMeans`` warns: with fewer distinct rows than
+    ``n_clusters`` some clusters are copies of others, or empty.
+    """
+    distinct = np.unique(np.asarray(centers), axis=0).shape[0]
+    if distinct < n_clusters:
+        warnings.warn(
+            f"{owner} found {distinct} distinct clusters, fewer than n_clusters={n_clusters}: "
+            "X has fewer distinct rows (of positive weight) than clusters, so some centres "
+            "coincide. Lower n_clusters.",
+            ConvergenceWarning, stacklevel=stacklevel,
+        )
