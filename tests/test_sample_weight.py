@@ -89,6 +89,20 @@ def test_weights_scaled_alike_give_the_same_labels(blobs, scale):
     assert_allclose(scaled.unfairness_ratio_, plain.unfairness_ratio_, rtol=1e-9)
 
 
+def test_the_papers_weight_counts_the_rows_the_weights_stand_for(blobs):
+    """fairness_weight="paper" is (n / k)^2 with n the rows a weighted row stands for."""
+    X, sensitive = blobs
+    counts = np.arange(len(X)) % 3 + 1
+    model = FairKM(4, fairness_weight="paper", random_state=0).fit(
+        X, sensitive_features=sensitive, sample_weight=counts)
+    # The expanded data's lambda, (sum of counts / k)^2, in the paper's formula.
+    assert_allclose(model.fairness_weight_, (counts.sum() / 4) ** 2, rtol=1e-12)
+    expanded = FairKM(4, fairness_weight="paper", random_state=0).fit(
+        np.repeat(X, counts, axis=0), sensitive_features=sensitive.loc[
+            sensitive.index.repeat(counts)])
+    assert model.fairness_weight_ == pytest.approx(expanded.fairness_weight_, rel=1e-12)
+
+
 def test_weights_move_the_clustering(blobs):
     """Heavy rows pull the centres: the weighted fit is not the unweighted one."""
     X, sensitive = blobs

@@ -42,12 +42,38 @@ def test_weights_scaled_alike_give_the_same_clustering_and_numbers(blobs, scale)
         assert_allclose(getattr(scaled, name), getattr(plain, name), rtol=1e-9, atol=1e-12)
     for name in ("inertia_", "objective_", "fairness_weight_", "blind_inertia_"):
         assert_allclose(getattr(scaled, name), scale * getattr(plain, name), rtol=1e-9)
-    # The K-Means score of the same labels scales alike (new rows are priced with weight 1,
-    # in the weights' own unit, so predicted labels may differ).
+    # The K-Means score of the same labels scales alike.
     with pytest.warns(UserWarning, match="none were given"):
         scores = (scaled.score(X, sample_weight=weights * scale),
                   plain.score(X, sample_weight=weights))
     assert_allclose(scores[0], scale * scores[1], rtol=1e-9)
+    # New rows are priced as rows of the fit's mean weight: the same predictions at any scale.
+    new_rows, new_sensitive, _ = make_sensitive_blobs(300, n_values=(2, 3), numeric=1,
+                                                      random_state=1)
+    assert_array_equal(scaled.predict(new_rows, sensitive_features=new_sensitive),
+                       plain.predict(new_rows, sensitive_features=new_sensitive))
+    assert_allclose(scaled.score(new_rows, sensitive_features=new_sensitive,
+                                 sample_weight=np.full(300, scale)),
+                    scale * plain.score(new_rows, sensitive_features=new_sensitive),
+                    rtol=1e-9)
+
+
+def test_new_rows_weigh_as_a_row_of_the_fits_mean_weight(blobs):
+    """Weights normalised to sum 1 once made every new row outweigh the whole dataset."""
+    X, sensitive = blobs
+    weights = 1.0 + np.arange(len(X)) % 3
+    unit = quietly(FairKM(3, random_state=0), X, sensitive_features=sensitive,
+                   sample_weight=weights / weights.mean())
+    normalised = quietly(FairKM(3, random_state=0), X, sensitive_features=sensitive,
+                         sample_weight=weights / weights.sum())
+    new_rows, new_sensitive, _ = make_sensitive_blobs(300, n_values=(2, 3), numeric=1,
+                                                      random_state=1)
+    wanted = unit.predict(new_rows, sensitive_features=new_sensitive)
+    assert_array_equal(normalised.predict(new_rows, sensitive_features=new_sensitive), wanted)
+    # Weights of mean 1 price a new row as weight 1, as an unweighted model does: the
+    # prediction is the fitted model's with a new row of weight 1 (the kernel's own rule).
+    assert unit._row_weight == pytest.approx(1.0, rel=1e-12)
+    assert normalised._row_weight == pytest.approx(1.0 / len(X), rel=1e-12)
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-155, 3.7, 1e155, 1e300])

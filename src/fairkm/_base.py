@@ -142,7 +142,8 @@ class FitOutcome:
     bookkeeping) and ``terms`` the kernels' per-attribute constants they are
     read with; ``unit`` names an iteration ("sweeps" in memory, "rounds" on
     Dask) for the convergence warning; ``weight_unit`` is the power of two the
-    sample weights were divided by.
+    sample weights were divided by, and ``row_weight`` the mean weight of the
+    rows of positive weight, in the user's unit (1 without weights).
     """
 
     labels: object
@@ -158,6 +159,7 @@ class FitOutcome:
     encoding: object
     cluster_exponent: int
     weight_unit: float = 1.0
+    row_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -359,11 +361,23 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         self._encoding = encoding
         self._fitted_stats = (stats.counts * weight_unit, stats.value_counts * weight_unit,
                               stats.num_sums * weight_unit)
+        self._row_weight = outcome.row_weight
 
     def _predictor(self):
-        counts, value_counts, num_sums = self._fitted_stats
-        return Predictor(self.cluster_centers_, self._encoding, self.attribute_weights_,
-                         self.fairness_weight_, self.intersections,
+        """Return the fitted model as :meth:`predict` prices a new row: one of the mean weight.
+
+        Counted in rows of the fit's mean weight, the statistics, the dataset's
+        total and the fairness weight are the same for weights scaled alike, so
+        are the predictions; a new row weighing 1 in the weights' own unit would
+        weigh nothing against weights normalised to sum 1, and a thousand rows
+        against weights of a thousand.
+        """
+        row = self._row_weight
+        counts, value_counts, num_sums = (part / row for part in self._fitted_stats)
+        encoding = (self._encoding if row == 1.0 else
+                    replace(self._encoding, n_samples=self._encoding.n_samples / row))
+        return Predictor(self.cluster_centers_, encoding, self.attribute_weights_,
+                         self.fairness_weight_ / row, self.intersections,
                          CLUSTER_EXPONENTS[self.cluster_weighting_], counts, value_counts,
                          num_sums)
 

@@ -193,7 +193,7 @@ def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4):
 
 
 def feature_names(estimator, n_features):
-    """The names of ``X``'s columns as the estimator saw them (``x0``, ``x1``... without)."""
+    """Return the names of ``X``'s columns as the estimator saw them (or x0, x1...)."""
     names = getattr(estimator, "feature_names_in_", None)
     return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
 

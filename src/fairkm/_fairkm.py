@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
 from ._columns import check_sensitive_features
-from ._edge import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
+from ._edge import feature_names, read_fit, warn_on_fit
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
@@ -70,8 +70,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         the same setting then means the same trade whatever the units of
         ``X``, the number of rows or the number of values of an attribute.
         ``"paper"`` is the paper's heuristic ``(n_samples / n_clusters) ** 2``
-        (section 5.4). A number is the paper's absolute ``lambda``; ``0``
-        gives plain (Hartigan-style, point-by-point) K-Means.
+        (section 5.4), with ``n_samples`` the total weight when
+        ``sample_weight`` is given. A number is the paper's absolute
+        ``lambda``; ``0`` gives plain (Hartigan-style, point-by-point)
+        K-Means. ``"auto"`` reads only the weights' ratios; ``"paper"`` and a
+        number weigh the fairness term against a K-Means term that grows with
+        the weights, so weights multiplied by ``c`` fit as every row repeated
+        ``c`` times would, not as the same data.
     relative_weight : float, default=1.0
         With ``fairness_weight="auto"``: how much fairness counts against
         K-Means cost, both relative to the S-blind clustering. ``0`` is the
@@ -521,9 +526,19 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
         n_rows = inputs.n_positive
         check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
         plan, cluster_exponent = checked.plan, checked.cluster_exponent
+        total = n_samples if sample_weight is None else float(sample_weight.sum())
         if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
             plan = Plan("absolute", plan.value / unit)
-        total = n_samples if sample_weight is None else float(sample_weight.sum())
+            if self.fairness_weight == "paper" and sample_weight is not None:
+                # The paper's (n / k)^2 with n the rows the weighted rows stand for: a row of
+                # weight w weighs as w rows (the unit's square over the unit is one unit).
+                plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
+        if not np.isfinite(plan.value):
+            raise ValueError(
+                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
+                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
+                "or rescale the weights."
+            )
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         # Once the attributes are known to standardise.
         warn_on_fit(X, feature_names(self, X.shape[1]), features,
@@ -574,6 +589,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin,
             fairness=session.fairness, history=np.array(session.history),
             n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
             encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
+            row_weight=1.0 if user_weight is None else float(sample_weight.sum()) / n_rows * unit,
         ))
         self._set_bounded(bounded)
         return self

@@ -64,15 +64,21 @@ def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+# The compiled kernels and NumPy hold counts in int64: a larger int would pass
+# a check of ">= 1" and fail later inside them (an OverflowError, a numba TypingError).
+LARGEST_INT = np.iinfo(np.int64).max
+
+
 @dataclass(frozen=True)
 class Integer:
-    """An int (not a bool) ``>= low``, and ``<= high`` if given."""
+    """An int (not a bool) ``>= low``, and ``<= high`` if given (never above int64's range)."""
 
     low: int
     high: int | None = None
 
     def accepts(self, value):
-        return _is_int(value) and self.low <= value and (self.high is None or value <= self.high)
+        high = LARGEST_INT if self.high is None else self.high
+        return _is_int(value) and self.low <= value <= high
 
     def __str__(self):
         if self.high is None:
@@ -208,7 +214,10 @@ def check_param(name, value, constraints):
         return
     offered = [text for c in constraints if not isinstance(c, Hidden)
                for text in (map(repr, c.values) if isinstance(c, Options) else [str(c)])]
-    raise InvalidParameterError(f"{name} must be {_either(offered)}, got {_shown(value)}.")
+    beyond = (" (larger than 2**63 - 1, the largest count the engine holds)"
+              if _is_int(value) and value > LARGEST_INT else "")
+    raise InvalidParameterError(
+        f"{name} must be {_either(offered)}, got {_shown(value)}{beyond}.")
 
 
 def check_n_samples(n_samples, n_clusters, which=""):
