@@ -1,5 +1,7 @@
 """Tests of the baselines: S-blind K-Means and ZGYA (Variational Fair Clustering)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,6 +10,7 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from fairkm._params import Integer
 from fairkm.baselines import ZGYA, BlindKMeans
 
 # ---------------------------------------------------------------- local helpers
@@ -57,7 +60,11 @@ def planted(n_a=200, n_b=100, seed=0):
 
 @parametrize_with_checks([BlindKMeans(), ZGYA(), ZGYA(n_clusters=3, n_init=2, max_iter=20)])
 def test_sklearn_compatible(estimator, check):
-    check(estimator)
+    with warnings.catch_warnings():
+        # The suite fits with y and no sensitive_features, which the family warns about
+        # (a user's fit(X, S) lands there); nothing else is silenced.
+        warnings.filterwarnings("ignore", message=r"\w+\.fit got y but no sensitive_features")
+        check(estimator)
 
 
 # ---------------------------------------------------------------- ZGYA behaviour
@@ -309,3 +316,95 @@ def test_blind_kmeans_rejects_bad_n_clusters():
     X, _ = planted()
     with pytest.raises(ValueError, match="n_clusters must be an int >= 1, got 0"):
         BlindKMeans(n_clusters=0).fit(X)
+
+
+# ---------------------------------------------------------------- inputs read as FairKM reads them
+
+
+BASELINES = {"ZGYA": lambda: ZGYA(n_clusters=2, fairness_weight=30.0, random_state=0),
+             "BlindKMeans": lambda: BlindKMeans(n_clusters=2, random_state=0)}
+
+
+def indexed(seed=0):
+    """``planted`` as a DataFrame and a Series sharing a non-default index."""
+    X, groups = planted(seed=seed)
+    index = pd.Index(np.arange(len(X)) * 7 + 1000, name="person")
+    return (pd.DataFrame(X, index=index, columns=["x", "y"]),
+            pd.Series(np.where(groups == 1, "b", "a"), index=index, name="sex"))
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_sensitive_features_as_y_warns(name):
+    X, groups = planted()
+    with pytest.warns(UserWarning, match=rf"{name}\.fit got y but no sensitive_features"):
+        BASELINES[name]().fit(X, groups)
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_shuffled_sensitive_features_are_paired_by_label(name):
+    X, sex = indexed()
+    aligned = BASELINES[name]().fit(X, sensitive_features=sex)
+    shuffled = sex.sample(frac=1.0, random_state=0)
+    assert not shuffled.index.equals(sex.index)
+    assert_array_equal(BASELINES[name]().fit(X, sensitive_features=shuffled).labels_,
+                       aligned.labels_)
+    # By position the shuffled groups would be another attribute: ZGYA's fit would differ.
+    if name == "ZGYA":
+        by_position = BASELINES[name]().fit(X, sensitive_features=shuffled.to_numpy())
+        assert not np.array_equal(by_position.labels_, aligned.labels_)
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_foreign_index_is_refused_and_default_index_warns(name):
+    X, sex = indexed()
+    with pytest.raises(ValueError, match="sensitive_features has an index that does not match"):
+        BASELINES[name]().fit(X, sensitive_features=sex.set_axis(sex.index + 1))
+    # A filtered table beside a column made fresh (index 0..n-1): paired by position, with a word.
+    kept = X.iloc[::2]
+    fresh = sex.iloc[::2].reset_index(drop=True)
+    with pytest.warns(UserWarning, match="sensitive_features has the default index 0..149"):
+        BASELINES[name]().fit(kept, sensitive_features=fresh)
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_overflowing_X_is_refused_as_by_fairkm(name):
+    from fairkm import FairKM
+
+    X, groups = planted()
+    X[0, 0] = 1e200
+    with pytest.raises(ValueError, match="X is too large") as fairkm_error:
+        FairKM(n_clusters=2).fit(X, sensitive_features=groups)
+    with pytest.raises(ValueError, match="X is too large") as error:
+        BASELINES[name]().fit(X, sensitive_features=groups)
+    assert str(error.value) == str(fairkm_error.value)
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_feature_copying_the_attribute_warns(name):
+    X, sex = indexed()
+    X["copy"] = (sex == "b").astype(float)
+    with pytest.warns(UserWarning, match="feature 'copy' .*the sensitive attribute 'sex'"):
+        BASELINES[name]().fit(X, sensitive_features=sex)
+
+
+def test_zgya_warns_on_many_valued_numbers_taken_as_categories():
+    X, groups = planted()
+    ages = pd.Series(18 + np.arange(len(X)) % 60, name="age")
+    with pytest.warns(UserWarning, match="'age' holds numbers with 60 distinct values"):
+        ZGYA(n_clusters=2, fairness_weight=0.0).fit(X, sensitive_features=ages)
+
+
+def test_blind_kmeans_passes_on_the_duplicate_rows_warning():
+    X = np.repeat([[0.0, 0.0], [1.0, 1.0]], 5, axis=0)
+    with pytest.warns(ConvergenceWarning, match=r"distinct clusters \(2\) found smaller than "
+                                                r"n_clusters \(3\)"):
+        BlindKMeans(n_clusters=3, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("param", ["n_clusters", "n_init", "max_iter", "bound_max_iter"])
+def test_zgya_refuses_counts_beyond_int64(param):
+    # 2**63 passes ">= 1" and used to fail inside NumPy or the compiled kernels.
+    X, groups = planted()
+    with pytest.raises(ValueError, match=rf"{param} must be an int >= 1, got {2**63}"):
+        ZGYA(**{"n_clusters": 2, param: 2**63}).fit(X, sensitive_features=groups)
+    assert isinstance(ZGYA._parameter_constraints[param][0], Integer)

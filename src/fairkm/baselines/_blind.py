@@ -10,6 +10,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._columns import check_sensitive_features
+from .._edge import feature_names, read_fit, warn_on_fit
 from .._family import SensitiveFeaturesMixin
 from .._params import MAX_ITER, N_CLUSTERS, RANDOM_STATE, TOL, ArrayLike, Instance, Integer, Options
 
@@ -21,7 +22,12 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
     ``sensitive_features`` and ignores them, so it drops into experiment code
-    written for :class:`~fairkm.FairKM`.
+    written for :class:`~fairkm.FairKM`. It reads its inputs as FairKM does
+    (a pandas ``sensitive_features`` is paired with ``X``'s rows by index
+    label; ``fit(X, S)`` warns that S went to ``y``; ``X`` whose squared
+    distances would overflow is refused), but it takes no ``sample_weight``:
+    for weighted S-blind K-Means use
+    ``sklearn.cluster.KMeans(...).fit(X, sample_weight=w)``.
 
     Parameters
     ----------
@@ -108,10 +114,16 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Non-sensitive features.
         y : Ignored
-            Not used, present for API consistency.
+            Not used, present for API consistency. Given without
+            ``sensitive_features`` it warns, as every fit of the family does:
+            ``fit(X, S)`` passes the attributes as ``y``.
         sensitive_features : array-like, pandas Series or DataFrame, default=None
             Ignored by the clustering. When given it is still validated (one
-            row per sample), so that a mismatch in experiment code is caught.
+            row per sample; a pandas object is paired with ``X``'s rows by
+            index label), so that a mismatch in experiment code is caught, and
+            a feature of ``X`` that copies an attribute warns (a
+            ``UserWarning``): with it among the features the clustering is
+            not blind to that attribute.
 
         Returns
         -------
@@ -119,9 +131,14 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
             Fitted estimator.
         """
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, order="C")
-        if sensitive_features is not None:
-            check_sensitive_features(sensitive_features, n_samples=X.shape[0])
+        inputs = read_fit(self, X, y, sensitive_features, None, self._check_X)
+        X = inputs.X
+        if inputs.sensitive_features is not None:
+            features = check_sensitive_features(inputs.sensitive_features,
+                                                n_samples=X.shape[0])
+            # Nothing reads the attributes' kinds here, so only the copies among the
+            # features are worth a warning; FairKM fitted beside it warns about kinds.
+            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=False)
         self.kmeans_ = KMeans(
             n_clusters=self.n_clusters,
             init=self.init,
@@ -135,6 +152,9 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.inertia_ = float(self.kmeans_.inertia_)
         self.n_iter_ = int(self.kmeans_.n_iter_)
         return self
+
+    def _check_X(self, X):
+        return validate_data(self, X, dtype=np.float64, order="C")
 
     def predict(self, X):
         """Assign each sample of ``X`` to its nearest centre.

@@ -17,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._columns import NUMERIC, check_sensitive_features
+from .._edge import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from .._family import SensitiveFeaturesMixin
 from .._params import (
     MAX_ITER,
@@ -230,6 +231,12 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
 
     ``predict`` assigns new points to the nearest centre and ignores fairness.
 
+    **Inputs** are read as :class:`~fairkm.FairKM` reads them: a pandas
+    ``sensitive_features`` is paired with ``X``'s rows by index label,
+    ``fit(X, S)`` warns that S went to ``y``, and ``X`` whose squared
+    distances would overflow is refused. There is no ``sample_weight``: the
+    authors' algorithm and released code are unweighted.
+
     Examples
     --------
     >>> import numpy as np
@@ -293,10 +300,11 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         return check_init_centers(self.init, self.n_init, self.n_clusters, X.shape[1])
 
     def _check_sensitive(self, sensitive_features, n_samples):
-        """Encode the single categorical attribute.
+        """Read the single categorical attribute.
 
-        Returns ``None`` without sensitive features, else ``(name, categories,
-        codes, targets)``.
+        Returns ``None`` without sensitive features, else ``(features,
+        targets)``: the attribute read
+        (:class:`fairkm._columns.SensitiveFeatures`) and the target mix.
         """
         if sensitive_features is None:
             if self.target_proportions is not None:
@@ -318,11 +326,9 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
                 "(floating-point dtype). Pass its values as integers or strings to treat "
                 "them as categories."
             )
-        codes = sens.columns[0]
-        categories = sens.categories[0]
-        n_values = len(categories)
+        n_values = len(sens.categories[0])
         if self.target_proportions is None:
-            return name, categories, codes, np.bincount(codes, minlength=n_values) / n_samples
+            return sens, np.bincount(sens.columns[0], minlength=n_values) / n_samples
         targets = np.asarray(self.target_proportions, dtype=np.float64)
         if targets.shape != (n_values,):
             raise ValueError(
@@ -335,7 +341,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
             )
         if not np.isclose(targets.sum(), 1.0, rtol=0.0, atol=1e-8):
             raise ValueError(f"target_proportions must sum to 1, got {targets.sum()!r}.")
-        return name, categories, codes, targets
+        return sens, targets
 
     # ------------------------------------------------------------------ fitting
 
@@ -480,11 +486,14 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Non-sensitive features (numeric).
         y : Ignored
-            Not used, present for API consistency.
+            Not used, present for API consistency. Given without
+            ``sensitive_features`` it warns: ``fit(X, S)`` passes the
+            attributes as ``y``, and the fit would ignore them.
         sensitive_features : array-like of shape (n_samples,) or (n_samples, 1), \
                 pandas Series or DataFrame, default=None
-            The one categorical sensitive attribute. ``None`` switches the
-            fairness term off (Lloyd's K-Means).
+            The one categorical sensitive attribute; a pandas object is paired
+            with ``X``'s rows by index label. ``None`` switches the fairness
+            term off (Lloyd's K-Means).
 
         Returns
         -------
@@ -492,13 +501,16 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
             Fitted estimator.
         """
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, order="C")
+        inputs = read_fit(self, X, y, sensitive_features, None, self._check_X)
+        X = inputs.X
         init_centers = self._check_params_vs_input(X)
-        encoded = self._check_sensitive(sensitive_features, X.shape[0])
+        encoded = self._check_sensitive(inputs.sensitive_features, X.shape[0])
         codes = np.zeros(X.shape[0], dtype=np.int64)
         fair = None
         if encoded is not None:
-            _, _, codes, targets = encoded
+            features, targets = encoded
+            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=True)
+            codes = features.columns[0]
             if self.fairness_weight > 0:
                 fair = targets
         rows = _Rows(X, codes)
@@ -519,6 +531,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
             if best is None or run["objective"] < best["objective"]:
                 best = run
         self._warn(best)
+        warn_if_duplicate_centers(type(self).__name__, best["centers"], self.n_clusters)
 
         S, inverse = best["S"], rows.inverse
         self.labels_ = best["labels"][inverse]
@@ -536,7 +549,9 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
             self.cluster_proportions_ = None
             self.fairness_ = np.nan
             return self
-        self.sensitive_name_, self.sensitive_categories_, _, self.target_proportions_ = encoded
+        self.sensitive_name_ = features.names[0]
+        self.sensitive_categories_ = features.categories[0]
+        self.target_proportions_ = targets
         group_mass, mass = group_masses(S, rows.codes, rows.weights, targets.shape[0])
         self.cluster_proportions_ = np.full(group_mass.T.shape, np.nan)
         np.divide(
@@ -547,6 +562,9 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         )
         self.fairness_ = fairness_cost(group_mass, mass, targets)
         return self
+
+    def _check_X(self, X):
+        return validate_data(self, X, dtype=np.float64, order="C")
 
     def predict(self, X):
         """Assign each sample of ``X`` to its nearest centre.
