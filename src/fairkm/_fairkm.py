@@ -12,7 +12,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
@@ -38,7 +38,7 @@ _MANY_STARTS_UP_TO = 100_000
 _EXACT_UP_TO = 100_000
 
 
-class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, PredictionMixin, BaseFairKM):
+class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     """Fair K-Means over many sensitive attributes at once (FairKM).
 
     Minimises the K-Means objective on ``X`` plus a fairness penalty that

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 from scipy import sparse
+from sklearn.base import TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -21,8 +22,12 @@ from ._engine import Stats
 __all__ = ["PredictionMixin"]
 
 
-class PredictionMixin:
-    """``predict``, ``transform`` and ``score`` of :class:`fairkm.FairKM` on in-memory rows."""
+class PredictionMixin(TransformerMixin):
+    """``predict``, ``transform`` and ``score`` of :class:`fairkm.FairKM` on in-memory rows.
+
+    A ``TransformerMixin`` itself: scikit-learn wraps for ``set_output`` only
+    the ``transform`` a class defines, so it is this class's that gets wrapped.
+    """
 
     def _check_X(self, X, reset=True):
         """Validate ``X`` as dense float64, refusing sparse input with the cost of densifying."""
