@@ -268,7 +268,8 @@ def test_predict_matches_nearest_centre_and_reference_insertion(client, data, fi
     lengths = tuple(int(n) for n in Sd.map_partitions(len).compute(scheduler="sync"))
     Xd = da.from_array(new, chunks=(lengths, 3))
 
-    nearest = compute(client, model.predict(Xd))
+    with pytest.warns(UserWarning, match="none were given"):  # as fairkm.FairKM warns
+        nearest = compute(client, model.predict(Xd))
     dist = ((new[:, None, :] - model.cluster_centers_[None]) ** 2).sum(axis=2)
     assert_array_equal(nearest, dist.argmin(axis=1))
 
@@ -509,3 +510,127 @@ def test_intersections_on_dask_match_fairkm(client, data):
     fair = compute(client, model.predict(data["Xd"], sensitive_features=data["Sd"]))
     whole = model._predictor().predict(data["X"], sensitive_features=data["S"])
     assert_array_equal(fair, whole)
+
+
+# -------------------------------------------------------------------- parity with fairkm.FairKM
+
+
+def small(data, n_parts):
+    """The first 400 rows, in ``n_parts`` equal partitions, and weights with some zeros."""
+    X, S = data["X"][:400], data["S"].iloc[:400]
+    weights = np.where(np.arange(400) % 9 == 0, 0.0, 1.0 + np.arange(400) % 3)
+    return (X, S, weights, da.from_array(X, chunks=(400 // n_parts, 3)),
+            dd.from_pandas(S, npartitions=n_parts))
+
+
+def test_weights_scaled_alike_give_the_same_fit(client, data):
+    # The unit is computed over both partitions: 1e200 overflowed the weight total, 1e-300
+    # divided by zero.
+    _, _, weights, Xd, Sd = small(data, 2)
+    factors = [1.0, 1e6, 1e-6, 1.0 / weights.sum(), 1e200, 1e-300]
+    with pytest.warns(ConvergenceWarning):  # a few rounds of each phase, the same in each fit
+        fits = [FairKM(K, init=data["centers"], max_iter=4).fit(
+            Xd, sensitive_features=Sd, sample_weight=da.from_array(weights * f, chunks=200),
+            client=client) for f in factors]
+    labels = compute(client, fits[0].labels_)
+    assert len(np.unique(labels)) == K
+    for factor, model in zip(factors, fits, strict=True):
+        assert_array_equal(compute(client, model.labels_), labels)
+        for name in ("inertia_", "objective_", "fairness_weight_", "blind_inertia_"):
+            assert_allclose(getattr(model, name), factor * getattr(fits[0], name), rtol=1e-9)
+        assert_allclose(model.unfairness_ratio_, fits[0].unfairness_ratio_, rtol=1e-9)
+
+
+@pytest.mark.parametrize(("fairness_weight", "factor"), [("auto", 1e-300), (1e4 * 1e200, 1e200)])
+def test_weighted_fit_on_one_partition_is_the_in_memory_fit(client, data, fairness_weight,
+                                                            factor):
+    # An absolute weight is in the weights' unit: scaled with them, it keeps its meaning.
+    X, S, weights, Xd, Sd = small(data, 1)
+    model = FairKM(K, fairness_weight=fairness_weight, init=data["centers"]).fit(
+        Xd, sensitive_features=Sd, sample_weight=da.from_array(weights * factor, chunks=400),
+        client=client)
+    local = LocalFairKM(K, fairness_weight=fairness_weight, init=data["centers"],
+                        algorithm="exact").fit(X, sensitive_features=S,
+                                               sample_weight=weights * factor)
+    assert_array_equal(compute(client, model.labels_), local.labels_)
+    assert_allclose(model.objective_, local.objective_, rtol=1e-9)
+    assert_allclose(model.fairness_, local.fairness_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("weights", [
+    np.r_[1.0, 1.0, 1.0, -1.0, np.ones(396)], np.r_[np.ones(3), np.nan, np.ones(396)],
+    np.r_[np.ones(3), np.inf, np.ones(396)], np.zeros(400), -1.0,
+    np.r_[1e-150, np.full(399, 1e150)], np.ones(400, dtype=bool),
+    np.r_[1.0, 1.0, np.zeros(398)],
+], ids=["negative", "nan", "inf", "all zero", "negative number", "300 decades", "bool",
+        "fewer positive rows than clusters"])
+def test_bad_weights_are_refused_in_the_in_memory_words(client, data, weights):
+    X, _, _, Xd, _ = small(data, 2)
+    with pytest.raises((TypeError, ValueError)) as local:
+        LocalFairKM(K).fit(X, sample_weight=weights)
+    with pytest.raises(type(local.value)) as got:
+        FairKM(K).fit(Xd, sample_weight=weights if np.ndim(weights) == 0
+                      else da.from_array(weights, chunks=200), client=client)
+    want = str(local.value)
+    if " at row " in want and np.ndim(weights):  # a row is found within its partition
+        want = want[:-1] + " of partition 0."
+    assert str(got.value) == want
+
+
+def test_overflowing_x_and_huge_parameters_as_in_memory(client, data):
+    X, _, _, Xd, _ = small(data, 2)
+    with pytest.raises(ValueError) as local:
+        LocalFairKM(K).fit(X * 1e200)
+    with pytest.raises(ValueError) as got:
+        FairKM(K).fit(Xd * 1e200, client=client)
+    assert str(got.value) == str(local.value)
+    for name in ("n_clusters", "max_iter", "init_size"):  # past int64: refused by name
+        with pytest.raises(ValueError, match=rf"^{name} must be .*, got 9223372036854775808"):
+            FairKM(**{"n_clusters": K, name: 2**63}).fit(Xd, client=client)
+    # As in memory, bounds past any data mean no bound: the same seeds, the same fit.
+    huge = FairKM(K, init_size=2**63 - 1, max_iter=2**63 - 1, random_state=0).fit(
+        Xd, client=client)
+    plain = FairKM(K, random_state=0).fit(Xd, client=client)
+    assert_array_equal(compute(client, huge.labels_), compute(client, plain.labels_))
+
+
+def test_sensitive_features_passed_as_y_warn(client, data):
+    _, _, _, Xd, Sd = small(data, 2)
+    for method in ("fit", "fit_predict", "fit_transform"):
+        with pytest.warns(UserWarning, match=r"fit got y but no sensitive_features"):
+            getattr(FairKM(K, init=data["centers"]), method)(Xd, Sd, client=client)
+
+
+def test_transform_and_score_match_fairkm_with_the_same_fitted_state(client, data, fitted):
+    model, _, _ = fitted
+    X, S, centers = data["X"], data["S"], model.cluster_centers_
+    twin = LocalFairKM(K)  # the in-memory model, given the Dask model's fitted state
+    twin.__dict__.update({name: v for name, v in vars(model).items() if name != "labels_"})
+    squared = ((X[:, None, :] - centers[None]) ** 2).sum(axis=2)
+
+    distances = model.transform(data["Xd"])
+    assert isinstance(distances, da.Array)
+    assert distances.chunks == ((CHUNK,) * (N // CHUNK), (K,))
+    assert_allclose(compute(client, distances), np.sqrt(squared), rtol=1e-9, atol=1e-9)
+    frame = dd.from_pandas(pd.DataFrame(X), chunksize=CHUNK)
+    assert_allclose(compute(client, model.transform(frame)), twin.transform(X), rtol=1e-12)
+    assert_array_equal(model.get_feature_names_out(), [f"fairkm{c}" for c in range(K)])
+
+    weights = 1.0 + np.arange(N) % 3
+    with pytest.warns(UserWarning, match="none were given"):
+        assert_allclose(model.score(data["Xd"], client=client), -squared.min(axis=1).sum(),
+                        rtol=1e-12)
+        scaled = model.score(data["Xd"], sample_weight=da.from_array(weights * 1e200, CHUNK),
+                             client=client)
+    assert_allclose(scaled, -1e200 * (weights * squared.min(axis=1)).sum(), rtol=1e-12)
+    # With sensitive features: minus the K-Means term to the fitted centres and the
+    # weighted fairness term of the predicted labels.
+    fair = compute(client, model.predict(data["Xd"], sensitive_features=data["Sd"]))
+    want = -(squared[np.arange(N), fair].sum()
+             + model.fairness_weight_ * _reference.fairness(problem(data, 0.0), fair))
+    assert_allclose(model.score(data["Xd"], sensitive_features=data["Sd"], client=client), want,
+                    rtol=1e-9)
+    Wd = dd.from_pandas(pd.Series(weights), chunksize=CHUNK)
+    assert_allclose(model.score(data["Xd"], sensitive_features=data["Sd"], sample_weight=Wd,
+                                client=client),
+                    twin.score(X, sensitive_features=S, sample_weight=weights), rtol=1e-12)

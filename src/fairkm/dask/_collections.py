@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numbers
+
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 from distributed import Client, KilledWorker, get_client, wait
 from distributed.comm import CommClosedError
 from distributed.utils import CancelledError
+
+from .._validation import check_sample_weight
 
 __all__ = [
     "LOST",
@@ -16,6 +20,7 @@ __all__ = [
     "gather",
     "label_array",
     "resolve_client",
+    "row_array",
     "s_blocks",
     "w_blocks",
     "x_blocks",
@@ -90,20 +95,40 @@ def s_blocks(sensitive_features):
     )
 
 
-def w_blocks(sample_weight):
-    """One delayed block of sample weights per row partition, and the lengths if known."""
+def w_blocks(sample_weight, n_parts):
+    """One block of sample weights per row partition, and the lengths if known.
+
+    As in :meth:`fairkm.FairKM.fit`, a number stands for that weight on every
+    row (each partition's block is then the number itself), and weights that
+    are not real numbers (booleans, strings, objects) are refused, not
+    converted.
+    """
     w = sample_weight
+    if isinstance(w, numbers.Real) and not isinstance(w, (bool, np.bool_)):
+        # Checked here, as on the first row of an in-memory fit, once for all partitions.
+        check_sample_weight(w, 1)
+        return [float(w)] * n_parts, None
     if isinstance(w, da.Array):
         if w.ndim != 1:
-            raise ValueError(f"sample_weight must be 1-D, got a dask array of shape {w.shape}.")
+            raise ValueError(f"sample_weight must be 1-D, got an array of shape {w.shape}.")
+        _check_weight_dtype(w.dtype)
         lengths = None if any(np.isnan(c) for c in w.chunks[0]) else list(w.chunks[0])
         return list(w.to_delayed().ravel()), lengths
     if isinstance(w, dd.Series):
+        _check_weight_dtype(w.dtype)
         return list(w.to_delayed()), None
     raise TypeError(
-        "sample_weight must be a dask array or Series partitioned like X, "
+        "sample_weight must be a number, or a dask array or Series partitioned like X, "
         f"got {type(w).__name__}."
     )
+
+
+def _check_weight_dtype(dtype):
+    # The rule of fairkm._validation.check_sample_weight, read from the collection's dtype.
+    if np.dtype(dtype).kind not in "iuf":
+        raise TypeError(
+            f"sample_weight must hold real numbers, got an array of dtype {dtype}."
+        )
 
 
 def check_same_partitions(x_count, s_count, x_lengths, s_lengths, name="sensitive_features"):
@@ -122,16 +147,26 @@ def check_same_partitions(x_count, s_count, x_lengths, s_lengths, name="sensitiv
             )
 
 
-def label_array(blocks, lengths):
-    """Build a 1-D int64 dask array from one block (future or delayed) per partition."""
-    labels = da.concatenate([
-        da.from_delayed(block, shape=(n,), dtype=np.int64)
+def row_array(blocks, lengths, *, dtype, width=None):
+    """Build a dask array of rows from one block (future or delayed) per partition.
+
+    1-D with ``width`` None, else of shape ``(n_rows, width)``; chunked like
+    the partitions, an empty one included (``lengths`` NaN where unknown).
+    """
+    tail = () if width is None else (width,)
+    array = da.concatenate([
+        da.from_delayed(block, shape=(n, *tail), dtype=dtype)
         for block, n in zip(blocks, lengths, strict=True) if n != 0
     ])
     if 0 in lengths:
         # concatenate drops empty blocks; keep the partitions of X.
-        labels = labels.rechunk((tuple(lengths),))
-    return labels
+        array = array.rechunk((tuple(lengths), *((t,) for t in tail)))
+    return array
+
+
+def label_array(blocks, lengths):
+    """Build a 1-D int64 dask array from one block (future or delayed) per partition."""
+    return row_array(blocks, lengths, dtype=np.int64)
 
 
 def gather(client, futures, stage):
@@ -140,7 +175,8 @@ def gather(client, futures, stage):
     A lost worker, a cancelled future, or no worker at all for
     :data:`NO_WORKERS_PATIENCE` seconds raises. Dask waits for ever for a worker
     to run a task on; when every worker is gone (and their nannies gave up),
-    the fit must not hang.
+    the fit must not hang. A task's own error (bad data) is raised as it is,
+    that of the first future in ``futures`` that failed (the first partition's).
     """
     without_workers = 0.0
     try:
@@ -160,6 +196,10 @@ def gather(client, futures, stage):
                         f"during {stage}: the cluster lost all of them. No labels were kept "
                         "from this fit, which must be restarted once workers are back."
                     ) from None
+        for future in futures:
+            if future.status == "error":
+                # The first partition's error, whichever task failed first.
+                future.result()
         return client.gather(futures)
     except LOST as exc:
         raise RuntimeError(

@@ -6,15 +6,16 @@ import uuid
 
 import dask
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseFairKM, FitOutcome
 from .._columns import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
 from .._encoding import SensitiveEncoding
 from .._engine import Stats, fill_moves
-from .._weights import fit_weighted
+from .._params import check_n_samples
+from .._weights import Plan, fit_weighted
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,
@@ -25,6 +26,8 @@ from ._collections import (
     w_blocks,
     x_blocks,
 )
+from ._inputs import check_largest, weight_unit
+from ._prediction import DaskPredictionMixin
 from ._session import RETRIES, DaskSession
 
 __all__ = ["FairKM"]
@@ -42,13 +45,15 @@ def _learn_encoding(client, prepared, names, kinds):
     return SensitiveEncoding.learn(names, kinds, each_partition)
 
 
-class FairKM(BaseFairKM):
+class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMixin, BaseFairKM):
     """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
 
     Minimises the objective of :class:`fairkm.FairKM` on a dask array or
     DataFrame without gathering its rows: the rows, their labels and their
     sensitive attributes stay on the workers, and only per-cluster
-    statistics travel (see Notes).
+    statistics travel (see Notes). Inputs are checked by the rules of
+    :class:`fairkm.FairKM`, and ``predict``, ``transform`` and ``score``
+    mean what they mean there.
 
     Parameters
     ----------
@@ -167,6 +172,13 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
     ``n_init`` is 1: a restart costs as much as a fit.
 
+    After fitting, :meth:`predict`, :meth:`transform` and :meth:`score` work
+    block by block on a dask collection partitioned like ``X`` (not on
+    in-memory arrays: fit a :class:`fairkm.FairKM` for those), with the code
+    :class:`fairkm.FairKM` runs on all rows: the labels, the distances to the
+    centres and the score are those it gives with the same fitted state.
+    ``predict`` and ``transform`` are lazy; ``score`` computes.
+
     Examples
     --------
     >>> import dask.array as da
@@ -230,10 +242,18 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             One column per sensitive attribute, with the same row partitions as
             ``X`` (the same number of partitions and of rows in each). ``None``
             fits plain K-Means.
-        sample_weight : dask.array.Array or dask.dataframe.Series, default=None
+        sample_weight : float, dask.array.Array or dask.dataframe.Series, default=None
             Non-negative weight of each row, partitioned like ``X``, as in
             :meth:`fairkm.FairKM.fit` (a row of weight ``w`` counts as ``w``
-            rows; rows of weight 0 take no part and get their nearest centre).
+            rows; rows of weight 0 take no part and get their nearest centre;
+            a number weighs every row alike). Only their ratios matter: the
+            fit runs on the weights divided by the power of two nearest their
+            geometric mean over all partitions (exact), so weights scaled by
+            1e6, 1e-300 or to sum 1 give the same labels, and the fitted sums
+            are reported in the weights' unit. Refused as in memory, in the
+            same words: real numbers, finite and non-negative (a row is
+            named within its partition), not all zero, within 100 powers of
+            ten of each other, at least ``n_clusters`` rows of positive weight.
         client : distributed.Client, default=None
             The client to compute with; ``None`` uses the default client.
 
@@ -244,9 +264,21 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
         Raises
         ------
+        ValueError
+            On the inputs :meth:`fairkm.FairKM.fit` refuses, with its
+            messages (``X`` whose squared distances overflow float64, bad
+            weights, fewer rows than clusters), checked on each partition's
+            summary.
         RuntimeError
             When there is no client, or when results lost with a worker
             cannot be recomputed (the fit must then be restarted).
+
+        Warns
+        -----
+        UserWarning
+            When ``y`` is given but not ``sensitive_features`` (``fit(X, S)``
+            reads S as ``y``, which is ignored), as :meth:`fairkm.FairKM.fit`
+            warns; so do ``fit_predict(X, S)`` and ``fit_transform(X, S)``.
         """
         client = resolve_client(client)
         blocks, n_features, feature_names, x_lengths = x_blocks(X)
@@ -258,7 +290,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts
         if sample_weight is not None:
-            weight_blocks, w_lengths = w_blocks(sample_weight)
+            weight_blocks, w_lengths = w_blocks(sample_weight, n_parts)
             check_same_partitions(n_parts, len(weight_blocks), x_lengths, w_lengths,
                                   "sample_weight")
         if sensitive_features is not None:
@@ -284,21 +316,31 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         check_same_partitions(n_parts, n_parts, lengths, [shape[2] for shape in shapes],
                               "sample_weight")
         n_samples = int(lengths.sum())
+        # The in-memory rules, in its order: the weights, X's size, then the parameters.
+        unit, n_rows, weighted = 1.0, n_samples, False
+        if sample_weight is not None:
+            scale = weight_unit([shape[4] for shape in shapes])
+            n_rows = sum(shape[4][0] for shape in shapes)
+            # The fit runs on the weights divided by their unit, a power of two (exact),
+            # and reports sums in the user's; weights all 1 are dropped, as in memory.
+            prepared = [client.submit(tasks.scale_weights, part, scale) for part in prepared]
+            weighted, unit = scale is not None, scale or 1.0
+        check_largest(max(shape[3] for shape in shapes), n_features)
         checked = self._check_params_vs_input(n_samples, n_features, names)
+        # Rows of weight 0 take no part: a cluster of them alone would be empty.
+        check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
         plan, cluster_exponent = checked.plan, checked.cluster_exponent
-        total_sq_norm = float(sum(shape[3] for shape in shapes))
+        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
+            plan = Plan("absolute", plan.value / unit)
+        sums = gather(client, client.map(tasks.totals, prepared), "encoding")
+        total_sq_norm = float(sum(square for square, _ in sums))
         if not np.isfinite(total_sq_norm):
             raise ValueError(
-                "X is too large: its squared norms overflow float64; rescale X, for instance "
-                "with dask_ml.preprocessing.StandardScaler."
+                "X is too large: its squared norms overflow float64 when summed over "
+                f"{n_samples} rows; rescale X, for instance with "
+                "dask_ml.preprocessing.StandardScaler."
             )
-        total = n_samples
-        if sample_weight is not None:
-            total = float(sum(shape[4] for shape in shapes))
-            if not total > 0:
-                raise ValueError(
-                    "sample_weight is zero for every row; at least one must be positive."
-                )
+        total = float(sum(weight for _, weight in sums)) if weighted else n_samples
 
         encoding = (
             SensitiveEncoding.from_features(None, total) if sensitive_features is None
@@ -323,9 +365,9 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
         session, weighting, converged = fit_weighted(
             [start], plan, encoding, checked.attribute_weights, cluster_exponent=cluster_exponent,
-            n_rows=int(sum(shape[5] for shape in shapes)), max_iter=self.max_iter, tol=self.tol,
+            n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
         )
-        if sample_weight is not None:
+        if weighted:
             session.labels = [
                 client.submit(tasks.relabel_weightless, parts[p], session.labels[p],
                               session.centers(), key=f"fairkm-weightless-p{p}-{token}")
@@ -350,7 +392,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             terms=terms, inertia=inertia, fairness=stats.fairness(terms),
             history=session.history, n_iter=session.n_iter, converged=converged,
             unit="rounds", weighting=weighting, encoding=encoding,
-            cluster_exponent=cluster_exponent,
+            cluster_exponent=cluster_exponent, weight_unit=unit,
         ))
         self.n_features_in_ = n_features
         if feature_names is not None:
@@ -441,59 +483,3 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 np.array([moves[int(r)] for r in rows_p], dtype=np.int64),
             )
         return new
-
-    # ------------------------------------------------------------------ prediction
-
-    def predict(self, X, *, sensitive_features=None):
-        """Assign new rows to clusters, partition by partition.
-
-        Parameters
-        ----------
-        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
-            New non-sensitive data.
-        sensitive_features : dask.dataframe.DataFrame, dask.dataframe.Series or \
-                dask.array.Array, default=None
-            The new rows' sensitive attributes, partitioned like ``X``.
-            ``None``: each row goes to its nearest centre.
-
-        Returns
-        -------
-        labels : dask.array.Array of shape (n_samples,)
-            Cluster of each row (lazy), chunked like the rows of ``X``.
-
-        Notes
-        -----
-        Each block is predicted against the fitted centres and statistics by
-        the code :class:`fairkm.FairKM` predicts with, so the labels are those
-        it would give: with ``sensitive_features``, the cluster where
-        inserting the row alone raises the fitted objective least.
-        """
-        check_is_fitted(self)
-        blocks, n_features, feature_names, lengths = x_blocks(X)
-        if n_features != self.n_features_in_:
-            raise ValueError(
-                f"X has {n_features} features, but FairKM was fitted with "
-                f"{self.n_features_in_}."
-            )
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if (feature_names is not None and fitted_names is not None
-                and list(feature_names) != list(fitted_names)):
-            raise ValueError(
-                f"X has columns {list(feature_names)}, but FairKM was fitted with "
-                f"{list(fitted_names)}."
-            )
-        sensitive = [None] * len(blocks)
-        if sensitive_features is not None:
-            if not self._encoding.n_attributes:
-                raise ValueError(
-                    "sensitive_features were given, but the model was fitted without them."
-                )
-            sensitive, meta, s_lengths = s_blocks(sensitive_features)
-            check_same_partitions(len(blocks), len(sensitive), lengths, s_lengths)
-            self._encoding.check_names(self._with_intersections(meta))
-        predictor = dask.delayed(self._predictor(), pure=True)
-        return label_array(
-            [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb)
-             for xb, sb in zip(blocks, sensitive, strict=True)],
-            [np.nan] * len(blocks) if lengths is None else lengths,
-        )

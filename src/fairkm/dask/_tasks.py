@@ -7,6 +7,7 @@ worker may hold an argument in memory for other tasks too.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_array
 
 from .. import _kernels
@@ -14,6 +15,7 @@ from .._columns import check_sensitive_features, with_intersections
 from .._engine import statistics_of, sweep
 
 __all__ = [
+    "check_weights",
     "constant",
     "encode",
     "farthest",
@@ -26,11 +28,73 @@ __all__ = [
     "random_labels",
     "relabel",
     "relabel_weightless",
+    "scale_weights",
+    "score_block",
     "shape_summary",
     "sweep_partition",
     "sweep_summary",
     "take_rows",
+    "totals",
+    "transform_block",
+    "weight_summary",
+    "weight_summary_of",
 ]
+
+
+def _rows(x_block):
+    return check_array(x_block, dtype=np.float64, order="C", ensure_min_samples=0,
+                       input_name="X")
+
+
+def check_weights(w_block, n_rows, partition):
+    """Return one partition's sample weights as float64, checked as ``fairkm.FairKM.fit`` does.
+
+    The rules of :func:`fairkm._validation.check_sample_weight` for one
+    partition: real numbers, 1-D, finite and non-negative (a number stands for
+    that weight on each of the ``n_rows`` rows). That some weight is positive
+    is a rule over all partitions, checked on their :func:`weight_summary`.
+    """
+    if np.ndim(w_block) == 0:
+        w_block = np.full(n_rows, w_block)
+    array = np.asarray(w_block)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(
+            f"sample_weight must hold real numbers, got an array of dtype {array.dtype}."
+        )
+    if array.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got an array of shape {array.shape}.")
+    weights = array.astype(np.float64)
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i} of "
+            f"partition {partition}."
+        )
+    return weights
+
+
+def weight_summary(weights):
+    """Return what the weights' unit and refusals need of one partition.
+
+    ``(n_positive, smallest positive, largest positive, sum of log2 of the
+    positive ones, whether all are 1)``, for
+    :func:`fairkm.dask._inputs.weight_unit`.
+    """
+    positive = weights[weights > 0]
+    if positive.size == 0:
+        return 0, np.inf, 0.0, 0.0, bool(np.all(weights == 1.0))
+    return (int(positive.size), float(positive.min()), float(positive.max()),
+            float(np.sum(np.log2(positive))), bool(np.all(weights == 1.0)))
+
+
+def weight_summary_of(w_block, partition):
+    """Check one partition's weights and return their :func:`weight_summary`.
+
+    A number stands for itself on every row: one row of it has the
+    partition's extremes and mean (and, over all partitions, their unit).
+    """
+    return weight_summary(check_weights(w_block, 1, partition))
 
 
 def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersections,
@@ -41,23 +105,12 @@ def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersect
     collection's dtypes (or the estimator's ``numeric_sensitive``) decided,
     intersections included.
     """
-    X = check_array(
-        x_block, dtype=np.float64, order="C", ensure_min_samples=0, input_name="X"
-    )
+    X = _rows(x_block)
     if X.shape[1] != n_features:
         raise ValueError(
             f"partition {partition} of X has {X.shape[1]} columns, expected {n_features}."
         )
-    weights = None
-    if w_block is not None:
-        weights = np.asarray(w_block, dtype=np.float64).ravel()
-        bad = ~(np.isfinite(weights) & (weights >= 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"sample_weight must be finite and >= 0, got {float(weights[i])!r} at row {i} of "
-                f"partition {partition}."
-            )
+    weights = None if w_block is None else check_weights(w_block, X.shape[0], partition)
     if s_block is None:
         return X, None, weights
     s_block = with_intersections(s_block, intersections, numeric=numeric_sensitive)
@@ -68,20 +121,36 @@ def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersect
 
 
 def shape_summary(prepared):
-    """Return the partition's row counts, ``sum w ||x||^2``, its total weight and weighted rows.
+    """Return the partition's row counts, its largest ``|x|`` and its weights' summary.
 
     The counts are those of ``X``, of the sensitive features and of the
-    weights; the last is the number of rows of positive weight.
+    weights; the summary is :func:`weight_summary`'s (None without weights).
     """
     X, features, weights = prepared
     n = X.shape[0]
     n_sensitive = n if features is None else features.n_samples
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
     if weights is None:
-        return n, n_sensitive, n, float(np.einsum("ij,ij->", X, X)), float(n), n
-    if weights.shape[0] != n:  # the totals are not needed: the lengths are refused
-        return n, n_sensitive, weights.shape[0], 0.0, 0.0, 0
-    return (n, n_sensitive, n, float(np.einsum("i,ij,ij->", weights, X, X)),
-            float(weights.sum()), int(np.count_nonzero(weights)))
+        return n, n_sensitive, n, largest, None
+    return n, n_sensitive, weights.shape[0], largest, weight_summary(weights)
+
+
+def scale_weights(prepared, unit):
+    """Divide the partition's weights by the fit's unit, a power of two (exact).
+
+    ``unit`` None drops weights that are all 1 over all partitions: the fit
+    then takes the unweighted code paths, as :meth:`fairkm.FairKM.fit` does.
+    """
+    X, features, weights = prepared
+    return X, features, None if unit is None else weights / unit
+
+
+def totals(prepared):
+    """Return the partition's ``sum w ||x||^2`` and its total weight (its rows without weights)."""
+    X, _, weights = prepared
+    if weights is None:
+        return float(np.einsum("ij,ij->", X, X)), float(X.shape[0])
+    return float(np.einsum("i,ij,ij->", weights, X, X)), float(weights.sum())
 
 
 def on_features(prepared, func, *args):
@@ -194,7 +263,49 @@ def relabel_weightless(part, labels, centers):
 
 def predict_block(predictor, x_block, s_block):
     """Labels of one block of new rows (see :meth:`fairkm._base.Predictor.predict`)."""
-    X = check_array(x_block, dtype=np.float64, order="C", ensure_min_samples=0, input_name="X")
+    X = _rows(x_block)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     return predictor.predict(X, s_block)
+
+
+def transform_block(x_block, centers):
+    """Euclidean distances of one block's rows to the centres, as ``fairkm.FairKM.transform``."""
+    X = _rows(x_block)
+    if X.shape[0] == 0:
+        return np.zeros((0, centers.shape[0]))
+    return euclidean_distances(X, centers)
+
+
+def score_block(predictor, x_block, s_block, w_block, unit, partition):
+    """One block's share of :meth:`fairkm.FairKM.score`: ``(inertia, statistics, weight)``.
+
+    The rows are labelled as :func:`predict_block` labels them; their weights
+    are divided by ``unit`` (a power of two), and the inertia and the total
+    weight are in that unit. The statistics are flat (see
+    :meth:`fairkm._engine.Stats.flat`; None without sensitive features or
+    rows) and add up over the blocks.
+    """
+    X = _rows(x_block)
+    weights = None
+    if w_block is not None:
+        weights = check_weights(w_block, X.shape[0], partition)
+        if weights.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"partition {partition} of sample_weight has {weights.shape[0]} rows but that "
+                f"of X has {X.shape[0]}; they must be partitioned alike (the same rows in "
+                "each partition)."
+            )
+        weights = None if unit is None else weights / unit
+    if X.shape[0] == 0:
+        return 0.0, None, 0.0
+    features = None if s_block is None else predictor.read(s_block, X.shape[0])
+    labels = predictor.labels(X, features)
+    inertia_ = _kernels.inertia(X, predictor.centers, np.zeros(0) if weights is None
+                                else weights, labels)
+    total = float(X.shape[0]) if weights is None else float(weights.sum())
+    if features is None:
+        return inertia_, None, total
+    # The statistics add up whatever n is: the fairness term is priced on the client.
+    terms = predictor.terms(features, sample_weight=weights)
+    return inertia_, statistics_of(X, terms, labels, predictor.centers.shape[0]).flat(), total

@@ -1,0 +1,225 @@
+"""What the Dask FairKM does with rows after ``fit``: predict, transform and score.
+
+Each block of new rows is handled by the code :class:`fairkm.FairKM` runs on
+all of them (:class:`fairkm._base.Predictor`, the same distances), so the
+results are those of the in-memory model with the same fitted state.
+``predict`` and ``transform`` are lazy, a dask array chunked like the rows;
+``score`` adds up the blocks' inertias and statistics into one number.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import dask
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._engine import Stats
+from . import _tasks as tasks
+from ._collections import (
+    check_same_partitions,
+    gather,
+    label_array,
+    row_array,
+    s_blocks,
+    w_blocks,
+    x_blocks,
+)
+from ._inputs import weight_unit
+
+__all__ = ["DaskPredictionMixin"]
+
+
+def _compute(client, delayed_blocks, stage):
+    """Compute the blocks on ``client``, or on Dask's default scheduler when it is None."""
+    if client is None:
+        return list(dask.compute(*delayed_blocks))
+    return gather(client, client.compute(delayed_blocks), stage)
+
+
+class DaskPredictionMixin:
+    """``predict``, ``transform`` and ``score`` of :class:`fairkm.dask.FairKM`."""
+
+    def _new_rows(self, X):
+        """Return new rows' blocks and their lengths (NaN where unknown), checked against fit."""
+        check_is_fitted(self)
+        blocks, n_features, feature_names, lengths = x_blocks(X)
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but FairKM was fitted with "
+                f"{self.n_features_in_}."
+            )
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if (feature_names is not None and fitted_names is not None
+                and list(feature_names) != list(fitted_names)):
+            raise ValueError(
+                f"X has columns {list(feature_names)}, but FairKM was fitted with "
+                f"{list(fitted_names)}."
+            )
+        return blocks, lengths
+
+    def _new_sensitive(self, sensitive_features, blocks, lengths):
+        """Return one block of sensitive features per block of rows (None without them).
+
+        Warns, as :meth:`fairkm.FairKM.predict` does, when the model was fitted
+        with sensitive features and a positive weight but none were given.
+        """
+        if sensitive_features is None:
+            if self._encoding.n_attributes and self.fairness_weight_:
+                warnings.warn(
+                    f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
+                    "but none were given: each row goes to its nearest centre, which ignores "
+                    "fairness (see fairkm.FairKM.predict). Pass sensitive_features as in fit.",
+                    UserWarning, stacklevel=3,
+                )
+            return [None] * len(blocks)
+        if not self._encoding.n_attributes:
+            raise ValueError(
+                "sensitive_features were given, but the model was fitted without them."
+            )
+        sensitive, meta, s_lengths = s_blocks(sensitive_features)
+        check_same_partitions(len(blocks), len(sensitive), lengths, s_lengths)
+        self._encoding.check_names(self._with_intersections(meta))
+        return sensitive
+
+    def predict(self, X, *, sensitive_features=None):
+        """Assign new rows to clusters, partition by partition.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            New non-sensitive data.
+        sensitive_features : dask.dataframe.DataFrame, dask.dataframe.Series or \
+                dask.array.Array, default=None
+            The new rows' sensitive attributes, partitioned like ``X``.
+            ``None``: each row goes to its nearest centre, which ignores
+            fairness.
+
+        Returns
+        -------
+        labels : dask.array.Array of shape (n_samples,)
+            Cluster of each row (lazy), chunked like the rows of ``X``.
+
+        Warns
+        -----
+        UserWarning
+            When the model was fitted with sensitive features and a positive
+            ``fairness_weight_`` but ``sensitive_features`` is None, as
+            :meth:`fairkm.FairKM.predict` warns.
+
+        Notes
+        -----
+        Each block is predicted against the fitted centres and statistics by
+        the code :class:`fairkm.FairKM` predicts with, so the labels are those
+        it would give: with ``sensitive_features``, the cluster where
+        inserting the row alone raises the fitted objective least.
+        """
+        blocks, lengths = self._new_rows(X)
+        sensitive = self._new_sensitive(sensitive_features, blocks, lengths)
+        predictor = dask.delayed(self._predictor(), pure=True)
+        return label_array(
+            [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb)
+             for xb, sb in zip(blocks, sensitive, strict=True)],
+            [np.nan] * len(blocks) if lengths is None else lengths,
+        )
+
+    @property
+    def _n_features_out(self):
+        """Number of transformed output features (for ``get_feature_names_out``)."""
+        return self.cluster_centers_.shape[0]
+
+    def transform(self, X):
+        """Compute each row's distance to each cluster centre, partition by partition.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            New data.
+
+        Returns
+        -------
+        X_new : dask.array.Array of shape (n_samples, n_clusters)
+            Euclidean distances to the centres (lazy), chunked like the rows
+            of ``X``: what :meth:`fairkm.FairKM.transform` gives for the same
+            centres (fairness plays no part).
+        """
+        blocks, lengths = self._new_rows(X)
+        centers = dask.delayed(self.cluster_centers_, pure=True)
+        return row_array(
+            [dask.delayed(tasks.transform_block, pure=True)(xb, centers) for xb in blocks],
+            [np.nan] * len(blocks) if lengths is None else lengths,
+            dtype=np.float64, width=self.cluster_centers_.shape[0],
+        )
+
+    def score(self, X, y=None, *, sensitive_features=None, sample_weight=None, client=None):
+        """Negative objective of ``X`` under the fitted model, as :meth:`fairkm.FairKM.score`.
+
+        The rows are assigned by :meth:`predict`; the K-Means term uses the
+        fitted centres and, when ``sensitive_features`` are given, the
+        fairness term compares each predicted cluster's mix over ``X`` with
+        the fitted dataset proportions (and standardisation), with ``n`` the
+        number (or total weight) of the rows of ``X``. Without them only the
+        K-Means term counts.
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            New non-sensitive data.
+        y : Ignored
+            Not used, present for API consistency.
+        sensitive_features : dask.dataframe.DataFrame, dask.dataframe.Series or \
+                dask.array.Array, default=None
+            Sensitive attributes of ``X``, partitioned like it.
+        sample_weight : float, dask.array.Array or dask.dataframe.Series, default=None
+            Weight of each row of ``X``, partitioned like it, as in :meth:`fit`.
+        client : distributed.Client, default=None
+            The client to compute with; ``None`` computes with Dask's default
+            scheduler (the default client, if there is one).
+
+        Returns
+        -------
+        score : float
+            Minus the objective (higher is better).
+
+        Warns
+        -----
+        UserWarning
+            When the model was fitted with sensitive features and a positive
+            ``fairness_weight_`` but ``sensitive_features`` is None.
+
+        Notes
+        -----
+        The blocks' sums are added on the client, so the score can differ
+        from :meth:`fairkm.FairKM.score` on the same rows in the last digits.
+        The weights are divided by a power of two near them, as in
+        :meth:`fit`, so weights scaled alike give scores scaled alike.
+        """
+        blocks, lengths = self._new_rows(X)
+        sensitive = self._new_sensitive(sensitive_features, blocks, lengths)
+        n_parts = len(blocks)
+        weight_blocks, unit, scale = [None] * n_parts, 1.0, None
+        if sample_weight is not None:
+            weight_blocks, w_lengths = w_blocks(sample_weight, n_parts)
+            check_same_partitions(n_parts, len(weight_blocks), lengths, w_lengths,
+                                  "sample_weight")
+            scale = weight_unit(_compute(client, [
+                dask.delayed(tasks.weight_summary_of, pure=True)(wb, p)
+                for p, wb in enumerate(weight_blocks)
+            ], "the weights"))
+            unit = 1.0 if scale is None else scale
+        predictor = dask.delayed(self._predictor(), pure=True)
+        parts = _compute(client, [
+            dask.delayed(tasks.score_block, pure=True)(predictor, xb, sb, wb, scale, p)
+            for p, (xb, sb, wb) in enumerate(zip(blocks, sensitive, weight_blocks, strict=True))
+        ], "the score")
+        total = sum(part[2] for part in parts)
+        if total == 0:  # weights all zero were refused: X has no rows
+            raise ValueError("X has 0 rows; score needs at least 1.")
+        inertia = unit * sum(part[0] for part in parts)
+        if sensitive_features is None:
+            return -inertia
+        flat = sum(part[1] for part in parts if part[1] is not None)
+        terms = self._predictor().terms(None, n_samples=total)
+        stats = Stats.from_flat(flat, self.n_clusters, self.n_features_in_, terms)
+        return -(inertia + self.fairness_weight_ * stats.fairness(terms))
