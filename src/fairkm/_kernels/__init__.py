@@ -12,10 +12,9 @@ categorical attributes with ``V`` values in all, and ``B`` numeric attributes;
 - :mod:`._statistics`: statistics, inertia and objective recomputed from scratch.
 - :mod:`._assign`: labels of rows against fixed centres or fitted statistics.
 
-Numba's on-disk cache (``cache=True``) is invalidated when the file of a cached
-function changes, not when a helper it calls or inlines from a sibling module
-does: after editing :mod:`._pricing`, delete ``__pycache__`` here before
-trusting results or timings.
+Every kernel is compiled by :func:`fairkm._kernel_cache.cached_njit`, whose
+on-disk cache is keyed by the content of all of fairkm's kernel files, so an
+edit to any of them recompiles every kernel on the next start.
 """
 
 from ._assign import cheapest_insertion, nearest_center

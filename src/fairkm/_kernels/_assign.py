@@ -10,10 +10,11 @@ on the number of threads.
 import numba
 import numpy as np
 
+from .._kernel_cache import cached_njit
 from ._pricing import fair_factors, point_costs, size_factors, squared_distance
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def nearest_center(X, centers, labels):  # IN, IN, OUT
     """Index of the nearest centre of each row (ties to the lowest index)."""
     k = centers.shape[0]
@@ -28,7 +29,7 @@ def nearest_center(X, centers, labels):  # IN, IN, OUT
         labels[i] = best
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def cheapest_insertion(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, offsets, size_power,  # IN
     centers, counts, value_counts, cat_dev, num_sums,  # IN

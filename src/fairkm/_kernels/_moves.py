@@ -11,6 +11,7 @@ parallel against the same statistics, :func:`apply_moves` applies it,
 import numba
 import numpy as np
 
+from .._kernel_cache import cached_njit
 from ._pricing import (
     best_move,
     fair_factors,
@@ -25,7 +26,7 @@ from ._pricing import (
 from ._statistics import statistics_objective
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
     offsets, size_power, order,  # IN
@@ -111,7 +112,7 @@ def sweep(
     return n_moved
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def move_deltas(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
     size_power, i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -147,7 +148,7 @@ def move_deltas(
 _PROPOSAL_CHUNK = 256
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@cached_njit(nogil=True, parallel=True)
 def propose_moves(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
     size_power, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -187,7 +188,7 @@ def propose_moves(
             targets[t] = best_move(costs, a, X, i, point_weight(weights, i))
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def apply_moves(
     X, codes, Z, weights, batch, targets,  # IN
     labels, sums, counts, value_counts, num_sums,  # IN/OUT
@@ -212,7 +213,7 @@ def apply_moves(
     return n_moved
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
             centers, cat_dev):  # OUT
     """Centres (0 for an empty cluster) and ``G`` from the sums and counts."""
@@ -228,7 +229,7 @@ def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
             cat_dev[t, c] = g
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def minibatch_epoch(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
     offsets, size_power, order, batch_size, min_batch, total_sq_norm,  # IN

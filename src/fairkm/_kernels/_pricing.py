@@ -55,8 +55,9 @@ array of shape (n,), or of shape (0,) for unit weights (then every product
 by a weight is skipped, so results are those of the unweighted formulas).
 """
 
-import numba
 import numpy as np
+
+from .._kernel_cache import cached_njit
 
 # A move is taken only when it lowers the objective by more than this fraction
 # of the magnitudes involved: rounding cannot then make a point flip back and
@@ -69,7 +70,7 @@ MOVE_RTOL = 1e-12
 MOVE_ATOL = 1e-28
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def squared_norm(X, i):
     """``||X[i]||^2``."""
     s = 0.0
@@ -78,7 +79,7 @@ def squared_norm(X, i):
     return s
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def squared_distance(X, i, centers, c):
     """``||X[i] - centers[c]||^2``, centres one per row."""
     s = 0.0
@@ -88,7 +89,7 @@ def squared_distance(X, i, centers, c):
     return s
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
 
@@ -100,7 +101,7 @@ def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     shrink[c] = n / (n - 1.0) if n > 1.0 else 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def size_factors(counts):
     k = counts.shape[0]
     grow = np.empty(k)
@@ -117,7 +118,7 @@ _F, _JOIN_INV, _JOIN_GROWTH, _LEAVE_INV, _LEAVE_SHRINK = 0, 1, 2, 3, 4
 N_FACTORS = 5
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def power(size, p):
     """``size ** p`` for ``p`` in {0, 1, 2}, by multiplication."""
     if p == 0:
@@ -127,7 +128,7 @@ def power(size, p):
     return size * size
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def _growth(size, w, p):
     """``(size + w) ** p - size ** p`` for ``p`` in {1, 2}, without cancellation."""
     if p == 1:
@@ -135,7 +136,7 @@ def _growth(size, w, p):
     return w * (2.0 * size + w)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
     """Set cluster ``c``'s fairness factors from its size and ``Q_C`` (``p > 0``)."""
     n = counts[c]
@@ -150,7 +151,7 @@ def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
         factors[_LEAVE_SHRINK, c] = 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums):
     """``Q_C`` per cluster: the weighted fairness term of each cluster times ``|C|^p``.
 
@@ -171,7 +172,7 @@ def cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, 
     return quad
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums, p):
     """``Q_C`` per cluster and the clusters' :func:`set_fair_factor` (zeros for ``p = 0``)."""
     k = counts.shape[0]
@@ -185,7 +186,7 @@ def fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts, 
     return quad, factors
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def point_costs(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
     i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,  # IN
@@ -276,13 +277,13 @@ def point_costs(
     return wbase
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def point_weight(weights, i):
     """Point ``i``'s weight (1 for unit weights)."""
     return 1.0 if weights.shape[0] == 0 else weights[i]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def may_leave(counts, a, w):
     """Whether a point of weight ``w`` may leave cluster ``a``: never its last weight.
 
@@ -291,7 +292,7 @@ def may_leave(counts, a, w):
     return counts[a] - w > 1e-12 * counts[a]
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def best_move(costs, a, X, i, w):
     """Pick the cluster point ``i`` (of weight ``w``, in cluster ``a``) moves to.
 
@@ -316,7 +317,7 @@ def best_move(costs, a, X, i, w):
     return best
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(nogil=True, inline="always")
 def move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
     """Move point ``i`` (of weight ``w``) from cluster ``a`` to ``b`` in the sums and counts."""
     counts[a] -= w

@@ -7,9 +7,9 @@
 of :data:`_STATISTICS_CHUNK`, the chunks' partial results in order.
 """
 
-import numba
 import numpy as np
 
+from .._kernel_cache import cached_njit
 from ._pricing import cluster_quad, power, squared_distance
 
 # Rows per chunk of the statistics and inertia passes: each chunk is summed
@@ -19,7 +19,7 @@ from ._pricing import cluster_quad, power, squared_distance
 _STATISTICS_CHUNK = 65536
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_counts,
                 num_sums):
     """Add rows ``start`` to ``stop`` to their clusters' sums and counts, row by row."""
@@ -46,7 +46,7 @@ def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_c
             num_sums[t, c] += w * Z[i, t]
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def cluster_statistics(
     X, codes, Z, weights, labels,  # IN
     sums, counts, value_counts, num_sums,  # OUT
@@ -77,7 +77,7 @@ def cluster_statistics(
         part_num[:] = 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def inertia(X, centers, weights, labels):
     """Sum of (weighted) squared distances of the points to their cluster's centre.
 
@@ -95,7 +95,7 @@ def inertia(X, centers, weights, labels):
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,  # IN
                          total_sq_norm, sums, counts, value_counts, num_sums):  # IN
     """Compute the objective from the statistics alone, in O(k (d + V)).

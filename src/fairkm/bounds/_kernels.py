@@ -7,10 +7,12 @@ the rows (a parallel region each), the small per-cluster work inside a row.
 import numba
 import numpy as np
 
+from .._kernel_cache import cached_njit
+
 __all__ = ["group_sums", "priced_pass"]
 
 
-@numba.njit(parallel=True, cache=True)
+@cached_njit(parallel=True)
 def priced_pass(dist, live, types, base, z, slope, labels, best, second, regret, floor,
                 at_label):
     """Price every live row: its best and second cluster, margin, least and current cost.
@@ -47,7 +49,7 @@ def priced_pass(dist, live, types, base, z, slope, labels, best, second, regret,
         at_label[j] = here
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def group_sums(rows, group, weights, dist, z, g_weight, g_cost, g_z):
     """Per group of rows: total weight, weighted cost in each cluster, weighted numeric sums.
 

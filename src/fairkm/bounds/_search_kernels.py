@@ -40,8 +40,9 @@ assignment with the same counts) is cancelled at once.
    none does.
 """
 
-import numba
 import numpy as np
+
+from .._kernel_cache import cached_njit
 
 __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 
@@ -50,13 +51,13 @@ _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _penalty(count, size, lower, upper):
     return (max(count - (upper + TOL) * size, 0.0)
             + max((lower - TOL) * size - count, 0.0))
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap, hard,
                    measures):
     """Cluster ``c``'s own excess (O(values + numeric)); its distances go to ``measures``.
@@ -84,7 +85,7 @@ def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_ca
     return total
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def overall_excess(msum, mean_cap, mean_scale):
     """Excess of the means over the clusters above their caps, in rows."""
     total = 0.0
@@ -94,7 +95,7 @@ def overall_excess(msum, mean_cap, mean_scale):
     return mean_scale * total
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
     """Move row ``i``'s weight from cluster ``a`` to ``b`` in the state (not its label)."""
     w = weights[i]
@@ -108,7 +109,7 @@ def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
         zsum[b, q] += w * z[i, q]
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _state(labels, weights, codes, z, k, n_values):
     size = np.zeros(k)
     cnt = np.zeros((k, n_values))
@@ -127,7 +128,7 @@ def _state(labels, weights, codes, z, k, n_values):
 # ---------------------------------------------------------------------------- candidate lists
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _insert(rows, cost, count, t, a, b, i, value):
     """Insert row ``i`` (moving ``a -> b`` costs ``value``) in the sorted list of (t, a, b)."""
     n = count[t, a, b]
@@ -145,7 +146,7 @@ def _insert(rows, cost, count, t, a, b, i, value):
         count[t, a, b] = n + 1
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _fill(t, only, first, members, labels, dist, weights, rows, cost, count):
     """(Re)build the lists of type ``t`` (from cluster ``only``; every cluster if -1)."""
     k = dist.shape[1]
@@ -163,7 +164,7 @@ def _fill(t, only, first, members, labels, dist, weights, rows, cost, count):
                 _insert(rows, cost, count, t, a, b, i, weights[i] * (dist[i, b] - dist[i, a]))
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _head(t, a, b, first, members, labels, dist, weights, rows, cost, count):
     """Return the cheapest row of type ``t`` in ``a`` to move to ``b`` (-1: none)."""
     for attempt in range(2):
@@ -185,7 +186,7 @@ def _head(t, a, b, first, members, labels, dist, weights, rows, cost, count):
     return -1
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _paths(t, heads, dist, weights, D, nxt, chains, eps):
     """Cheapest way to move one row of type ``t`` between each pair of clusters.
 
@@ -223,7 +224,7 @@ def _paths(t, heads, dist, weights, D, nxt, chains, eps):
     return -1
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _relabel(i, a, b, labels, weights, codes, z, dist, types, size, cnt, zsum,
              rows, cost, count):
     labels[i] = b
@@ -234,7 +235,7 @@ def _relabel(i, a, b, labels, weights, codes, z, dist, types, size, cnt, zsum,
             _insert(rows, cost, count, t, b, c, i, weights[i] * (dist[i, c] - dist[i, b]))
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
     """Rows and clusters of the negative cycle of type ``t`` through ``c0`` (n = 0: none)."""
     seq = np.empty(k + 1, dtype=np.int64)
@@ -259,7 +260,7 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 # ---------------------------------------------------------------------------- the search
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
               offsets, tv_cap, z_cap, hard, mean_cap, mean_scale, scratch):
     """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
@@ -285,7 +286,7 @@ def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, u
     return old - left, left
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _score(repair, gain, left, dcost, ex_tol):
     """Return a step's score, lower is better; inf when it does not qualify.
 
@@ -297,7 +298,7 @@ def _score(repair, gain, left, dcost, ex_tol):
     return dcost if left <= ex_tol else np.inf
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def _affected(a, b, x, y, clusters):
     """Write the distinct clusters among a, b, x, y (-1: none) to ``clusters``; count them."""
     n = 0
@@ -314,7 +315,7 @@ def _affected(a, b, x, y, clusters):
     return n
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets, tv_cap,
            z_cap, mean_cap, w_min, unit, labels, polish, max_steps, hard):
     """Repair ``labels`` until no excess is left, then (``polish``) lower their cost.
