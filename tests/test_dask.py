@@ -534,17 +534,22 @@ def test_weights_scaled_alike_give_the_same_fit(client, data):
             client=client) for f in factors]
     labels = compute(client, fits[0].labels_)
     assert len(np.unique(labels)) == K
+    # New rows are priced as rows of the fit's mean weight, whatever the weights' scale.
+    predicted = compute(client, fits[0].predict(Xd, sensitive_features=Sd))
     for factor, model in zip(factors, fits, strict=True):
         assert_array_equal(compute(client, model.labels_), labels)
+        assert_array_equal(compute(client, model.predict(Xd, sensitive_features=Sd)), predicted)
         for name in ("inertia_", "objective_", "fairness_weight_", "blind_inertia_"):
             assert_allclose(getattr(model, name), factor * getattr(fits[0], name), rtol=1e-9)
         assert_allclose(model.unfairness_ratio_, fits[0].unfairness_ratio_, rtol=1e-9)
 
 
-@pytest.mark.parametrize(("fairness_weight", "factor"), [("auto", 1e-300), (1e4 * 1e200, 1e200)])
+@pytest.mark.parametrize(("fairness_weight", "factor"),
+                         [("auto", 1e-300), (1e4 * 1e200, 1e200), ("paper", 1e6)])
 def test_weighted_fit_on_one_partition_is_the_in_memory_fit(client, data, fairness_weight,
                                                             factor):
-    # An absolute weight is in the weights' unit: scaled with them, it keeps its meaning.
+    # An absolute weight is in the weights' unit: scaled with them, it keeps its meaning;
+    # the paper's counts the rows the weighted rows stand for, (total weight / k)^2.
     X, S, weights, Xd, Sd = small(data, 1)
     model = FairKM(K, fairness_weight=fairness_weight, init=data["centers"]).fit(
         Xd, sensitive_features=Sd, sample_weight=da.from_array(weights * factor, chunks=400),
@@ -555,6 +560,8 @@ def test_weighted_fit_on_one_partition_is_the_in_memory_fit(client, data, fairne
     assert_array_equal(compute(client, model.labels_), local.labels_)
     assert_allclose(model.objective_, local.objective_, rtol=1e-9)
     assert_allclose(model.fairness_, local.fairness_, rtol=1e-9)
+    if fairness_weight == "paper":
+        assert_allclose(model.fairness_weight_, (factor * weights.sum() / K) ** 2, rtol=1e-12)
 
 
 @pytest.mark.parametrize("weights", [

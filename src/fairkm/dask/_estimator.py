@@ -329,9 +329,6 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         checked = self._check_params_vs_input(n_samples, n_features, names)
         # Rows of weight 0 take no part: a cluster of them alone would be empty.
         check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
-        plan, cluster_exponent = checked.plan, checked.cluster_exponent
-        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
-            plan = Plan("absolute", plan.value / unit)
         sums = gather(client, client.map(tasks.totals, prepared), "encoding")
         total_sq_norm = float(sum(square for square, _ in sums))
         if not np.isfinite(total_sq_norm):
@@ -341,6 +338,18 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 "dask_ml.preprocessing.StandardScaler."
             )
         total = float(sum(weight for _, weight in sums)) if weighted else n_samples
+        plan, cluster_exponent = checked.plan, checked.cluster_exponent
+        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
+            plan = Plan("absolute", plan.value / unit)
+            if self.fairness_weight == "paper" and weighted:
+                # As in memory: (n / k)^2 with n the rows the weighted rows stand for.
+                plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
+        if not np.isfinite(plan.value):
+            raise ValueError(
+                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
+                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
+                "or rescale the weights."
+            )
 
         encoding = (
             SensitiveEncoding.from_features(None, total) if sensitive_features is None
@@ -393,6 +402,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             history=session.history, n_iter=session.n_iter, converged=converged,
             unit="rounds", weighting=weighting, encoding=encoding,
             cluster_exponent=cluster_exponent, weight_unit=unit,
+            row_weight=total / n_rows * unit if weighted else 1.0,
         ))
         self.n_features_in_ = n_features
         if feature_names is not None:
