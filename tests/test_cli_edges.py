@@ -112,7 +112,8 @@ def test_chosen_features_are_listed_without_the_default_note(capsys, tmp_path):
     ("birth_year", np.arange(90) % 30 + 1950, "looks like a year (1950-1979)"),
     ("built", np.arange(90) % 3 + 1990, "looks like a year (1990-1992)"),
     ("classic", ["a", "b"] * 45, None),  # "class" inside a word is no target
-    ("count", np.arange(90) % 3 + 10, None),
+    ("visit_count", np.arange(90) % 3 + 10, None),  # a count of visits, no target nor weight
+    ("count", np.arange(90) % 3 + 10, "is named like a row weight or count"),
 ])
 def test_target_and_year_warnings(capsys, tmp_path, name, values, warned):
     source = tmp_path / "people.csv"

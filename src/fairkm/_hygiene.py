@@ -274,8 +274,8 @@ def weight_like_features(features, *, how_to_weight):
     features : pandas.DataFrame
         The feature columns, before encoding.
     how_to_weight : str
-        How to pass a column as row weights instead, for the advice
-        (``"--weight-column {name}"``); the text ``{name}`` is replaced by
+        What to do with a column of row weights, for the advice (``"pass it
+        with --weight-column {name}"``); the text ``{name}`` is replaced by
         the column's name.
 
     Returns
@@ -301,9 +301,8 @@ def weight_like_features(features, *, how_to_weight):
         notes.append(
             f"feature column {name!r} is named like a row weight or count; as a feature it "
             "pulls the clusters by its value, and every row counts once. If it says how many "
-            f"people (or rows) each row stands for, pass it as {how_to_weight.format(name=name)}"
-            " (it then leaves the features); if it is a quantity to cluster on (a body "
-            "weight, a number of visits), ignore this."
+            f"people (or rows) each row stands for, {how_to_weight.format(name=name)}; if it "
+            "is a quantity to cluster on (a body weight, a number of visits), ignore this."
         )
     return notes
 

@@ -9,7 +9,7 @@ interrupted, 143 when terminated (SIGTERM). Outputs are checked before any
 work and written together before anything is printed.
 
 Its modules: ``_main`` (:func:`main`, errors to exit statuses), ``_parser``
-(option types, subcommands, help texts), ``_commands`` (one function per
+(option types, subcommands), ``_help`` (the help texts), ``_commands`` (one function per
 subcommand), ``_tables`` (reading the input table: column checks, sensitive
 columns, feature encoding), ``_io`` (file formats, atomic writes),
 ``_progress_bar`` (the bar, a listener to the fits' passes, and the notice

@@ -9,8 +9,10 @@ so that a failing standard output never costs the files.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from matplotlib.figure import Figure
 
 from .. import BlindKMeans, FairKM, __version__, experiments
 from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
-from ..report import audit
+from ..report import DataWarning, audit, format_number
 from ..tradeoff import fairness_tradeoff, plot_tradeoff
 from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
@@ -82,6 +84,13 @@ def _data_facts(args, data):
     facts = [("data", f"{args.data}: {len(data.frame):,} rows")]
     if data.dropped is not None:
         facts.append(("dropped (--dropna)", data.dropped))
+    if data.weights is not None:
+        zero = int(np.count_nonzero(data.weights == 0))
+        facts.append(("weights", (
+            f"column {data.weight_column!r} (--weight-column), total "
+            f"{format_number(float(data.weights.sum()))} over {len(data.weights):,} rows"
+            + (f", {zero:,} of weight 0" if zero else "")
+            + ": a row of weight w counts as w rows in the fit and in every measure")))
     return facts
 
 
@@ -97,10 +106,24 @@ def _bound(args, fitted=None):
     return {"max_deviation": asked, "deviation_kind": args.deviation_kind or "additive"}
 
 
-def _fit_fairkm(X, sensitive, args, numeric):
+@contextlib.contextmanager
+def _copies_checked():
+    """Silence FairKM's warning of a feature copying a sensitive attribute, for a table read.
+
+    :func:`._tables.prepare_data` warned of each such column of the file by its
+    name (``copy_notes``); FairKM sees the encoded matrix and would name its
+    columns ``x0``, ``x1``..., none of them in the file.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="feature '", category=DataWarning)
+        yield
+
+
+def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
     """Fit FairKM (with a progress bar); return it and its time."""
     # Only a bound asked reaches FairKM, so that without one it is the same call as ever.
     bound = _bound(args) if args.max_deviation is not None else {}
+    weights = {} if sample_weight is None else {"sample_weight": sample_weight}
     start = time.perf_counter()
     with progress_bar(args.quiet, desc="FairKM"):
         fair = FairKM(
@@ -110,7 +133,7 @@ def _fit_fairkm(X, sensitive, args, numeric):
             cluster_weighting=args.cluster_weighting,
             algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
             random_state=args.random_state, verbose=0, **bound,
-        ).fit(X, sensitive_features=sensitive)
+        ).fit(X, sensitive_features=sensitive, **weights)
     return fair, time.perf_counter() - start
 
 
@@ -180,7 +203,9 @@ def run_fit(args):
                 "column with --cluster-column."
             )
         numeric = list(args.numeric_sensitive or [])
-        fair, seconds = _fit_fairkm(data.X, data.sensitive, args, numeric)
+        with _copies_checked():
+            fair, seconds = _fit_fairkm(data.X, data.sensitive, args, numeric,
+                                        sample_weight=data.weights)
         facts = [
             *_data_facts(args, data),
             ("features", data.encoding),
@@ -191,7 +216,7 @@ def run_fit(args):
             fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
             title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
-            random_state=args.random_state, **_bound(args, fair),
+            random_state=args.random_state, sample_weight=data.weights, **_bound(args, fair),
         )
         if args.output is not None:
             result = data.frame.assign(**{args.cluster_column: fair.labels_})
@@ -224,7 +249,7 @@ def run_evaluate(args):
             name=f"column {args.labels!r}", n_init=N_INIT, profile=data.profile,
             notes=data.notes, check_data=False,
             title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}", facts=facts,
-            random_state=args.random_state, **_bound(args),
+            random_state=args.random_state, sample_weight=data.weights, **_bound(args),
         )
         _write_report(args, outputs, report)
         outputs.commit()
@@ -247,7 +272,8 @@ def run_tradeoff(args):
                             random_state=args.random_state).fit(X)
         weights = args.relative_weights if relative else args.fairness_weights
         n_fits = len(weights) + (args.max_cost is not None)
-        with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"):
+        with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"), \
+                _copies_checked():
             estimator = FairKM(
                 args.n_clusters, attribute_weights=args.attribute_weights,
                 cluster_weighting=args.cluster_weighting,

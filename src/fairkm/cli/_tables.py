@@ -16,12 +16,25 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from .._hygiene import id_like_features, missing_values_message, sensitive_kind_notes
+from .._hygiene import (
+    id_like_features,
+    missing_values_message,
+    sensitive_in_features,
+    sensitive_kind_notes,
+    weight_like_features,
+)
 from ..report import DataWarning, drop_missing, missing_values
 from ._errors import DataError, UsageError
 from ._io import read_table
 
-__all__ = ["Prepared", "check_bound", "check_names", "check_roles", "prepare_data"]
+__all__ = [
+    "Prepared",
+    "check_bound",
+    "check_names",
+    "check_roles",
+    "copy_notes",
+    "prepare_data",
+]
 
 _MAX_LISTED_COLUMNS = 20
 # A non-numeric feature column in which at least this share of the values are
@@ -188,10 +201,11 @@ def _year_range(column):
     return None
 
 
-def feature_notes(features, *, how_to_exclude):
-    """Sentences about feature columns that look like a target, a year or an identifier.
+def feature_notes(features, *, how_to_exclude, how_to_weight):
+    """Sentences about feature columns that look like a target, a year, an identifier or weights.
 
-    ``how_to_exclude`` says how to leave a column out (``{name}`` is replaced).
+    ``how_to_exclude`` says how to leave a column out, ``how_to_weight`` how to
+    pass it as row weights instead (``{name}`` is replaced in both).
     """
     notes = []
     for name in features.columns:
@@ -209,7 +223,8 @@ def feature_notes(features, *, how_to_exclude):
                 "number it sets rows apart by date alone. If it is not meant to shape the "
                 f"clusters, leave it out with {how}."
             )
-    return notes + id_like_features(features, how_to_exclude=how_to_exclude)
+    return (notes + id_like_features(features, how_to_exclude=how_to_exclude)
+            + weight_like_features(features, how_to_weight=how_to_weight))
 
 
 def _check_magnitude(column, scale, path):
@@ -233,7 +248,9 @@ def _check_magnitude(column, scale, path):
 def _encode_features(frame, names, scale, max_categories, path):
     """Encode the feature columns with scikit-learn's transformers.
 
-    Returns the float64 matrix and a one-line description of the encoding.
+    Returns the float64 matrix, the file's column each of its columns comes
+    from (one per value of a one-hot encoded column) and a one-line
+    description of the encoding.
     """
     for name in names:
         _check_feature(frame[name], max_categories)
@@ -252,6 +269,10 @@ def _encode_features(frame, names, scale, max_categories, path):
     # so a column mixing types (possible in Parquet) encodes like its CSV export.
     data = frame[names].astype({name: str for name in categorical})
     X = np.asarray(transformer.fit_transform(data), dtype=np.float64)
+    one_hot = transformer.named_transformers_["one-hot"]
+    sources = [name for name, values in zip(
+        categorical, getattr(one_hot, "categories_", []), strict=True) for _ in values]
+    sources += numeric
     bad = np.flatnonzero(~np.isfinite(X).all(axis=0))
     if bad.size:  # not expected after the checks above; never a bare NaN from the fit
         encoded = transformer.get_feature_names_out()[bad[0]].split("__", 1)[-1]
@@ -267,7 +288,49 @@ def _encode_features(frame, names, scale, max_categories, path):
         f"{listed}: {len(names)} column(s) -> {X.shape[1]} after encoding ({len(categorical)} "
         f"one-hot encoded, {len(numeric)} numeric {how})"
     )
-    return X, description
+    return X, sources, description
+
+
+def _copies(block, column, attributes):
+    """Whether a file column's encoded ``block`` copies one of ``attributes``."""
+    return bool(sensitive_in_features(block, [column] * block.shape[1],
+                                      [attribute for attribute, _ in attributes],
+                                      [known for _, known in attributes]))
+
+
+def copy_notes(X, sources, sensitive, numeric, *, how_to_exclude):
+    """Sentences about feature columns of the file that copy a sensitive column.
+
+    ``sources`` names the file's column of each column of ``X``. The test is
+    :func:`fairkm._hygiene.sensitive_in_features`' (FairKM's own, which would
+    name the encoded columns), asked of each file column and sensitive
+    column in turn, so that one sentence names the column the user can leave
+    out, whatever its encoding.
+    """
+    attributes = []
+    for name in sensitive.columns:
+        if name in numeric:
+            attributes.append(((name, "numeric", sensitive[name].to_numpy(np.float64)), None))
+        else:
+            codes, values = pd.factorize(sensitive[name].astype(str), sort=True)
+            attributes.append(((name, "categorical", codes.astype(np.int64)),
+                               np.asarray(values, dtype=object)))
+    sources = np.asarray(sources, dtype=object)
+    notes = []
+    for column in dict.fromkeys(sources):
+        block = X[:, sources == column]
+        if not _copies(block, column, attributes):  # most columns: one pass, every attribute
+            continue
+        copied = [attribute[0] for attribute, known in attributes
+                  if _copies(block, column, [(attribute, known)])]
+        what = (f"the sensitive column {copied[0]!r}" if len(copied) == 1 else
+                f"the sensitive columns {', '.join(map(repr, copied))}")
+        notes.append(
+            f"feature column {column!r} copies {what} (or one of its values) row for row: "
+            "with it among the features, K-Means itself separates the groups and fairness "
+            f"has to undo it. Leave it out with {how_to_exclude.format(name=column)}."
+        )
+    return notes
 
 
 def _feature_names(frame, args, taken):
@@ -299,6 +362,12 @@ def check_roles(args, *, labels=None):
             raise UsageError(f"column {name!r} is both in --features and --labels")
     if labels is not None and labels in sensitive:
         raise UsageError(f"column {labels!r} is both in --labels and in --sensitive")
+    weight = getattr(args, "weight_column", None)
+    if weight is not None:
+        for option, names in (("--sensitive", sensitive), ("--features", args.features or []),
+                              ("--labels", [labels])):
+            if weight in names:
+                raise UsageError(f"column {weight!r} is both --weight-column and in {option}")
     weights = getattr(args, "attribute_weights", None) or {}
     for name in weights:
         if name not in sensitive:
@@ -351,6 +420,32 @@ class Prepared:
     encoding: str | None  # one line saying how the features were encoded
     dropped: str | None  # one line saying what --dropna dropped
     notes: list  # the data warnings, also issued as DataWarning
+    weights: np.ndarray | None = None  # --weight-column's values
+    weight_column: str | None = None
+
+
+def _weights(frame, name, path):
+    """Check --weight-column's values (numbers >= 0, not all 0); return them as float64."""
+    column = frame[name]
+    where = f"--weight-column {name!r} of {str(path)!r}"
+    if not _is_numeric(column):
+        as_numbers = pd.to_numeric(column.astype(str), errors="coerce")
+        row = _first_row(as_numbers.isna()) if as_numbers.isna().any() else 1
+        raise DataError(
+            f"{where} must hold numbers (row weights), but holds {column.iloc[row - 1]!r} on "
+            f"data row {row}."
+        )
+    values = column.to_numpy(dtype=np.float64)
+    bad = ~(np.isfinite(values) & (values >= 0))
+    if bad.any():
+        row = _first_row(bad)
+        raise DataError(
+            f"{where} holds {column.iloc[row - 1].item()!r} on data row {row}; a row weight "
+            "must be a finite number >= 0."
+        )
+    if not values.any():
+        raise DataError(f"{where} is 0 on every row: no row would count.")
+    return values
 
 
 def _drop(frame, roles):
@@ -384,9 +479,14 @@ def prepare_data(args, *, labels=None, need_features=True):
         _check_columns(frame, args.features, "--features", args.data)
     if getattr(args, "exclude", None):
         _check_columns(frame, args.exclude, "--exclude", args.data)
+    weight = getattr(args, "weight_column", None)
+    if weight is not None:
+        _check_columns(frame, [weight], "--weight-column", args.data)
     roles = {name: "sensitive" for name in args.sensitive}
     if labels:
         roles[labels] = "labels"
+    if weight is not None:
+        roles[weight] = "weight"
     names = None
     if need_features or args.features is not None:
         names = _feature_names(frame, args, list(roles))
@@ -408,19 +508,27 @@ def prepare_data(args, *, labels=None, need_features=True):
             raise DataError(message)
     if labels:
         _check_labels(frame, labels, args.max_categories)
+    weights = None if weight is None else _weights(frame, weight, args.data)
     sensitive, notes = _sensitive_frame(frame, args)
     X = encoding = profile = None
     if names is not None:
         features = _as_numbers(frame[names])
         how = ("a --features list without it" if args.features is not None
                else "--exclude {name}")
-        notes += feature_notes(features, how_to_exclude=how)
-        X, encoding = _encode_features(features, names, args.scale, args.max_categories,
-                                       args.data)
+        how_to_weight = ("pass it with --weight-column {name} (it then leaves the features)"
+                         if hasattr(args, "weight_column") else
+                         f"leave it out here with {how} (fairkm tradeoff takes no weights; "
+                         "fit and evaluate take --weight-column {name})")
+        notes += feature_notes(features, how_to_exclude=how, how_to_weight=how_to_weight)
+        X, sources, encoding = _encode_features(features, names, args.scale,
+                                                args.max_categories, args.data)
+        notes += copy_notes(X, sources, sensitive, list(args.numeric_sensitive or []),
+                            how_to_exclude=how)
         if args.features is None:
             encoding += ("; by default every column not sensitive or excluded (choose with "
                          "--features or --exclude)")
         profile = features
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)
-    return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes)
+    return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes, weights,
+                    weight)

@@ -11,10 +11,18 @@ import pandas as pd
 from sklearn.cluster import KMeans
 
 from .._columns import check_sensitive_features
-from .._hygiene import DataWarning, id_like_features, missing_values, sensitive_kind_notes
+from .._hygiene import (
+    DataWarning,
+    id_like_features,
+    missing_values,
+    sensitive_kind_notes,
+    weight_like_features,
+)
+from .._validation import check_sample_weight, weight_scale
 from ..bounds import bounds_from_features, check_kind, check_labels, resolve_bounds
 from ._html import render_html
 from ._measure import (
+    as_frequencies,
     cluster_table,
     fairness_table,
     quality_table,
@@ -22,14 +30,35 @@ from ._measure import (
     verdict_table,
     worst_clusters,
 )
-from ._text import audit_text, headline
+from ._text import audit_text, format_number, headline
 
-__all__ = ["Audit", "audit", "blind_name"]
+__all__ = ["Audit", "audit", "blind_name", "weights_fact"]
 
 
 def blind_name(n_init):
     """Name of the S-blind K-Means reference, saying how many starts it is the best of."""
     return f"S-blind K-Means (best of {n_init})"
+
+
+def weights_fact(sample_weight):
+    """Say how an audit is weighted, as the fact its report shows.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,)
+        The checked row weights.
+
+    Returns
+    -------
+    str
+        Such as ``"weighted by sample_weight (total 19,000,000, 19,000 rows): a
+        row of weight w counts as w rows in every measure, size and share"``.
+    """
+    zero = int(np.count_nonzero(sample_weight == 0))
+    none = f", {zero:,} of weight 0 left out" if zero else ""
+    return (f"weighted by sample_weight (total {format_number(float(sample_weight.sum()))}, "
+            f"{len(sample_weight):,} rows{none}): a row of weight w counts as w rows in every "
+            "measure, size and share")
 
 
 @dataclass(frozen=True, repr=False)
@@ -90,6 +119,13 @@ class Audit:
         categorical attribute from the dataset's (NaN without one). The
         advice suggests a guarantee only below it, where it would change the
         worst cluster.
+    sample_weight : ndarray of shape (n_samples,) or None
+        The row weights every number was computed with (a row of weight w
+        counts as w rows); None for an unweighted audit.
+    own_inertia : float
+        The K-Means term of the audited :class:`fairkm.FairKM` as its fit
+        measured it, in the fit's weighting, to compare with
+        ``own_blind_inertia`` (NaN when unknown).
     """
 
     title: str
@@ -107,6 +143,13 @@ class Audit:
     bounds: dict = field(default_factory=dict)
     settings: dict | None = None
     met_bound: float = np.nan
+    sample_weight: np.ndarray | None = None
+    own_inertia: float = np.nan
+
+    @property
+    def weighted(self):
+        """Whether every number of the audit is weighted (``sample_weight`` given)."""
+        return self.sample_weight is not None
 
     @property
     def main(self):
@@ -216,12 +259,15 @@ def _settings_of(model):
 
 
 def _features(X, n_samples):
-    """Return (float64 array or None, id-like notes) for the features ``X``."""
+    """Return (float64 array or None, notes on id-like and weight-like columns) for ``X``."""
     if X is None:
         return None, []
     notes = []
     if isinstance(X, pd.DataFrame):
         notes = id_like_features(X, how_to_exclude="X.drop(columns=[{name!r}])")
+        notes += weight_like_features(
+            X, how_to_weight="pass it as sample_weight=X[{name!r}] to FairKM.fit and to audit, "
+            "with X.drop(columns=[{name!r}]) as the features")
         frame = X
     else:
         frame = pd.DataFrame(np.asarray(X))
@@ -275,6 +321,7 @@ def audit(
     random_state=0,
     max_deviation=None,
     deviation_kind="additive",
+    sample_weight=None,
 ):
     """Audit a clustering for fairness, against S-blind K-Means.
 
@@ -339,6 +386,18 @@ def audit(
         How ``max_deviation`` reads: ``|share - p| <= delta``, or Bera et
         al.'s ``(1 - delta) p <= share <= p / (1 - delta)``. With the bound
         taken from an estimator, so is its kind.
+    sample_weight : float or array-like of shape (n_samples,), default=None
+        Row weights, as in :meth:`fairkm.FairKM.fit`: a row of weight w
+        counts as w rows (survey or frequency weights). Every measure, the
+        K-Means reference (fitted with them), the bounds, the sizes, shares,
+        mixes and charts are weighted, and the report says so. Only their
+        ratios matter: weights scaled alike give the same measures, verdicts
+        and advice, while the totals (CO, a cluster's size) scale with them.
+        The silhouette and DevO, which count rows, read the weights with the
+        lightest row counting as one, so that integer weights whose smallest
+        is 1 give exactly the audit of the rows repeated. Pass the weights a
+        weighted fit used: audited without them, it is judged on rows it
+        did not see as such.
 
     Returns
     -------
@@ -351,7 +410,9 @@ def audit(
     ValueError
         On missing values (every column that has some, in one message), on
         rows that do not match, on an unknown numeric attribute, or on a bad
-        ``max_deviation`` or ``deviation_kind``.
+        ``max_deviation``, ``deviation_kind`` or ``sample_weight``.
+    TypeError
+        On ``sample_weight`` that is not numbers.
 
     See Also
     --------
@@ -376,6 +437,8 @@ def audit(
     if values.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
     n_samples = values.shape[0]
+    weights = check_sample_weight(sample_weight, n_samples, length_of="labels")
+    weight_scale(weights)  # weights beyond float64's range together: a ValueError now
     sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
                                          model=model)
     features, feature_notes = _features(X, n_samples)
@@ -406,9 +469,9 @@ def audit(
         if intersections:
             resolved = resolve_bounds(sensitive, None, max_deviation=max_deviation,
                                       deviation_kind=deviation_kind, numeric_sensitive=numeric,
-                                      intersections=intersections)
+                                      intersections=intersections, sample_weight=weights)
         else:
-            resolved = bounds_from_features(read, None, max_deviation=max_deviation,
+            resolved = bounds_from_features(read, weights, max_deviation=max_deviation,
                                             deviation_kind=deviation_kind)
         bounds[main] = check_labels(resolved, values)
     if isinstance(reference, str):
@@ -418,7 +481,9 @@ def audit(
             )
         k = len(np.unique(values))
         if features is not None and 2 <= k < n_samples:
-            blind = KMeans(k, n_init=n_init, random_state=random_state).fit(features)
+            # Weights near 1, the lightest row one: the same fit whatever their unit.
+            blind = KMeans(k, n_init=n_init, random_state=random_state).fit(
+                features, sample_weight=as_frequencies(weights))
             clusterings[blind_name(n_init)] = blind.labels_
     elif reference is not None:
         ref = np.asarray(reference)
@@ -431,15 +496,18 @@ def audit(
     ref_name = names[1] if len(names) > 1 else None
     if resolved is not None and ref_name is not None:
         bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
-    fairness = fairness_table(clusterings, sensitive, numeric, read)
+    fairness = fairness_table(clusterings, sensitive, numeric, read, weights)
     quality = (None if features is None
-               else quality_table(features, clusterings, ref_name, random_state))
+               else quality_table(features, clusterings, ref_name, random_state, weights))
     facts = list(facts)
+    if weights is not None and not any(label == "weights" for label, _ in facts):
+        facts.append(("weights", weights_fact(weights)))
     if ref_name is not None and ref_name.startswith("S-blind") and not any(
             label == "reference" for label, _ in facts):
         facts.append(("reference", f"{ref_name}: scikit-learn's KMeans on the same "
                       f"features with {len(np.unique(values))} clusters, the lowest K-Means "
-                      f"objective of {n_init} k-means++ starts (random_state={random_state})"))
+                      f"objective of {n_init} k-means++ starts (random_state={random_state})"
+                      + (", fitted with the same weights" if weights is not None else "")))
     return Audit(
         title=title or f"Fairness audit of {main}",
         facts=facts,
@@ -448,19 +516,22 @@ def audit(
         numeric_sensitive=numeric,
         fairness=fairness,
         quality=quality,
-        clusters={n: cluster_table(v, features, profile) for n, v in clusterings.items()},
-        worst=worst_clusters(clusterings, sensitive, numeric),
+        clusters={n: cluster_table(v, features, profile, weights)
+                  for n, v in clusterings.items()},
+        worst=worst_clusters(clusterings, sensitive, numeric, weights),
         verdicts=None if ref_name is None else verdict_table(fairness, main, ref_name),
         notes=all_notes,
         own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
         bounds=bounds,
         settings=_settings_of(model),
-        met_bound=_met_bound(read, values),
+        met_bound=_met_bound(read, values, weights),
+        sample_weight=weights,
+        own_inertia=float(getattr(model, "inertia_", np.nan)),
     )
 
 
-def _met_bound(read, labels):
+def _met_bound(read, labels, weights):
     """Return the largest distance of a cluster's share of a categorical value from the mix."""
-    table = check_labels(bounds_from_features(read, None, max_deviation=None), labels).table
+    table = check_labels(bounds_from_features(read, weights, max_deviation=None), labels).table
     shares = table.loc[table["kind"] != "numeric", "deviation"]
     return float(shares.max()) if len(shares) else np.nan

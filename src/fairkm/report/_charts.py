@@ -15,16 +15,20 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
-__all__ = ["composition_chart", "segments"]
+__all__ = ["composition_chart", "segments", "weighted_percentiles"]
 
 # Stacked bars stay readable with about ten segments; smaller groups are pooled.
 _MAX_SEGMENTS = 10
 
 
-def segments(column):
+def segments(column, weights=None):
     """Values in decreasing dataset share, the tail pooled as "other" beyond the limit."""
     text = column.astype(str)
-    order = text.value_counts().index.tolist()
+    if weights is None:
+        order = text.value_counts().index.tolist()
+    else:
+        order = pd.Series(weights).groupby(text.to_numpy(), sort=False).sum()
+        order = order.sort_values(ascending=False, kind="stable").index.tolist()
     if len(order) > _MAX_SEGMENTS:
         kept = set(order[: _MAX_SEGMENTS - 1])
         text = text.where(text.isin(kept), "other")
@@ -32,9 +36,14 @@ def segments(column):
     return text, order
 
 
-def _row_names(labels, worst=None):
-    clusters, sizes = np.unique(labels, return_counts=True)
-    names = [f"cluster {c} (n={s:,})" for c, s in zip(clusters, sizes, strict=True)]
+def _row_names(labels, worst=None, weights=None):
+    clusters, codes, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    if weights is None:
+        names = [f"cluster {c} (n={s:,})" for c, s in zip(clusters, sizes, strict=True)]
+    else:
+        shares = np.bincount(codes, weights=weights, minlength=len(clusters)) / weights.sum()
+        names = [f"cluster {c} ({s:.1%} of the weight)"
+                 for c, s in zip(clusters, shares, strict=True)]
     if worst is not None:
         names = [f"{n}  < least fair" if c == worst else n
                  for c, n in zip(clusters, names, strict=True)]
@@ -49,13 +58,14 @@ def _mark_worst(ax, names):
             label.set_fontweight("bold")
 
 
-def _draw_categorical(ax, text, order, labels, colors, worst):
+def _draw_categorical(ax, text, order, labels, colors, worst, weights):
     """Draw the stacked bars; return one bar container per value, in ``order``."""
-    clusters, names = _row_names(labels, worst)
-    shares = pd.crosstab(labels, text.to_numpy(), normalize="index").reindex(
-        index=clusters, columns=order, fill_value=0.0
-    )
-    overall = text.value_counts(normalize=True).reindex(order, fill_value=0.0)
+    clusters, names = _row_names(labels, worst, weights)
+    counts = pd.crosstab(labels, text.to_numpy(), values=_ones_or(weights, len(labels)),
+                         aggfunc="sum").fillna(0.0).reindex(index=clusters, columns=order,
+                                                            fill_value=0.0)
+    overall = counts.sum(axis=0) / counts.to_numpy().sum()
+    shares = counts.div(counts.sum(axis=1).where(counts.sum(axis=1) > 0, 1.0), axis=0)
     rows = np.vstack([overall.to_numpy(), shares.to_numpy()])
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
     left = np.zeros(len(y))
@@ -76,17 +86,38 @@ def _draw_categorical(ax, text, order, labels, colors, worst):
     return bars
 
 
-def _draw_numeric(ax, values, labels, name, worst):
-    clusters, names = _row_names(labels, worst)
+def _ones_or(weights, n):
+    return np.ones(n) if weights is None else weights
+
+
+def weighted_percentiles(values, weights, q):
+    """Percentiles ``q`` (0-100) of ``values``, each row counting as its weight.
+
+    The smallest value whose cumulative weight reaches q% of the total (the
+    inverted CDF); unit weights give ``np.percentile(values, q,
+    method="inverted_cdf")``.
+    """
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    at = np.searchsorted(cumulative, np.asarray(q, dtype=np.float64) / 100 * cumulative[-1])
+    return values[order][np.minimum(at, len(values) - 1)]
+
+
+def _draw_numeric(ax, values, labels, name, worst, weights):
+    clusters, names = _row_names(labels, worst, weights)
     values = np.asarray(values, dtype=np.float64)
-    groups = [values] + [values[labels == c] for c in clusters]
+    weights = _ones_or(weights, len(values))
+    groups = [np.ones(len(values), dtype=bool)] + [labels == c for c in clusters]
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
-    for yi, group in zip(y, groups, strict=True):
-        p5, p25, p75, p95 = np.percentile(group, [5, 25, 75, 95])
+    for yi, rows in zip(y, groups, strict=True):
+        group, weight = values[rows], weights[rows]
+        if weight.sum() == 0:  # a cluster of rows of weight 0: nothing to draw
+            continue
+        p5, p25, p75, p95 = weighted_percentiles(group, weight, [5, 25, 75, 95])
         ax.hlines(yi, p5, p95, color="0.4", linewidth=1)
         ax.hlines(yi, p25, p75, color="C0", linewidth=6)
-        ax.plot(group.mean(), yi, marker="o", color="C3", markersize=5)
-    ax.axvline(values.mean(), color="C3", linestyle="--", linewidth=1)
+        ax.plot(np.average(group, weights=weight), yi, marker="o", color="C3", markersize=5)
+    ax.axvline(np.average(values, weights=weights), color="C3", linestyle="--", linewidth=1)
     ax.set_yticks(y, ["all rows", *names])
     _mark_worst(ax, names)
     ax.set_xlabel(name)
@@ -113,7 +144,7 @@ def composition_chart(audit, attribute):
     column = audit.sensitive[attribute].reset_index(drop=True)
     legend_rows = 0
     if not numeric:
-        text, order = segments(column)
+        text, order = segments(column, audit.sample_weight)
         legend_rows = -(-len(order) // 5)
     fig = Figure(
         figsize=(5.2 * len(audit.labels), 1.5 + 0.32 * n_rows + 0.3 * legend_rows),
@@ -124,12 +155,13 @@ def composition_chart(audit, attribute):
     for ax, (name, labels) in zip(axes, audit.labels.items(), strict=True):
         worst = audit.worst.loc[(attribute, name), "cluster"]
         if numeric:
-            _draw_numeric(ax, column, labels, attribute, worst)
+            _draw_numeric(ax, column, labels, attribute, worst, audit.sample_weight)
         else:
             colors = [f"C{j}" for j in range(len(order))]
             if order[-1] == "other":
                 colors[-1] = "0.75"
-            bars = _draw_categorical(ax, text, order, labels, colors, worst)
+            bars = _draw_categorical(ax, text, order, labels, colors, worst,
+                                     audit.sample_weight)
             if handles is None:
                 handles = bars  # the first panel's (every panel has the same values)
         ax.invert_yaxis()

@@ -18,7 +18,7 @@ import pandas as pd
 from ..metrics import MEASURES
 from ._charts import composition_chart
 from ._measure import TOLERANCE
-from ._text import advice, bound_cell, bound_sentences, format_number, headline
+from ._text import advice, bound_cell, bound_sentences, cluster_size, format_number, headline
 
 __all__ = ["render_html"]
 
@@ -139,16 +139,15 @@ def _worst_table(audit):
     rows = []
     for (attribute, name), row in audit.worst.iterrows():
         css = ' class="small"' if row["small"] else ""
-        small = " (small)" if row["small"] else ""
         rows.append(
             f"<tr{css}><td>{html.escape(str(attribute))}</td><td>{html.escape(name)}</td>"
             f"<td>{html.escape(str(row['cluster']))}</td>"
-            f"<td>{row['size']:,} ({row['share']:.1%}){small}</td>"
+            f"<td>{html.escape(cluster_size(audit, row))}</td>"
             f"<td>{html.escape(row['detail'])}</td><td>{format_number(row['distance'])}</td></tr>"
         )
     return (
         '<div class="scroll" id="worst"><table class="worst"><thead><tr><th>attribute</th>'
-        "<th>clustering</th><th>cluster</th><th>rows (share)</th><th>its mix against the "
+        "<th>clustering</th><th>cluster</th><th>size</th><th>its mix against the "
         "data's</th><th>distance (sets ME)</th></tr></thead><tbody>"
         f"{''.join(rows)}</tbody></table></div>"
     )
@@ -173,7 +172,7 @@ def _bounds_table(audit):
             rows.append(
                 f"<tr><td>{esc(str(attribute))}</td><td>{esc(name)}</td><td>{bound}</td>"
                 f"<td>{format_number(row['deviation'])}</td>{verdict}"
-                f"<td>{esc(bound_cell(row))}</td></tr>"
+                f"<td>{esc(bound_cell(row, audit.weighted))}</td></tr>"
             )
     what = ("the smallest delta whose band [(1 - delta) p, p / (1 - delta)] holds every "
             "share" if kind == "multiplicative" else "the largest |share - p|")
@@ -228,6 +227,9 @@ def _measures(audit):
 def _clusters(audit):
     esc = html.escape
     parts = ["<h2>Cluster sizes</h2>"]
+    if audit.weighted:
+        parts.append("<p>The total weight of each cluster's rows (a row of weight w counts as w "
+                     "rows); every share, mix and measure of this report is weighted alike.</p>")
     for k, (name, table) in enumerate(audit.clusters.items()):
         # One table per clustering: cluster names need not match across clusterings.
         sizes = pd.DataFrame([table["size"].to_numpy()], columns=table.index.tolist(),
@@ -253,7 +255,8 @@ def _clusters(audit):
         )
     parts.append("<h2>Clusters</h2>")
     parts.append(
-        "<p>Size and share of the rows; with features, the root-mean-square distance of "
+        "<p>Size and share of the rows (with weights: total weight, rows and share of the "
+        "weight); with features, the root-mean-square distance of "
         "the rows to their centre and the centre's distance to the data's mean (in the "
         "encoded feature space); then each profile column: the mean of a numeric column or "
         "the most frequent value of another, with its share.</p>"

@@ -16,6 +16,7 @@ from ..metrics import (
     _fairness_of_read,
     centroid_deviation,
     clustering_objective,
+    fairness_report,
     object_pair_deviation,
     silhouette,
 )
@@ -23,6 +24,7 @@ from ..metrics import (
 __all__ = [
     "SILHOUETTE_SAMPLE",
     "TOLERANCE",
+    "as_frequencies",
     "cluster_table",
     "fairness_table",
     "quality_table",
@@ -68,12 +70,35 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
 
 
-def fairness_table(labels, sensitive, numeric, features=None):
+def as_frequencies(weights):
+    """Return checked row weights read by their ratios, the lightest row counting as one row.
+
+    The silhouette and DevO count a weight as that many rows (a cluster of
+    total weight 1 has no second row), so they change when every weight is
+    scaled; on these weights they do not, and integer weights whose smallest
+    is 1 (counts) are kept as they are: the audit of the repeated rows.
+    """
+    if weights is None:
+        return None
+    return weights / weights[weights > 0].min()
+
+
+def fairness_table(labels, sensitive, numeric, features=None, sample_weight=None):
     """Every fairness measure, indexed by (attribute or ``"mean"``, clustering).
 
     ``features``: ``sensitive`` already read with ``numeric`` (else read here,
-    once for every clustering).
+    once for every clustering). ``sample_weight``: checked row weights (a row
+    of weight w counts as w rows), or None.
     """
+    if sample_weight is not None:
+        # The seam measures unit weights only; the report reads the features itself.
+        fairness = {
+            name: fairness_report(values, sensitive_features=sensitive,
+                                  numeric_sensitive=numeric, sample_weight=sample_weight)
+            for name, values in labels.items()
+        }
+        fairness = pd.concat(fairness, names=["clustering", "attribute"])
+        return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
     if features is None:
         features = check_sensitive_features(sensitive, numeric=numeric)
     fairness = {name: _fairness_of_read(values, features) for name, values in labels.items()}
@@ -81,23 +106,29 @@ def fairness_table(labels, sensitive, numeric, features=None):
     return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
 
 
-def _quality(X, labels, reference, random_state):
-    n = len(labels)
-    values = {"CO": clustering_objective(X, labels), "SH": np.nan}
-    if 2 <= len(np.unique(labels)) <= n - 1:
+def _quality(X, labels, reference, random_state, weights):
+    # CO is in the weights' own unit (a row of weight w counts as w rows); the silhouette
+    # and DevO, which count rows, read the weights by their ratios (as_frequencies).
+    frequencies = as_frequencies(weights)
+    values = {"CO": clustering_objective(X, labels, sample_weight=weights), "SH": np.nan}
+    counted = labels if weights is None else labels[weights > 0]
+    total = len(labels) if weights is None else frequencies.sum()
+    if 2 <= len(np.unique(counted)) <= total - 1:
         # Otherwise (one cluster, or one point per cluster) the silhouette is undefined.
-        sample = SILHOUETTE_SAMPLE if n > SILHOUETTE_SAMPLE else None
-        values["SH"] = silhouette(X, labels, sample_size=sample, random_state=random_state)
+        sample = SILHOUETTE_SAMPLE if len(counted) > SILHOUETTE_SAMPLE else None
+        values["SH"] = silhouette(X, labels, sample_weight=frequencies, sample_size=sample,
+                                  random_state=random_state)
     if reference is not None:
-        values["DevC"] = centroid_deviation(X, labels, reference)
-        values["DevO"] = object_pair_deviation(labels, reference)
+        values["DevC"] = centroid_deviation(X, labels, reference, sample_weight=weights)
+        values["DevO"] = object_pair_deviation(labels, reference, sample_weight=frequencies)
     return pd.Series(values, dtype=np.float64)
 
 
-def quality_table(X, labels, reference_name, random_state):
+def quality_table(X, labels, reference_name, random_state, sample_weight=None):
     """Quality measures, one row per clustering, in :data:`~fairkm.metrics.MEASURES`' order.
 
     DevC and DevO compare the other clusterings with ``reference_name``.
+    ``sample_weight``: checked row weights, or None.
     """
     reference = None if reference_name is None else labels[reference_name]
     columns = [
@@ -107,54 +138,86 @@ def quality_table(X, labels, reference_name, random_state):
     return pd.DataFrame(
         {
             name: _quality(X, values, None if name == reference_name else reference,
-                           random_state)
+                           random_state, sample_weight)
             for name, values in labels.items()
         }
     ).T.reindex(columns=columns)
 
 
-def cluster_table(labels, X, profile):
-    """One row per cluster: size, share, spread and centre distance, then the profile."""
-    clusters, codes, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+def _weights_or_ones(sample_weight, n):
+    return np.ones(n) if sample_weight is None else sample_weight
+
+
+def cluster_table(labels, X, profile, sample_weight=None):
+    """One row per cluster: size, share, spread and centre distance, then the profile.
+
+    With ``sample_weight`` (checked row weights) the size is the cluster's
+    total weight, ``rows`` its number of rows, and the share, the centres,
+    the spread and the profile are weighted.
+    """
+    clusters, codes, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    weights = _weights_or_ones(sample_weight, len(codes))
+    sizes = counts if sample_weight is None else np.bincount(codes, weights=weights,
+                                                             minlength=len(clusters))
     table = pd.DataFrame(
         {"size": sizes, "share": sizes / sizes.sum()}, index=pd.Index(clusters, name="cluster")
     )
+    if sample_weight is not None:
+        table.insert(1, "rows", counts)
     if X is not None:
-        centers = np.stack([X[codes == c].mean(axis=0) for c in range(len(clusters))])
-        residuals = X - centers[codes]
-        spread = np.bincount(codes, weights=np.einsum("ij,ij->i", residuals, residuals))
-        table["RMS distance to centre"] = np.sqrt(spread / sizes)
-        table["centre distance to data mean"] = np.linalg.norm(centers - X.mean(axis=0), axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a cluster of weight 0: NaN
+            centers = np.stack([weights[codes == c] @ X[codes == c]
+                                for c in range(len(clusters))]) / sizes[:, None]
+            residuals = X - centers[codes]
+            spread = np.bincount(codes, weights=weights * np.einsum("ij,ij->i", residuals,
+                                                                     residuals))
+            table["RMS distance to centre"] = np.sqrt(spread / sizes)
+        data_mean = weights @ X / weights.sum()
+        table["centre distance to data mean"] = np.linalg.norm(centers - data_mean, axis=1)
     if profile is not None:
         for column in profile.columns:
             # A data column named like a summary column ("size") or the index ("cluster")
             # must not replace or shadow it.
             taken = column in table.columns or column == table.index.name
             name = f"{column} (data)" if taken else column
-            table[name] = _profile_column(profile[column], codes, clusters)
+            table[name] = _profile_column(profile[column], codes, clusters, weights)
     return table
 
 
-def _profile_column(values, codes, clusters):
+def _profile_column(values, codes, clusters, weights):
     values = values.reset_index(drop=True)
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        return values.groupby(codes).mean().reindex(range(len(clusters))).to_numpy()
+        present = values.notna().to_numpy()
+        numbers = values.to_numpy(dtype=np.float64, na_value=0.0)
+        kept = weights * present
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.bincount(codes, weights=kept * numbers, minlength=len(clusters))
+                    / np.bincount(codes, weights=kept, minlength=len(clusters)))
     n_distinct = values.nunique()
     if n_distinct > _MAX_PROFILE_VALUES:
         return [f"{n_distinct} distinct values"] * len(clusters)
-    counts = pd.crosstab(codes, values.astype(str).where(values.notna()))
-    counts = counts.reindex(range(len(clusters)), fill_value=0)
+    counts = pd.crosstab(codes, values.astype(str).where(values.notna()), values=weights,
+                         aggfunc="sum").fillna(0.0)
+    counts = counts.reindex(range(len(clusters)), fill_value=0.0)
     top = counts.idxmax(axis=1)
-    share = counts.max(axis=1) / counts.sum(axis=1).clip(lower=1)
+    share = counts.max(axis=1) / counts.sum(axis=1).where(counts.sum(axis=1) > 0, 1.0)
     return [f"{value} ({frac:.0%})" for value, frac in zip(top, share, strict=True)]
 
 
-def _worst_categorical(column, labels):
+def _weighted_counts(labels, column, weights):
+    """Total weight of each (cluster, value of ``column`` as text)."""
+    return pd.crosstab(labels, column.astype(str).to_numpy(), values=weights,
+                       aggfunc="sum").fillna(0.0)
+
+
+def _worst_categorical(column, labels, weights):
     """Find the cluster farthest (Euclidean) from the dataset's mix, and its most-off value."""
-    shares = pd.crosstab(labels, column.astype(str).to_numpy(), normalize="index")
-    overall = column.astype(str).value_counts(normalize=True).reindex(shares.columns)
+    counts = _weighted_counts(labels, column, weights)
+    overall = counts.sum(axis=0) / counts.to_numpy().sum()
+    with np.errstate(invalid="ignore", divide="ignore"):  # a cluster of weight 0: NaN
+        shares = counts.div(counts.sum(axis=1), axis=0)
     diff = shares - overall
-    distance = np.sqrt((diff**2).sum(axis=1))
+    distance = np.sqrt((diff**2).sum(axis=1, min_count=1))
     cluster = distance.idxmax()
     value = diff.loc[cluster].abs().idxmax()
     return cluster, float(distance[cluster]), {
@@ -165,11 +228,14 @@ def _worst_categorical(column, labels):
     }
 
 
-def _worst_numeric(column, labels):
+def _worst_numeric(column, labels, weights):
     """Find the cluster whose standardised mean is farthest from the dataset's."""
     values = column.to_numpy(dtype=np.float64)
-    mean, scale = values.mean(), values.std()
-    means = pd.Series(values).groupby(labels).mean()
+    mean = np.average(values, weights=weights)
+    scale = np.sqrt(np.average((values - mean) ** 2, weights=weights))
+    totals = pd.Series(weights).groupby(labels).sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = pd.Series(weights * values).groupby(labels).sum() / totals
     distance = (means - mean).abs() / scale
     cluster = distance.idxmax()
     return cluster, float(distance[cluster]), {
@@ -179,7 +245,7 @@ def _worst_numeric(column, labels):
     }
 
 
-def worst_clusters(labels, sensitive, numeric):
+def worst_clusters(labels, sensitive, numeric, sample_weight=None):
     """Each attribute's least fair cluster in each clustering.
 
     Returns a DataFrame indexed by (attribute, clustering): ``cluster``,
@@ -188,21 +254,29 @@ def worst_clusters(labels, sensitive, numeric):
     half an average cluster), ``detail`` (its mix against the dataset's, in
     words) and, for a categorical attribute, the ``value`` most off with its
     ``cluster share`` and ``dataset share``; for a numeric one the
-    ``cluster mean`` and ``dataset mean``.
+    ``cluster mean`` and ``dataset mean``. With ``sample_weight`` (checked
+    row weights) every mix, size and share is weighted, and ``rows`` counts
+    the cluster's rows.
     """
     rows = {}
     for attribute in sensitive.columns:
         column = sensitive[attribute]
         for name, values in labels.items():
-            clusters, sizes = np.unique(values, return_counts=True)
+            weights = _weights_or_ones(sample_weight, len(values))
+            clusters, codes, counts = np.unique(values, return_inverse=True,
+                                                return_counts=True)
+            sizes = np.bincount(codes, weights=weights, minlength=len(clusters))
             if attribute in numeric:
-                cluster, distance, extra = _worst_numeric(column, values)
+                cluster, distance, extra = _worst_numeric(column, values, weights)
             else:
-                cluster, distance, extra = _worst_categorical(column, values)
-            size = int(sizes[np.flatnonzero(clusters == cluster)[0]])
+                cluster, distance, extra = _worst_categorical(column, values, weights)
+            at = np.flatnonzero(clusters == cluster)[0]
+            size = int(counts[at]) if sample_weight is None else float(sizes[at])
+            total = sizes.sum()
             rows[(attribute, name)] = {
-                "cluster": cluster, "size": size, "share": size / len(values),
-                "distance": distance, "small": size < 0.5 * len(values) / len(clusters),
+                "cluster": cluster, "size": size, "share": sizes[at] / total,
+                **({} if sample_weight is None else {"rows": int(counts[at])}),
+                "distance": distance, "small": sizes[at] < 0.5 * total / len(clusters),
                 **extra,
             }
     table = pd.DataFrame.from_dict(rows, orient="index")

@@ -14,6 +14,7 @@ __all__ = [
     "audit_text",
     "bound_cell",
     "bound_sentences",
+    "cluster_size",
     "format_number",
     "headline",
     "worst_sentences",
@@ -40,7 +41,14 @@ def format_number(value):
 def _change(value, reference):
     if reference == 0:
         return "no change" if value == 0 else "up from 0"
-    return f"{value / reference - 1:+.1%}"
+    change = value / reference - 1
+    # Equal up to rounding (the same clustering, weights in other units): no sign to show.
+    return "no change" if abs(change) < 1e-9 else f"{change:+.1%}"
+
+
+def _objective(audit):
+    """Name the K-Means objective as the audit measured it (weighted or not)."""
+    return "the weighted K-Means objective (CO)" if audit.weighted else "the K-Means objective (CO)"
 
 
 def _cost_sentence(audit):
@@ -50,22 +58,26 @@ def _cost_sentence(audit):
         change = 0.0 if co[main] == 0 else np.inf
     else:
         change = co[main] / co[ref] - 1.0
+    objective = _objective(audit)
     if change < -1e-9:
         text = (
-            f"The K-Means objective (CO) is {format_number(co[main])} for {main}, "
+            f"{objective[0].upper()}{objective[1:]} is {format_number(co[main])} for {main}, "
             f"{-change:.1%} LOWER than {format_number(co[ref])} for {ref}. Both are local "
             "optima of the same objective, so this is not fairness for free: the reference's "
             "starts missed a clustering at least as tight as this one."
         )
-        own = audit.own_blind_inertia
-        if np.isfinite(own) and own > 0:
+        # The fit's own pair, both in its weighting: the audit's CO may be in another
+        # (a fit weighted, audited without its weights) or on other features.
+        own, blind = audit.own_inertia, audit.own_blind_inertia
+        if np.isfinite(own) and np.isfinite(blind) and blind > 0:
             text += (
-                f" Against the S-blind clustering {main} started from (CO {format_number(own)}),"
-                f" fairness cost {co[main] / own - 1:+.1%}."
+                f" Against the S-blind clustering {main} started from, fairness cost "
+                f"{own / blind - 1:+.1%} (its K-Means objective against that clustering's, "
+                "as the fit measured both)."
             )
         return text
     return (
-        f"Price of fairness: the K-Means objective (CO) is {format_number(co[main])} for "
+        f"Price of fairness: {objective} is {format_number(co[main])} for "
         f"{main} against {format_number(co[ref])} for {ref}, {change:+.1%}."
     )
 
@@ -98,27 +110,51 @@ def worst_sentences(audit, name=None):
     sentences = []
     for attribute in audit.sensitive.columns:
         row = audit.worst.loc[(attribute, name)]
-        small = ", small" if row["small"] else ""
         sentences.append(
-            f"{attribute}: cluster {row['cluster']} ({row['size']:,} rows, "
-            f"{row['share']:.1%}{small}) is the least fair; {row['detail']}."
+            f"{attribute}: cluster {row['cluster']} ({cluster_size(audit, row)}) is the least "
+            f"fair; {row['detail']}."
         )
     return sentences
 
 
-def bound_cell(row):
+def cluster_size(audit, row):
+    """Say how large a cluster of ``audit.worst`` is: its rows and its share (of the weight).
+
+    Parameters
+    ----------
+    audit : Audit
+    row : pandas.Series
+        A row of :attr:`Audit.worst`.
+
+    Returns
+    -------
+    str
+        Such as ``"159 rows, 17.7%, small"`` or, weighted, ``"159 rows, 17.7%
+        of the weight"``.
+    """
+    small = ", small" if row["small"] else ""
+    if audit.weighted:
+        return f"{int(row['rows']):,} rows, {row['share']:.1%} of the weight{small}"
+    return f"{row['size']:,} rows, {row['share']:.1%}{small}"
+
+
+def bound_cell(row, weighted=False):
     """Say where an attribute comes closest to its bound: a row of a ``BoundsCheck.table``.
 
     Parameters
     ----------
     row : pandas.Series
+    weighted : bool, default=False
+        Whether ``cluster_size`` is a total weight rather than a count of rows.
 
     Returns
     -------
     str
         Such as ``"cluster 2 (159 rows): 'Male' 0.860 against 0.730 overall"``.
     """
-    where = f"cluster {row['cluster']} ({row['cluster_size']:,.0f} rows)"
+    size = (f"weight {format_number(row['cluster_size'])}" if weighted
+            else f"{row['cluster_size']:,.0f} rows")
+    where = f"cluster {row['cluster']} ({size})"
     if row["kind"] == "numeric":
         return f"{where}: standardised mean {row['cluster_value']:+.3f}"
     value = row["value"].item() if isinstance(row["value"], np.generic) else row["value"]
@@ -226,8 +262,10 @@ def _remedies(settings, attributes, met=np.nan):
         out.append("count every cluster alike (cluster_weighting='equal')")
     if settings.get("max_cost") is not None:
         budget = 2 * settings["max_cost"]
-        out.append(f"allow a larger budget (max_cost={_number(budget)}, "
-                   f"--max-cost {_number(100 * budget)}%)")
+        # The command line takes budgets up to 100% (a larger number is a typo there).
+        cli = (f", --max-cost {_number(100 * min(budget, 1.0))}%"
+               if settings["max_cost"] < 1 else "")
+        out.append(f"allow a larger budget (max_cost={_number(budget)}{cli})")
     elif settings.get("max_unfairness") is not None:
         target = settings["max_unfairness"] / 2
         out.append(f"aim lower (max_unfairness={_number(target)}, "
@@ -284,8 +322,9 @@ def headline(audit):
     if ref is not None and audit.quality is not None:
         lines.append(("cost", _cost_sentence(audit)))
     cw, mw = (audit.fairness.loc["mean", measure] for measure in ("CW", "MW"))
-    what = (f"Distance of each cluster's mix from the dataset's (lower is fairer; total "
-            f"variation for a categorical attribute, averaged over the "
+    weighted = "weighted by the rows' weights; " if audit.weighted else ""
+    what = (f"Distance of each cluster's mix from the dataset's ({weighted}lower is fairer; "
+            f"total variation for a categorical attribute, averaged over the "
             f"{audit.sensitive.shape[1]} attribute(s))")
     if ref is not None:
         lines.append(("summary", (
@@ -339,9 +378,15 @@ def audit_text(audit):
     """Return the text summary the command line prints (see :meth:`Audit.to_text`)."""
     out = []
     width = max(len(name) for name in audit.labels)
-    out.append("Cluster sizes")
+    if audit.weighted:
+        total = format_number(float(audit.sample_weight.sum()))
+        out.append(f"Cluster sizes (total weight; the rows weigh {total} in all, over "
+                   f"{len(audit.sample_weight):,} rows)")
+    else:
+        out.append("Cluster sizes")
     for name, table in audit.clusters.items():
-        sizes = "  ".join(f"{cluster}: {size:,}" for cluster, size in table["size"].items())
+        shown = format_number if audit.weighted else "{:,}".format
+        sizes = "  ".join(f"{cluster}: {shown(size)}" for cluster, size in table["size"].items())
         out.append(textwrap.fill(sizes, 100, initial_indent=f"  {name:<{width}}  ",
                                  subsequent_indent=" " * (width + 4)))
     with pd.option_context("display.float_format", format_number, "display.width", 120,
