@@ -98,6 +98,16 @@ def test_bad_weight_columns_are_one_line_errors(capsys, tmp_path, values, messag
         assert err.count("\n") == 1 and out == ""
 
 
+def test_a_feature_that_is_not_finite_is_named_with_its_plain_value(capsys, tmp_path):
+    people = make_people()
+    people.loc[4, "income"] = np.inf
+    path = tmp_path / "people.csv"
+    people.to_csv(path, index=False)
+    status, _, err = run(capsys, "fit", path, *FIT)
+    assert status == 1
+    assert "feature column 'income' holds inf on data row 5; features must be finite" in err
+
+
 def test_dropna_drops_rows_without_a_weight(capsys, tmp_path, spy):
     people = make_people().assign(wt=[2.0] * 80 + [None] * 10)
     path = tmp_path / "people.csv"

@@ -157,8 +157,8 @@ def _check_feature(column, max_categories):
         if not finite.all():
             row = _first_row(~finite)
             raise DataError(
-                f"feature column {name!r} holds {column.iloc[row - 1]!r} on data row {row}; "
-                "features must be finite numbers."
+                f"feature column {name!r} holds {column.iloc[row - 1].item()!r} on data row "
+                f"{row}; features must be finite numbers."
             )
         return
     as_numbers = pd.to_numeric(column.astype(str), errors="coerce")
