@@ -32,7 +32,10 @@ cost budget.
 
 Every measure takes ``sample_weight`` (a row of weight w counts as w rows),
 and the fairness measures take ``intersections`` (combined attributes such as
-``"sex & race"``).
+``"sex & race"``). Rows are paired as in every fit: beside pandas labels (or
+``X``), a pandas ``sensitive_features``, ``sample_weight`` or
+``reference_labels`` goes with them by index label; beside arrays, by
+position.
 
 Clusters are the distinct values that occur in ``labels``: any values
 (integers with gaps, negative integers, strings) are accepted, and a cluster

@@ -8,6 +8,11 @@ Sample weights count a row of weight w as w rows. A row of weight zero is
 dropped before anything else (so are the clusters and values only such rows
 have), and unit weights are returned as ``None``, so every measure takes its
 unweighted code path and gives bit-identical results.
+
+Rows are paired as everywhere in fairkm (:mod:`fairkm._edge`): a pandas
+``sensitive_features``, ``sample_weight`` or ``reference_labels`` goes with
+the labels (or ``X``) by index label when the labels (or ``X``) are a pandas
+object, and by position when they are an array or a list.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from fairkm._columns import (
     check_sensitive_features,
     with_intersections,
 )
+from fairkm._edge import paired, read_weights, row_index
 from fairkm._params import Options, Real, check_param
 from fairkm._validation import check_sample_weight
 
 __all__ = [
+    "Rows",
     "check_delta",
     "check_eps",
     "check_option",
@@ -37,6 +44,55 @@ __all__ = [
     "encode_labels",
     "prepare_fairness",
 ]
+
+
+class Rows:
+    """The index labels a measure's inputs are paired by: those of its first pandas input.
+
+    Parameters
+    ----------
+    *candidates : tuple of (str, object)
+        The inputs that carry the rows' labels, in order of precedence
+        (``("X", X), ("labels", labels)``): the first pandas one gives the
+        index; with none, inputs are paired by position.
+    by_position : str, default="labels"
+        What the messages name as holding the rows when no input is a pandas
+        object (the measures check every length against ``labels``).
+    """
+
+    def __init__(self, *candidates, by_position="labels"):
+        self.index, self.of = None, by_position
+        for name, value in candidates:
+            if row_index(value) is not None:
+                self.index, self.of = row_index(value), name
+                break
+
+    def _comparable(self, value):
+        # A pandas input of another length is left to the length checks, whose
+        # message says so, rather than refused as an index that does not match.
+        return (self.index is not None and isinstance(value, (pd.Series, pd.DataFrame))
+                and len(value) == len(self.index))
+
+    def pair(self, value, name):
+        """Return ``value`` in the rows' order (:func:`fairkm._edge.paired`), with their index.
+
+        Paired by position (with a warning) when ``value`` has the default
+        index beside other labels; either way it comes back with the rows'
+        index, so that the measures a report calls pair it again silently.
+        """
+        if not self._comparable(value):
+            return value
+        value = paired(value, self.index, name=name, of=self.of)
+        return value if value.index.equals(self.index) else value.set_axis(self.index, axis=0)
+
+    def weights(self, sample_weight, n_samples):
+        """Return ``(weights, unit)`` paired with the rows (:func:`fairkm._edge.read_weights`).
+
+        ``weights`` are the user's, checked (None for unit weights); ``unit``
+        the power of two that brings them near 1.
+        """
+        index = self.index if self._comparable(sample_weight) else None
+        return read_weights(sample_weight, n_samples, index, length_of=self.of)
 
 
 def encode_labels(labels, name="labels"):
@@ -188,6 +244,9 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
                      intersections=None):
     """Encode the labels, sensitive features and weights of a fairness measure.
 
+    A pandas ``sensitive_features`` or ``sample_weight`` is paired with a
+    pandas ``labels`` by index label (:class:`Rows`).
+
     Parameters
     ----------
     labels : array-like of shape (n_samples,)
@@ -211,15 +270,21 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
     sf : fairkm._columns.SensitiveFeatures
         The encoded attributes of those rows.
     weights : ndarray of shape (n_kept,) or None
-        Their weights; ``None`` for unit weights.
+        Their weights brought near 1 by a power of two (the measures are
+        ratios of weighted sums, which that leaves as they are); ``None`` for
+        unit weights.
     """
+    rows = Rows(("labels", labels))
+    sensitive_features = rows.pair(sensitive_features, "sensitive_features")
     codes, _ = encode_labels(labels)
     sensitive_features = with_intersections(
         sensitive_features, intersections, numeric=numeric_sensitive
     )
     sf = check_sensitive_features(sensitive_features, numeric=numeric_sensitive)
     check_same_rows(sf, codes)
-    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
+    weights, unit = rows.weights(sample_weight, codes.shape[0])
+    if weights is not None:
+        weights = weights / unit
     weights, codes, n_clusters, sf = drop_zero_weights(weights, codes, sf)
     return codes, n_clusters, sf, weights
 

@@ -28,7 +28,9 @@ reference_labels : array-like of shape (n_samples,)
     "sensitive_features": """\
 sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
 Series or DataFrame
-    One column per sensitive attribute.""",
+    One column per sensitive attribute. A Series or DataFrame is paired with
+    the rows by index label when the labels (or ``X``) are pandas objects,
+    by position when they are arrays.""",
     "numeric_sensitive": """\
 numeric_sensitive : "auto", bool or list of str or int, default="auto"
     Which attributes are numeric: ``"auto"`` treats float columns as
@@ -40,7 +42,8 @@ sample_weight : array-like of shape (n_samples,), default=None
     Row weights: finite, non-negative, not all zero. A row of weight w
     counts as w rows (integer weights give the result of repeating each row
     w times, zero weights that of dropping the rows). ``None`` (or all ones)
-    weighs every row 1.""",
+    weighs every row 1. A Series is paired with the rows by index label when
+    the labels (or ``X``) are pandas objects.""",
     "intersections": """\
 intersections : sequence of sequence of str, default=None
     Combinations of categorical attributes to measure as further

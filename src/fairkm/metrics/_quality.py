@@ -7,6 +7,10 @@ With sample weights a row of weight w counts as w rows: centroids are
 weighted means, CO sums weighted distances, DevO counts weighted pairs and SH
 averages weighted silhouettes. Rows of weight zero are dropped first and unit
 weights take the unweighted paths, bit-identical to no weights.
+
+A pandas ``X`` (or, with ``X`` an array, pandas ``labels``) gives the rows'
+index: pandas labels, reference labels and weights are paired with it by
+label (:class:`~fairkm.metrics._checks.Rows`).
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from sklearn.utils import check_random_state
 from fairkm._params import Integer, check_param
 
 from ._checks import (
+    Rows,
     check_reference,
-    check_sample_weight,
     check_X,
     drop_zero_weights,
     encode_labels,
@@ -67,10 +71,7 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
     float
         Lower is more coherent.
     """
-    codes, _ = encode_labels(labels)
-    X = check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
-    weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
+    X, codes, n_clusters, weights = _prepare_rows(X, labels, sample_weight)
     centers = _centroids(X, codes, n_clusters, weights)
     residuals = X - centers[codes]
     per_point = np.einsum("ij,ij->i", residuals, residuals)
@@ -87,12 +88,34 @@ def _centroids(X, codes, n_clusters, weights=None):
     return (indicator @ X) / sizes[:, None]
 
 
+def _read(X, labels, sample_weight, reference_labels=None):
+    """Pair the inputs with the rows; return ``(X, codes, reference, weights)`` checked.
+
+    ``X`` and ``reference_labels`` may be None (not taken); ``reference`` is
+    their codes; ``weights`` the user's (None for unit weights), all rows kept.
+    """
+    rows = Rows(("X", X), ("labels", labels))
+    labels = rows.pair(labels, "labels")
+    codes, _ = encode_labels(labels)
+    ref = None
+    if reference_labels is not None:
+        ref, _ = check_reference(rows.pair(reference_labels, "reference_labels"),
+                                 codes.shape[0])
+    X = None if X is None else check_X(X, codes.shape[0])
+    weights, _ = rows.weights(sample_weight, codes.shape[0])
+    return X, codes, ref, weights
+
+
+def _prepare_rows(X, labels, sample_weight):
+    """``X``, cluster codes, their number and the weights, over the rows of positive weight."""
+    X, codes, _, weights = _read(X, labels, sample_weight)
+    weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
+    return X, codes, n_clusters, weights
+
+
 def _prepare_pair(X, labels, reference_labels, sample_weight):
     """Encode two clusterings (and ``X`` unless None) over the rows of positive weight."""
-    codes, _ = encode_labels(labels)
-    ref, _ = check_reference(reference_labels, codes.shape[0])
-    X = None if X is None else check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
+    X, codes, ref, weights = _read(X, labels, sample_weight, reference_labels)
     kept, codes, k1 = drop_zero_weights(weights, codes)
     _, ref, k2 = drop_zero_weights(weights, ref)
     if X is not None and weights is not None:
@@ -113,10 +136,7 @@ def _silhouette_undefined(codes, n_clusters, weights):
 
 def silhouette_or_nan(X, labels, **kwargs):
     """:func:`silhouette`, or NaN where it is undefined (one cluster, one row per cluster)."""
-    codes, n_clusters = encode_labels(labels)
-    weights = check_sample_weight(kwargs.get("sample_weight"), codes.shape[0],
-                                  length_of="labels")
-    weights, codes, n_clusters = drop_zero_weights(weights, codes)
+    _, codes, n_clusters, weights = _prepare_rows(X, labels, kwargs.get("sample_weight"))
     if _silhouette_undefined(codes, n_clusters, weights):
         return np.nan
     return silhouette(X, labels, **kwargs)
@@ -173,10 +193,7 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     score uses the faster dot-product expansion, which can differ by about
     1e-8 for nearly coincident points.
     """
-    codes, n_clusters = encode_labels(labels)
-    X = check_X(X, codes.shape[0])
-    weights = check_sample_weight(sample_weight, codes.shape[0], length_of="labels")
-    weights, codes, n_clusters, X = drop_zero_weights(weights, codes, X)
+    X, codes, n_clusters, weights = _prepare_rows(X, labels, sample_weight)
     problem = _silhouette_undefined(codes, n_clusters, weights)
     if problem:
         raise ValueError(problem)

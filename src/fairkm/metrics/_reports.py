@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..bounds import check_bounds
 from ._checks import (
+    Rows,
     check_delta,
     check_eps,
     check_option,
@@ -154,6 +155,10 @@ def fairness_report(
     check_eps(eps)
     check_delta(delta)
     check_option(deviation_kind, "deviation_kind", _DEVIATION_KINDS)
+    # Paired once, so that the guarantee's check reads the same rows.
+    rows = Rows(("labels", labels))
+    sensitive_features = rows.pair(sensitive_features, "sensitive_features")
+    sample_weight = rows.pair(sample_weight, "sample_weight")
     codes, n_clusters, sf, weights = prepare_fairness(
         labels, sensitive_features, numeric_sensitive, sample_weight, intersections
     )
@@ -269,7 +274,12 @@ def clustering_report(
     >>> report.round(4).to_dict()
     {'CO': 4.0, 'SH': 0.798, 'DevC': 0.0, 'DevO': 0.0}
     """
-    weights = {"sample_weight": sample_weight}
+    # Paired once: each measure below would pair (and warn) again.
+    rows = Rows(("X", X), ("labels", labels))
+    labels = rows.pair(labels, "labels")
+    if reference_labels is not None:
+        reference_labels = rows.pair(reference_labels, "reference_labels")
+    weights = {"sample_weight": rows.pair(sample_weight, "sample_weight")}
     compute = {
         "CO": lambda: clustering_objective(X, labels, squared=squared, **weights),
         "SH": lambda: silhouette_or_nan(

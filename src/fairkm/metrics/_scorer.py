@@ -28,6 +28,7 @@ from fairkm._params import (
     check_param,
 )
 
+from ._checks import Rows
 from ._docstrings import fill_docstring
 from ._quality import clustering_objective
 from ._table import MEASURES
@@ -118,11 +119,14 @@ class _FairClusteringScorer:
         y : None
             Ignored.
         sensitive_features : array-like, Series or DataFrame, default=None
-            The rows' sensitive attributes; ``None`` looks them up in the
-            ``sensitive_features`` the scorer was made with, by ``X.index``.
+            The rows' sensitive attributes (a Series or DataFrame is paired
+            with a DataFrame ``X`` by index label); ``None`` looks them up in
+            the ``sensitive_features`` the scorer was made with, by
+            ``X.index``.
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights, for both costs and both measures (not for
-            ``predict``).
+            ``predict``); a Series is paired with a DataFrame ``X`` by index
+            label.
 
         Returns
         -------
@@ -158,14 +162,22 @@ class _FairClusteringScorer:
             ``score``.
         """
         self._check_params()
+        # The rows' attributes and weights are paired with X's index once, before
+        # the pipeline's transforms (which may drop it) and predict.
+        rows = Rows(("X", X), by_position="X")
         if sensitive_features is None:
             sensitive_features = self._bound_features(X)
+        sensitive_features = rows.pair(sensitive_features, "sensitive_features")
         final, Xt = _final_step(estimator, X)
         labels = _labels(final, Xt, sensitive_features)
         n_clusters = _n_clusters(final)
         Xt = check_array(Xt, dtype=np.float64, input_name="X")
+        sample_weight, unit = rows.weights(sample_weight, Xt.shape[0])
+        # K-Means fitted, as the estimators are, on the weights brought near 1 (an
+        # exact power of two away): weights of 1e300 would overflow its inertia.
         blind = KMeans(n_clusters=n_clusters, n_init=self.n_init,
-                       random_state=self.random_state).fit(Xt, sample_weight=sample_weight)
+                       random_state=self.random_state).fit(
+            Xt, sample_weight=None if sample_weight is None else sample_weight / unit)
         cost = clustering_objective(Xt, labels, sample_weight=sample_weight)
         blind_cost = clustering_objective(Xt, blind.labels_, sample_weight=sample_weight)
         measure = MEASURES[self.measure]
