@@ -88,13 +88,14 @@ def paired(value, index, *, name, of="X"):
     if index is None or not isinstance(value, (pd.DataFrame, pd.Series)):
         return value
     own = value.index
-    if own.equals(index):
+    if own.equals(index) or len(own) != len(index):  # (a length is the caller's to refuse)
         return value
-    if len(own) == len(index) and own.is_unique and index.is_unique and own.isin(index).all():
+    whose = f"{of}'" if of.endswith("s") else f"{of}'s"
+    if own.is_unique and index.is_unique and own.isin(index).all():
         return value.reindex(index)
     if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
         warnings.warn(
-            f"{name} has the default index 0..{len(own) - 1} but {of}'s index has other labels "
+            f"{name} has the default index 0..{len(own) - 1} but {whose} index has other labels "
             f"({_head(index)}): rows are paired by position. If {name} was taken from the same "
             f"table as {of}, select its rows the same way; to pair by position on purpose, "
             f"pass {name}.to_numpy().",
@@ -102,7 +103,7 @@ def paired(value, index, *, name, of="X"):
         )
         return value
     raise ValueError(
-        f"{name} has an index that does not match {of}'s: {_head(own)} against "
+        f"{name} has an index that does not match {whose}: {_head(own)} against "
         f"{_head(index)}. Rows are paired by label, so give both the same index (or reset "
         "both: .reset_index(drop=True))."
     )

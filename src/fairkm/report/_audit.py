@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.cluster import KMeans
 
 from .._columns import check_sensitive_features
+from .._edge import paired, read_weights, row_index
 from .._hygiene import (
     DataWarning,
     id_like_features,
@@ -18,7 +19,6 @@ from .._hygiene import (
     sensitive_kind_notes,
     weight_like_features,
 )
-from .._validation import check_sample_weight, weight_scale
 from ..bounds import bounds_from_features, check_kind, check_labels, resolve_bounds
 from ._html import render_html
 from ._measure import (
@@ -437,8 +437,12 @@ def audit(
     if values.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {values.shape}.")
     n_samples = values.shape[0]
-    weights = check_sample_weight(sample_weight, n_samples, length_of="labels")
-    weight_scale(weights)  # weights beyond float64's range together: a ValueError now
+    # pandas inputs pair with the labels' rows (a Series), else with X's (a DataFrame).
+    index = row_index(labels) if row_index(labels) is not None else row_index(X)
+    sensitive_features = paired(sensitive_features, index, name="sensitive_features",
+                                of="labels" if row_index(labels) is not None else "X")
+    # (weights beyond float64's range together are refused here too)
+    weights, _ = read_weights(sample_weight, n_samples, index, length_of="labels")
     sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
                                          model=model)
     features, feature_notes = _features(X, n_samples)
