@@ -1,8 +1,9 @@
 """The contract both FairKM estimators share (in memory and on Dask).
 
 Parameters and their checks, the fitted attributes, the convergence warning
-and prediction against the fitted statistics live here once; the subclasses
-bring the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
+and the fitted model as prediction reads it (:meth:`BaseFairKM._predictor`, a
+:class:`fairkm._prediction.Predictor`) live here once; the subclasses bring
+the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 
-from . import _kernels
 from ._columns import with_intersections
 from ._edge import paired, warn_if_duplicate_centers, warn_if_sensitive_as_y
 from ._engine import Stats
@@ -37,94 +37,14 @@ from ._params import (
     check_init_centers,
     check_n_samples,
 )
-from ._weights import CLUSTER_EXPONENTS, Plan
+from ._prediction import Predictor
+from ._weights import CLUSTER_EXPONENTS, Plan, cluster_exponent_of
 
-__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters", "Predictor"]
-
-# cluster_weighting="auto" with the scale-free weight (see _weights.py; an absolute
-# weight keeps the paper's).
-DEFAULT_CLUSTER_WEIGHTING = "equal"
+__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters"]
 
 # k-means++ seeds on a sample of this many rows when there are more: its cost
 # grows as n * k, and the sweeps that follow make up for seeds drawn from a sample.
 INIT_SIZE = 100_000
-
-
-@dataclass(frozen=True)
-class Predictor:
-    """What prediction needs of a fitted model: centres, encoding, weights and statistics.
-
-    Small and free of rows, so it can travel to Dask workers.
-    """
-
-    centers: np.ndarray  # (k, d)
-    encoding: object  # SensitiveEncoding
-    attribute_weights: np.ndarray
-    fairness_weight: float
-    intersections: object  # the estimator's intersections
-    cluster_exponent: int  # e of the fitted fairness term
-    counts: np.ndarray  # (k,)
-    value_counts: np.ndarray  # (V, k)
-    num_sums: np.ndarray  # (B, k)
-
-    def read(self, sensitive_features, n_rows):
-        """Read new rows' sensitive features against the fitted attributes (names and kinds)."""
-        if self.encoding.n_attributes == 0:
-            raise ValueError(
-                "sensitive_features were given, but the model was fitted without them."
-            )
-        # The fit checked the intersected attributes are categorical.
-        sensitive_features = with_intersections(sensitive_features, self.intersections,
-                                                numeric=False)
-        return self.encoding.check(sensitive_features, n_samples=n_rows)
-
-    def terms(self, features, n_samples=None, sample_weight=None):
-        """Return kernel terms for rows read by :meth:`read`, priced as in the fit."""
-        return self.encoding.terms(
-            features, self.attribute_weights, n_samples=n_samples, unseen_slot=True,
-            sample_weight=sample_weight, cluster_exponent=self.cluster_exponent,
-        )
-
-    def _fitted_statistics(self, terms):
-        """Return the fitted statistics, with a zero count in each attribute's unseen-value slot."""
-        k, d = self.centers.shape
-        stats = Stats(k, d, terms)
-        stats.centers[:] = self.centers.T
-        stats.counts[:] = self.counts
-        # Insert a zero row after each attribute's block of fitted values.
-        stats.value_counts[:] = np.insert(
-            self.value_counts, self.encoding.value_offsets()[1:], 0.0, axis=0
-        )
-        stats.num_sums[:] = self.num_sums
-        stats.set_cat_dev(terms)
-        return stats
-
-    def predict(self, X, sensitive_features=None):
-        """Labels of the rows of ``X`` (a validated float64 C-contiguous array).
-
-        Without sensitive features, the nearest centre; with them, the cluster
-        where inserting the row alone raises the fitted objective least.
-        """
-        if sensitive_features is None:
-            return self.labels(X, None)
-        return self.labels(X, self.read(sensitive_features, X.shape[0]))
-
-    def labels(self, X, features):
-        """:meth:`predict` for sensitive features already read (None: the nearest centre)."""
-        labels = np.empty(X.shape[0], dtype=np.int64)
-        if features is None:
-            _kernels.nearest_center(X, self.centers, labels)
-            return labels
-        terms = self.terms(features)
-        stats = self._fitted_statistics(terms)
-        lam = self.fairness_weight
-        _kernels.cheapest_insertion(
-            X, terms.codes, terms.value_prop, terms.value_const,
-            lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
-            terms.size_power, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-            stats.num_sums, labels,
-        )
-        return labels
 
 
 def _ratio(value, reference):
@@ -224,14 +144,7 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                                           n_features)
         plan = self._plan(n_samples)
         return FitParameters(plan, init_centers, self._check_attribute_weights(names),
-                             self._cluster_exponent(plan))
-
-    def _cluster_exponent(self, plan):
-        """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` in the fairness term."""
-        weighting = self.cluster_weighting
-        if weighting == "auto":
-            weighting = "paper" if plan.kind == "absolute" else DEFAULT_CLUSTER_WEIGHTING
-        return CLUSTER_EXPONENTS[weighting]
+                             cluster_exponent_of(self.cluster_weighting, plan))
 
     def _seeding_rows(self, n_samples, seed):
         """Rows k-means++ seeds on: None for all of them, else a sorted seeded sample."""

@@ -3,8 +3,10 @@
 The raw columns are read and checked by :mod:`fairkm._columns`; here, the
 per-partition summaries a fitted :class:`SensitiveEncoding` is learned from
 (one partition in memory, one per worker on Dask), the standardisation of
-numeric attributes, and the encoding of new rows for ``predict`` and
-``score``.
+numeric attributes (which the measures of :mod:`fairkm.metrics` share), and
+the encoding of rows into the terms the kernels read
+(:class:`fairkm._terms.Terms`). It imports :mod:`fairkm._columns` and
+:mod:`fairkm._terms`, never the engine, so the measures load no compiled code.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ._columns import CATEGORICAL, NUMERIC, check_sensitive_features, read_columns
-from ._engine import build_terms
+from ._terms import build_terms
 
 __all__ = [
     "SensitiveEncoding",
@@ -347,7 +349,7 @@ class SensitiveEncoding:
 
     def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
               n_rows=0, sample_weight=None, cluster_exponent=2):
-        """Return the engine's :class:`~fairkm._engine.Terms` for ``features``.
+        """Return the kernels' :class:`~fairkm._terms.Terms` for ``features``.
 
         ``features`` None gives ``n_rows`` rows without attributes (only an
         encoding without attributes has such rows, or none for constants).

@@ -1,13 +1,17 @@
-"""What the in-memory FairKM does with rows after ``fit``: predict, transform and score.
+"""What a fitted FairKM does with new rows: the :class:`Predictor`, and predict, transform, score.
 
-New rows are priced against the fitted statistics (:class:`fairkm._base.Predictor`):
-one reading of ``X`` and of the sensitive features serves both the labels and
-the score. ``fit`` validates ``X`` with the same :meth:`PredictionMixin._check_X`.
+New rows are priced against the fitted statistics by a :class:`Predictor`,
+which both estimators build (``BaseFairKM._predictor``) and which the Dask
+estimator ships to its workers. :class:`PredictionMixin` is the in-memory
+estimator's ``predict``, ``transform`` and ``score``: one reading of ``X`` and
+of the sensitive features serves both the labels and the score. ``fit``
+validates ``X`` with the same :meth:`PredictionMixin._check_X`.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -16,10 +20,89 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
+from ._columns import with_intersections
 from ._edge import paired, read_weights, row_index
 from ._engine import Stats
 
-__all__ = ["PredictionMixin"]
+__all__ = ["PredictionMixin", "Predictor"]
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """What prediction needs of a fitted model: centres, encoding, weights and statistics.
+
+    Small and free of rows, so it can travel to Dask workers.
+    """
+
+    centers: np.ndarray  # (k, d)
+    encoding: object  # SensitiveEncoding
+    attribute_weights: np.ndarray
+    fairness_weight: float
+    intersections: object  # the estimator's intersections
+    cluster_exponent: int  # e of the fitted fairness term
+    counts: np.ndarray  # (k,)
+    value_counts: np.ndarray  # (V, k)
+    num_sums: np.ndarray  # (B, k)
+
+    def read(self, sensitive_features, n_rows):
+        """Read new rows' sensitive features against the fitted attributes (names and kinds)."""
+        if self.encoding.n_attributes == 0:
+            raise ValueError(
+                "sensitive_features were given, but the model was fitted without them."
+            )
+        # The fit checked the intersected attributes are categorical.
+        sensitive_features = with_intersections(sensitive_features, self.intersections,
+                                                numeric=False)
+        return self.encoding.check(sensitive_features, n_samples=n_rows)
+
+    def terms(self, features, n_samples=None, sample_weight=None):
+        """Return kernel terms for rows read by :meth:`read`, priced as in the fit."""
+        return self.encoding.terms(
+            features, self.attribute_weights, n_samples=n_samples, unseen_slot=True,
+            sample_weight=sample_weight, cluster_exponent=self.cluster_exponent,
+        )
+
+    def _fitted_statistics(self, terms):
+        """Return the fitted statistics, with a zero count in each attribute's unseen-value slot."""
+        k, d = self.centers.shape
+        stats = Stats(k, d, terms)
+        stats.centers[:] = self.centers.T
+        stats.counts[:] = self.counts
+        # Insert a zero row after each attribute's block of fitted values.
+        stats.value_counts[:] = np.insert(
+            self.value_counts, self.encoding.value_offsets()[1:], 0.0, axis=0
+        )
+        stats.num_sums[:] = self.num_sums
+        stats.set_cat_dev(terms)
+        return stats
+
+    def predict(self, X, sensitive_features=None):
+        """Labels of the rows of ``X`` (a validated float64 C-contiguous array).
+
+        Without sensitive features, the nearest centre; with them, the cluster
+        where inserting the row alone raises the fitted objective least.
+        """
+        if sensitive_features is None:
+            return self.labels(X, None)
+        return self.labels(X, self.read(sensitive_features, X.shape[0]))
+
+    def labels(self, X, features):
+        """:meth:`predict` for sensitive features already read (None: the nearest centre)."""
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        if features is None:
+            _kernels.nearest_center(X, self.centers, labels)
+            return labels
+        terms = self.terms(features)
+        stats = self._fitted_statistics(terms)
+        lam = self.fairness_weight
+        _kernels.cheapest_insertion(
+            X, terms.codes, terms.value_prop, terms.value_const,
+            lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
+            terms.size_power, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+            stats.num_sums, labels,
+        )
+        return labels
+
 
 
 class PredictionMixin(TransformerMixin):

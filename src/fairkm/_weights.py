@@ -61,10 +61,22 @@ import numpy as np
 
 from ._columns import NUMERIC
 
-__all__ = ["CLUSTER_EXPONENTS", "Plan", "Weighting", "fit_weighted"]
+__all__ = [
+    "CLUSTER_EXPONENTS",
+    "EQUAL_WEIGHTING",
+    "PAPER_WEIGHTING",
+    "SIZE_WEIGHTING",
+    "Plan",
+    "Weighting",
+    "cluster_exponent_of",
+    "fit_weighted",
+]
 
-# cluster_weighting -> e, the exponent of each cluster's weight (|C|/n)^e.
-CLUSTER_EXPONENTS = {"paper": 2, "size": 1, "equal": 0}
+# cluster_weighting's options, spelled here only: every cluster counts alike, by its
+# share of the rows, or by the square of that share (the paper's).
+EQUAL_WEIGHTING, SIZE_WEIGHTING, PAPER_WEIGHTING = "equal", "size", "paper"
+# Each option's e, the exponent of each cluster's weight (|C|/n)^e in the fairness term.
+CLUSTER_EXPONENTS = {PAPER_WEIGHTING: 2, SIZE_WEIGHTING: 1, EQUAL_WEIGHTING: 0}
 
 # Bracketing the budget's alpha: trials at 1, then 4^j up or down, at most this many.
 _GROWTH = 4.0
@@ -93,6 +105,18 @@ class Plan:
 
     kind: str
     value: float
+
+
+def cluster_exponent_of(cluster_weighting, plan):
+    """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` that ``cluster_weighting`` asks for.
+
+    ``"auto"`` keeps the paper's weighting beside an absolute weight (the
+    paper's objective) and weighs every cluster alike with the scale-free
+    weight and the budgets, where each cluster's mix counts as a report shows it.
+    """
+    if cluster_weighting == "auto":
+        cluster_weighting = PAPER_WEIGHTING if plan.kind == "absolute" else EQUAL_WEIGHTING
+    return CLUSTER_EXPONENTS[cluster_weighting]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What the Dask FairKM does with rows after ``fit``: predict, transform and score.
 
 Each block of new rows is handled by the code :class:`fairkm.FairKM` runs on
-all of them (:class:`fairkm._base.Predictor`, the same distances), so the
+all of them (:class:`fairkm._prediction.Predictor`, the same distances), so the
 results are those of the in-memory model with the same fitted state.
 ``predict`` and ``transform`` are lazy, a dask array chunked like the rows;
 ``score`` adds up the blocks' inertias and statistics into one number.

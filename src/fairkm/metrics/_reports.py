@@ -10,7 +10,6 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from ..bounds import check_bounds
 from ._checks import (
     Rows,
     check_delta,
@@ -208,6 +207,11 @@ def fairness_of_read(labels, sf):
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):
     """Add the :data:`BOUND_COLUMNS` of ``max_deviation`` to a fairness report."""
+    # fairkm.bounds sits above the measures and loads numba's kernels: imported when a
+    # bound is asked for, so that importing fairkm.metrics stays light (a seam in
+    # tests/test_architecture.py).
+    from ..bounds import check_bounds
+
     check = check_bounds(labels, sensitive_features, max_deviation=max_deviation,
                          deviation_kind=kind,
                          **encoding)
