@@ -62,6 +62,9 @@ def bounded_problems(draw):
     return X, columns, weights, kind, delta, k
 
 
+# Drawn rows may repeat (all alike, even): the fit says so, rightly.
+@pytest.mark.filterwarnings("ignore:FairKM found .* distinct clusters:"
+                            "sklearn.exceptions.ConvergenceWarning")
 @settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=bounded_problems())
 def test_fitted_clustering_meets_the_bound_and_describes_itself(problem):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_array
 
+from .._edge import row_index
 from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_n_samples, check_param
 from .._progress import Progress, report
 from ._check import BoundsCheck, from_codes
@@ -242,7 +243,7 @@ def _to_type_counts(problem, bounds, dist, live, rounded):
 # ------------------------------------------------------------------------------ the alternation
 
 
-def _means(X, weights, labels, k):
+def cluster_means(X, weights, labels, k):
     """Weighted means of the clusters of ``labels``, and their sizes (a mean of 0 if empty)."""
     sizes = np.bincount(labels, weights=weights, minlength=k)
     sums = np.zeros((k, X.shape[1]))
@@ -294,7 +295,7 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
         rows = np.concatenate([held, relaxation.free[relaxation.pos]])
         clusters = np.concatenate([relaxation.labels[held], relaxation.clu])
         mass = np.concatenate([w[held], share])
-        means, sizes = _means(X[rows], mass, clusters, k)
+        means, sizes = cluster_means(X[rows], mass, clusters, k)
         if (sizes <= 0).any():
             break
         centers = means
@@ -360,10 +361,12 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     else:
         return bounds  # the assignment proves it infeasible, with the reason
     shown = ", ".join(f"{name} {value:.3g}" for name, value in raised.items())
+    rows = "one row" if scale == 1.0 else f"{scale:g} rows"
+    if bounds.weights is not None:
+        rows += " (of the least weight)"
     return bounds.with_floor(raised, (
         f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: "
-        f"every cluster within {'one row' if scale == 1.0 else f'{scale:g} rows'} of the "
-        f"smallest cluster of the exact mix ({shown})."))
+        f"every cluster within {rows} of the smallest cluster of the exact mix ({shown})."))
 
 
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
@@ -411,7 +414,7 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
     labels, certified_at = whole(step.labels, centers), centers
     space, previous, last_full, history, best = None, None, True, [], None
     while True:
-        means, _ = _means(X, problem.weights, labels, k)
+        means, _ = cluster_means(X, problem.weights, labels, k)
         inertia = _cost(X, problem.weights, labels, means) * scale
         history.append(inertia)
         report(Progress("assignment", len(history), inertia, 0, inertia), verbose=0)
@@ -512,7 +515,9 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Non-sensitive features.
+        Non-sensitive features. A DataFrame pairs pandas
+        ``sensitive_features`` and ``sample_weight`` with its rows by index
+        label.
     centers : array-like of shape (n_clusters, n_features)
         Starting centres: ``FairKM(...).cluster_centers_``,
         ``KMeans(...).cluster_centers_`` or your own.
@@ -535,8 +540,9 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         Bound on ``|mean_C(z)|``, ``z`` a numeric attribute standardised over
         the dataset (standard deviations); None leaves numeric attributes free.
     sample_weight : array-like of shape (n_samples,), default=None
-        Row weights: in the cost and in the shares. Rows of weight 0 go to
-        their nearest centre.
+        Row weights: in the cost and in the shares (read to 10 significant
+        digits, so that weights scaled alike give the same labels). Rows of
+        weight 0 go to their nearest centre.
     numeric_sensitive : "auto", bool or list, default="auto"
         Which attributes are numeric (as in :class:`fairkm.FairKM`).
     intersections : sequence of sequence of str, default=None
@@ -614,6 +620,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     deviation_kind = renamed_kind(kind, deviation_kind, "fair_assignment")
     check_solver_params(max_iter=max_iter, tol=tol, max_lp_variables=max_lp_variables,
                         random_state=random_state)
+    index = row_index(X)
     X = np.ascontiguousarray(check_array(X, dtype=np.float64, input_name="X"))
     centers = _check_centers(centers, X.shape[1])
     if sensitive_features is None:
@@ -621,6 +628,6 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     bounds = resolve_bounds(sensitive_features, X.shape[0], max_deviation=max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
-                            intersections=intersections)
+                            intersections=intersections, index=index)
     return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
                  max_lp_variables=max_lp_variables)

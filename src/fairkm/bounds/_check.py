@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._columns import CATEGORICAL
+from .._edge import row_index
 from ._spec import RENAMED, renamed_kind, resolve_bounds
 
 __all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "enforced", "from_codes",
@@ -79,7 +80,7 @@ def measure(bounds, codes, n_clusters):
             rows.append([bounds.kind, attr.delta, float(deviation.max()),
                          float(violation.max()), None, int(live[c]), _plain(attr.categories[v]),
                          float(shares[c, v]), float(attr.proportions[v]),
-                         float(sizes[live[c]])])
+                         float(sizes[live[c]]) * bounds.unit])
         else:
             live = np.flatnonzero(sizes > 0)
             zw = attr.values if weights is None else attr.values * weights
@@ -88,7 +89,8 @@ def measure(bounds, codes, n_clusters):
             violation = np.maximum(0.0, deviation - attr.delta) if attr.bounded else 0 * means
             c = int(np.argmax(violation if violation.max() > 0 else deviation))
             rows.append(["numeric", attr.delta, float(deviation.max()), float(violation.max()),
-                         None, int(live[c]), None, float(means[c]), 0.0, float(sizes[live[c]])])
+                         None, int(live[c]), None, float(means[c]), 0.0,
+                         float(sizes[live[c]]) * bounds.unit])
     table = pd.DataFrame(rows, columns=_COLUMNS,
                          index=pd.Index([a.name for a in bounds.attributes], name="attribute"))
     table["satisfied"] = table["violation"] <= TOLERANCE
@@ -112,7 +114,8 @@ class BoundsCheck:
         lies outside its band; 0 when met), ``satisfied``, and the worst
         cell: ``cluster`` (its label), ``value``, ``cluster_value`` (the
         cluster's share of ``value``, or its standardised mean),
-        ``dataset_value`` and ``cluster_size`` (total weight).
+        ``dataset_value`` and ``cluster_size`` (its rows, or with sample
+        weights its total weight).
     violation : float
         The largest violation over the bounded attributes (share units;
         standard deviations for numeric attributes); 0 when every bound holds.
@@ -128,6 +131,9 @@ class BoundsCheck:
         When the bounds are not the ones asked for: ``max_deviation=0`` asks
         for the dataset's exact mix, and the bound checked is the tightest
         that whole rows meet (the note says which, and whether it is exact).
+    weighted : bool
+        Whether the rows were weighted (``cluster_size`` is then a total
+        weight, not a number of rows).
     """
 
     table: pd.DataFrame
@@ -135,6 +141,7 @@ class BoundsCheck:
     satisfied: bool
     deviation_kind: str
     note: str = ""
+    weighted: bool = False
 
     @property
     def kind(self):
@@ -163,11 +170,13 @@ class BoundsCheck:
             "deviation"].idxmax()
         row = bounded.loc[name]
         cluster, value = _plain(row["cluster"]), _plain(row["value"])
+        size = (f"total weight {row['cluster_size']:.3g}" if self.weighted
+                else f"{row['cluster_size']:g} rows")
         if row["kind"] == "numeric":
-            cell = (f"{name}, cluster {cluster!r} ({row['cluster_size']:g} rows): "
+            cell = (f"{name}, cluster {cluster!r} ({size}): "
                     f"standardised mean {row['cluster_value']:+.3f}")
         else:
-            cell = (f"{name}, cluster {cluster!r} ({row['cluster_size']:g} rows): "
+            cell = (f"{name}, cluster {cluster!r} ({size}): "
                     f"{value!r} {row['cluster_value']:.3f} against "
                     f"{row['dataset_value']:.3f} overall")
         note = f" {self.note}" if self.note else ""
@@ -196,7 +205,8 @@ def from_codes(bounds, codes, n_clusters, cluster_labels=None):
         table["cluster"] = [_plain(cluster_labels[c]) for c in table["cluster"]]
     bounded = table["bound"].notna()
     violation = float(table.loc[bounded, "violation"].max()) if bounded.any() else 0.0
-    return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind, bounds.note)
+    return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind, bounds.note,
+                       bounds.weights is not None)
 
 
 def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="additive",
@@ -215,7 +225,9 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
     Parameters
     ----------
     labels : array-like of shape (n_samples,)
-        Cluster labels of any values (a clustering from any algorithm).
+        Cluster labels of any values (a clustering from any algorithm). A
+        pandas Series pairs pandas ``sensitive_features`` and
+        ``sample_weight`` with its rows by index label.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
             Series or DataFrame
         One column per sensitive attribute.
@@ -259,7 +271,8 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
     bounds = resolve_bounds(sensitive_features, None, max_deviation=max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
-                            intersections=intersections)
+                            intersections=intersections, index=row_index(labels),
+                            of="labels")
     return check_labels(bounds, arr)
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._assign import as_fair_as_whole_rows, solve
+from ._assign import as_fair_as_whole_rows, cluster_means, solve
 from ._check import BoundsCheck, from_codes
 from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
@@ -80,7 +80,9 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
         The clustering (codes 0..n_clusters-1; rows of weight 0 are left as
         they are).
     centers : ndarray of shape (n_clusters, n_features)
-        Its centres: the costs of the moves.
+        Its centres: the costs of the moves. Where every cluster has weight,
+        its means under the bounds' weights replace them (the same centres
+        but for the last bits, which weights scaled alike then share).
     bounds : BoundSet
     max_lp_variables : int, default=300_000
         As in :func:`fairkm.bounds.fair_assignment` (used only when the
@@ -96,6 +98,10 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
         When no assignment to non-empty clusters meets the bounds.
     """
     k = centers.shape[0]
+    w = np.ones(labels.shape[0]) if bounds.weights is None else bounds.weights
+    means, sizes = cluster_means(X, w, labels, k)
+    if (sizes > 0).all():
+        centers = means
     if bounds.exact:
         bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
     check = from_codes(bounds, labels, k)

@@ -9,10 +9,19 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import kmeans_plusplus
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm import tqdm
 
+from .._columns import check_sensitive_features, with_intersections
+from .._edge import (
+    feature_names,
+    read_fit,
+    row_index,
+    warn_if_duplicate_centers,
+    warn_on_fit,
+)
 from .._family import SensitiveFeaturesMixin
 from .._params import (
     BOUND,
@@ -29,11 +38,10 @@ from .._params import (
     check_n_samples,
 )
 from .._progress import listening
-from .._validation import check_sample_weight
 from ._assign import SOLVER_CONSTRAINTS, BoundNotMetWarning, relaxed_centers, solve
 from ._check import enforced
 from ._model import sq_distances
-from ._spec import RENAMED, BoundSet, renamed_kind, resolve_bounds
+from ._spec import RENAMED, bounds_from_features, no_bounds, renamed_kind, resolve_bounds
 
 __all__ = ["BoundedKMeans"]
 
@@ -224,13 +232,17 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.progress = progress
         self.kind = kind
 
-    def _check_params_vs_input(self, X):
-        """Check the parameters against ``X``; return the ``init`` centres (None: seeded)."""
+    def _check_params_vs_input(self, X, n_positive):
+        """Check the parameters against ``X``; return the ``init`` centres (None: seeded).
+
+        ``n_positive``: the rows of positive weight, which alone fill clusters.
+        """
         check_n_samples(X.shape[0], self.n_clusters)
+        check_n_samples(n_positive, self.n_clusters, " (of positive weight)")
         return check_init_centers(self.init, self.n_init, self.n_clusters, X.shape[1])
 
-    def _start(self, X, seed, given, bounds, sensitive_features, sample_weight, bounded):
-        """Return the starting centres of one start."""
+    def _start(self, X, seed, given, bounds, sensitive_features, bounded):
+        """Return the starting centres of one start (seeded with the bounds' weights)."""
         if given is not None:
             return given
         if self.init == "fairkm":
@@ -239,9 +251,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             model = FairKM(self.n_clusters, numeric_sensitive=self.numeric_sensitive,
                            intersections=self.intersections, random_state=seed)
             with warnings.catch_warnings():
-                # FairKM's words are about its own clustering, not the bounded one.
+                # FairKM's words are about its own clustering, not the bounded one; those
+                # about the data (and duplicate centres) this fit says once itself.
                 warnings.simplefilter("ignore", UserWarning)
-                model.fit(X, sensitive_features=sensitive_features, sample_weight=sample_weight)
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model.fit(X, sensitive_features=sensitive_features, sample_weight=bounds.weights)
             return model.cluster_centers_
         centers, _ = kmeans_plusplus(X, self.n_clusters, sample_weight=bounds.weights,
                                      random_state=seed)
@@ -250,14 +264,23 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                                       max_lp_variables=self.max_lp_variables)
         return centers
 
-    def _bounds(self, X, sensitive_features, sample_weight, deviation_kind):
+    def _features(self, sensitive_features, n_samples):
+        """Read the sensitive features, intersections included (None without)."""
         if sensitive_features is None:
-            return BoundSet([], deviation_kind, check_sample_weight(sample_weight, X.shape[0]))
-        return resolve_bounds(sensitive_features, X.shape[0], max_deviation=self.max_deviation,
-                              deviation_kind=deviation_kind, numeric_bound=self.numeric_bound,
-                              sample_weight=sample_weight,
-                              numeric_sensitive=self.numeric_sensitive,
-                              intersections=self.intersections)
+            return None
+        return check_sensitive_features(
+            with_intersections(sensitive_features, self.intersections,
+                               numeric=self.numeric_sensitive),
+            n_samples=n_samples, numeric=self.numeric_sensitive,
+        )
+
+    def _bounds(self, features, weights, deviation_kind):
+        """Return the bounds asked for on the features read (none without), with the weights."""
+        if features is None:
+            return no_bounds(weights, deviation_kind)
+        return bounds_from_features(features, weights, max_deviation=self.max_deviation,
+                                    deviation_kind=deviation_kind,
+                                    numeric_bound=self.numeric_bound)
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Cluster ``X`` with every cluster's mix within the bounds.
@@ -265,14 +288,21 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Non-sensitive features.
+            Non-sensitive features. A DataFrame pairs pandas
+            ``sensitive_features`` and ``sample_weight`` with its rows by
+            index label.
         y : Ignored
-            Not used, present for API consistency.
+            Not used, present for API consistency (given without
+            ``sensitive_features``, it warns that the attributes were passed
+            in its place).
         sensitive_features : array-like, Series or DataFrame, default=None
             One column per sensitive attribute. None: no bounds (plain
             K-Means by alternating assignments).
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights, in the cost and in the shares.
+            Row weights, in the cost and in the shares, read to 10
+            significant digits (weights scaled alike give the same labels);
+            costs are reported in their unit. Rows of weight 0 take no part
+            and go to their nearest centre.
 
         Returns
         -------
@@ -286,9 +316,15 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         """
         self._validate_params()
         deviation_kind = renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans")
-        X = validate_data(self, X, dtype=np.float64, order="C")
-        given = self._check_params_vs_input(X)
-        bounds = self._bounds(X, sensitive_features, sample_weight, deviation_kind)
+        inputs = read_fit(self, X, y, sensitive_features, sample_weight,
+                          lambda X: validate_data(self, X, dtype=np.float64, order="C"))
+        X, sensitive_features, sample_weight = (inputs.X, inputs.sensitive_features,
+                                                inputs.sample_weight)
+        given = self._check_params_vs_input(X, inputs.n_positive)
+        features = self._features(sensitive_features, X.shape[0])
+        warn_on_fit(X, feature_names(self, X.shape[1]), features,
+                    kinds_by_dtype=isinstance(self.numeric_sensitive, str))
+        bounds = self._bounds(features, sample_weight, deviation_kind)
         rng = check_random_state(self.random_state)
         n_init = self.n_init
         if isinstance(n_init, str):
@@ -298,8 +334,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         best = None
         with _progress_bar(self.progress):
             for seed in seeds:
-                centers = self._start(X, int(seed), given, bounds, sensitive_features,
-                                      sample_weight, bounded)
+                centers = self._start(X, int(seed), given, bounds, sensitive_features, bounded)
                 result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
                                max_lp_variables=self.max_lp_variables, warn=False)
                 key = (round(result.violation, 9), result.inertia)
@@ -307,6 +342,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     best = result
         self.labels_ = best.labels
         self.cluster_centers_ = best.centers
+        warn_if_duplicate_centers(type(self).__name__, best.centers, self.n_clusters)
         self.inertia_ = best.inertia
         self.n_iter_ = best.n_iter
         self.cost_history_ = best.cost_history
@@ -356,6 +392,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         rows, so a model fitted with them warns.
         """
         check_is_fitted(self)
+        index = row_index(X)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         if sensitive_features is None:
             if self._fitted_with_sensitive:
@@ -366,8 +403,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     UserWarning, stacklevel=2,
                 )
             return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
-        bounds = self._bounds(X, sensitive_features, None,
-                              renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans"))
+        bounds = resolve_bounds(
+            sensitive_features, X.shape[0], max_deviation=self.max_deviation,
+            deviation_kind=renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans"),
+            numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
+            intersections=self.intersections, index=index)
         return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
                      max_lp_variables=self.max_lp_variables).labels
 

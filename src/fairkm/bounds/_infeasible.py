@@ -28,6 +28,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.signal import fftconvolve
 
 from ._model import MILP_NODE_LIMIT, MILP_TIME_LIMIT, held_offsets, make_problem, solve_milp
+from ._quiet import quiet_stdout
 from ._round import EXACT_PAIRS
 
 __all__ = ["InfeasibleBoundError", "check_rare_values", "counting_reason", "feasible",
@@ -220,9 +221,10 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
 def _solve_type_programme(problem, live, time_limit, **kind):
     """Solve :func:`_type_programme` (``kind``: its keywords); return its types and result."""
     types, c, integrality, bounds, constraints = _type_programme(problem, live, **kind)
-    res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-               options={"time_limit": time_limit or MILP_TIME_LIMIT,
-                        "node_limit": MILP_NODE_LIMIT})
+    with quiet_stdout():
+        res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
+                   options={"time_limit": time_limit or MILP_TIME_LIMIT,
+                            "node_limit": MILP_NODE_LIMIT})
     return types, res
 
 
@@ -390,10 +392,12 @@ def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
     rows = ("" if excess_rows is None else
             f" The closest assignment {'possible' if proven else 'found'} leaves a "
             f"cluster's count of a value {excess_rows:.3g} row(s) outside its band.")
+    whole = ("each cluster's shares are multiples of 1/its size" if unit else
+             "each cluster's shares are made of whole rows' weights")
     raise InfeasibleBoundError(
         f"max_deviation={asked_text} (deviation_kind={bounds.kind!r}) cannot be met by any "
-        f"assignment of these {live.shape[0]} rows to {k} non-empty clusters{why}: each "
-        f"cluster's shares are multiples of 1/its size; {found}.{rows} The linear relaxation "
+        f"assignment of these {live.shape[0]} rows to {k} non-empty clusters{why}: "
+        f"{whole}; {found}.{rows} The linear relaxation "
         "is always feasible (splitting every row evenly gives every cluster the dataset's "
         "mix), so this is about whole rows.",
         max_deviation=asked if len(asked) > 1 else next(iter(asked.values()), None),

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
 
-from .._validation import weight_scale
+from ._quiet import quiet_stdout
 
 __all__ = [
     "MILP_NODE_LIMIT",
@@ -144,20 +144,14 @@ def types_of(cat, n):
 def make_problem(X, bounds, n_clusters):
     """Arrays of one problem from ``X`` and a :class:`~fairkm.bounds._spec.BoundSet`.
 
-    The weights are divided by a scale that brings them near 1: only their
-    ratios matter to the bounds, while weights of 1e300 or 1e-300 would
-    overflow or underflow in the programmes' costs (HiGHS refuses them).
-    Weights all alike become exactly 1, so the counting arguments of unit
-    weights apply; otherwise the scale is a power of two (exact).
+    The bound set's weights are already near 1 (a typical row weighs 1, see
+    :func:`fairkm.bounds._spec.solver_weights`): weights of 1e300 or 1e-300
+    would overflow or underflow in the programmes' costs (HiGHS refuses
+    them). Costs are reported in the user's unit (``cost_scale``).
     """
     n = X.shape[0]
-    if bounds.weights is None:
-        weights, scale = np.ones(n), 1.0
-    else:
-        positive = bounds.weights[bounds.weights > 0]
-        same = positive.size and positive.min() == positive.max()
-        scale = float(positive[0]) if same else weight_scale(bounds.weights)
-        weights = bounds.weights / scale
+    weights = np.ones(n) if bounds.weights is None else bounds.weights
+    scale = bounds.unit
     cat = [(a.values, a.lower, a.upper) for a in bounds.categorical()]
     num = [(a.values, a.delta) for a in bounds.numeric()]
     types, type_table = types_of(cat, n)
@@ -436,8 +430,9 @@ def message_of(res):
 def _milp(prog, c, integral, *, gap, time_limit, extra=(), presolve=True):
     constraints = [LinearConstraint(prog.A_eq, prog.b_eq, prog.b_eq),
                    LinearConstraint(prog.A_ub, -np.inf, prog.b_ub), *extra]
-    return milp(c, integrality=integral, bounds=Bounds(prog.lb, prog.ub),
-                constraints=constraints, options=_options(time_limit, gap, presolve))
+    with quiet_stdout():
+        return milp(c, integrality=integral, bounds=Bounds(prog.lb, prog.ub),
+                    constraints=constraints, options=_options(time_limit, gap, presolve))
 
 
 def _integral_rows(problem, rows, pos, clu, cost, y):

@@ -17,16 +17,41 @@ import numpy as np
 import pandas as pd
 
 from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
+from .._edge import paired, read_weights
 from .._encoding import standardize_numeric
 from .._params import BOUND, DEVIATION_KIND, DEVIATION_KINDS, Real, check_param
-from .._validation import check_sample_weight, weight_scale
+from .._validation import weight_scale
 
-__all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "renamed_kind",
-           "resolve_bounds"]
+__all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "no_bounds",
+           "renamed_kind", "resolve_bounds", "solver_weights"]
 
 KINDS = DEVIATION_KINDS
 # Default of the ``kind`` parameter renamed ``deviation_kind`` in 0.2.0 (removed in 0.3.0).
 RENAMED = "deprecated"
+# The weights the bounds see are rounded to this many significant bits (about 10 digits).
+_WEIGHT_BITS = 32
+
+
+def solver_weights(weights):
+    """Return ``(weights / unit, unit)``: the weights as the bounds see them, and their unit.
+
+    ``unit`` is the median positive weight (the lower one of an even count), so
+    a typical row weighs exactly 1 and weights all alike become exactly 1 (the
+    counting arguments of unit weights apply). The ratios are then rounded to
+    32 significant bits: weights scaled alike by any factor (x1e-6, normalised
+    to sum 1) give ratios equal to an ulp or two, and rounded, the same bits,
+    so the same numbers reach HiGHS, whose integer programmes stop at a node
+    limit on a path that the last bits can change. Weights read to 10 digits
+    move a share by at most 3e-10 of itself. None (unit weights) stays None.
+    """
+    if weights is None:
+        return None, 1.0
+    positive = np.sort(weights[weights > 0])
+    weight_scale(positive)  # refuses weights too spread to price together
+    unit = float(positive[(positive.shape[0] - 1) // 2])
+    mantissa, exponent = np.frexp(weights / unit)
+    step = 2.0 ** _WEIGHT_BITS
+    return np.ldexp(np.round(mantissa * step) / step, exponent), unit
 
 
 @dataclass(frozen=True)
@@ -80,16 +105,21 @@ class BoundSet:
     kind : {"additive", "multiplicative"}
         How ``max_deviation`` reads for categorical attributes.
     weights : ndarray of shape (n_samples,) or None
-        Row weights; None for unit weights.
+        Row weights in units of ``unit`` (see :func:`solver_weights`); None
+        for unit weights.
     note : str
         What the bounds stand for when they are not the ones asked (the
         tightest bound whole rows meet, for ``max_deviation=0``); "" otherwise.
+    unit : float
+        The user's weight of a row of weight 1 in ``weights``: sizes and
+        costs measured with ``weights`` times ``unit`` are the user's.
     """
 
     attributes: list
     kind: str
     weights: np.ndarray | None
     note: str = ""
+    unit: float = 1.0
 
     @property
     def exact(self):
@@ -124,7 +154,7 @@ class BoundSet:
                 a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions,
                               float(floor), lower, upper)
             attributes.append(a)
-        return BoundSet(attributes, self.kind, self.weights, note)
+        return BoundSet(attributes, self.kind, self.weights, note, self.unit)
 
 
 def check_kind(kind, parameter="deviation_kind"):
@@ -209,7 +239,7 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
 
 def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_kind="additive",
                    numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
-                   intersections=None):
+                   intersections=None, index=None, of="X"):
     """Validate and encode the sensitive features and the bounds asked for.
 
     Parameters
@@ -231,17 +261,26 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
         Which attributes are numeric (as in :class:`fairkm.FairKM`).
     intersections : sequence of sequence of str or None, default=None
         Combined attributes added as further categorical attributes.
+    index : pandas.Index or None, default=None
+        The index of the rows (``X``'s, or the labels'): pandas sensitive
+        features and weights are paired with it by label
+        (:func:`fairkm._edge.paired`). None pairs by position.
+    of : str, default="X"
+        What ``index`` belongs to, for the messages.
 
     Returns
     -------
     BoundSet
     """
     check_kind(deviation_kind)
+    sensitive_features = paired(sensitive_features, index, name="sensitive_features", of=of)
     sensitive_features = with_intersections(sensitive_features, intersections,
                                             numeric=numeric_sensitive)
     sf = check_sensitive_features(sensitive_features, n_samples=n_samples,
                                   numeric=numeric_sensitive)
-    weights = check_sample_weight(sample_weight, sf.n_samples)
+    sample_weight = paired(sample_weight, index, name="sample_weight", of=of)
+    weights, _ = read_weights(sample_weight, sf.n_samples,
+                              length_of="sensitive_features" if n_samples is None else of)
     return bounds_from_features(sf, weights, max_deviation=max_deviation,
                                 deviation_kind=deviation_kind, numeric_bound=numeric_bound)
 
@@ -256,7 +295,8 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
         As :func:`fairkm._columns.check_sensitive_features` returns them
         (intersections included).
     weights : ndarray of shape (n_samples,) or None
-        Checked row weights.
+        Checked row weights, in any unit (only their ratios matter: weights
+        scaled alike give the same bounds, to the bit).
     max_deviation, deviation_kind, numeric_bound
         As in :func:`resolve_bounds`.
 
@@ -266,8 +306,7 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
     """
     kind = deviation_kind
     check_kind(kind)
-    # Shares are ratios: measured on weights brought near 1, so 1e300 cannot overflow.
-    near_one = None if weights is None else weights / weight_scale(weights)
+    near_one, unit = solver_weights(weights)
     categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
     numeric = [name for name in sf.names if name not in categorical]
     deltas = _per_attribute(max_deviation, "max_deviation", sf.names, categorical, kind,
@@ -288,4 +327,10 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
             mean, scale = standardize_numeric(column, name, near_one)
             attributes.append(Attribute(name, kind_j, (column - mean) / scale, None, None,
                                         numeric_deltas[name], None, None))
-    return BoundSet(attributes, kind, weights)
+    return BoundSet(attributes, kind, near_one, unit=unit)
+
+
+def no_bounds(weights, deviation_kind):
+    """Return the empty bound set of a fit without sensitive features (weights read alike)."""
+    near_one, unit = solver_weights(weights)
+    return BoundSet([], deviation_kind, near_one, unit=unit)
