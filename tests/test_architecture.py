@@ -352,6 +352,18 @@ def test_the_spelling_scan_finds_what_it_forbids(source, n_found):
     assert len(cluster_weighting_literals(source)) == n_found
 
 
+def test_the_cluster_exponent_has_one_name():
+    # e of each cluster's weight (|C|/n)^e is ``cluster_exponent`` from the estimators to
+    # the kernels' arguments; the kernels derive their p = 2 - e themselves.
+    retired = {"size_power"}
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = (node.id if isinstance(node, ast.Name) else node.attr
+                    if isinstance(node, ast.Attribute) else node.arg
+                    if isinstance(node, ast.arg) else getattr(node, "name", None))
+            assert name not in retired, f"{module_name(path)}:{node.lineno} names e {name}"
+
+
 @pytest.mark.parametrize("path", MODULES, ids=module_name)
 def test_no_file_is_over_650_lines(path):
     n_lines = len(path.read_text().splitlines())

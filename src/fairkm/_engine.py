@@ -81,9 +81,10 @@ class Stats:
             excess = self._excess(terms)
             cat = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
         num = self.num_sums**2
-        if terms.size_power:
+        p = 2 - terms.cluster_exponent  # as in fairkm._kernels._pricing
+        if p:
             inv = np.zeros_like(self.counts)
-            np.divide(1.0, self.counts**terms.size_power, out=inv, where=self.counts > 0)
+            np.divide(1.0, self.counts**p, out=inv, where=self.counts > 0)
             cat, num = cat * inv, num * inv
         return cat, num
 
@@ -140,7 +141,7 @@ class Stats:
         """
         return _kernels.statistics_objective(
             terms.value_prop, terms.offsets, lam * terms.cat_weight, lam * terms.num_weight,
-            terms.size_power, total_sq_norm, self.sums, self.counts, self.value_counts,
+            terms.cluster_exponent, total_sq_norm, self.sums, self.counts, self.value_counts,
             self.num_sums,
         )
 
@@ -251,8 +252,8 @@ def sweep(X, terms, lam, order, labels, stats):
     return _kernels.sweep(
         X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.size_power, order, labels, stats.sums, stats.centers, stats.counts,
-        stats.value_counts, stats.cat_dev, stats.num_sums,
+        terms.offsets, terms.cluster_exponent, order, labels, stats.sums, stats.centers,
+        stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
     )
 
 
@@ -265,7 +266,7 @@ def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
     return _kernels.minibatch_epoch(
         X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.size_power, order, batch_size, min_batch, total_sq_norm,
+        terms.offsets, terms.cluster_exponent, order, batch_size, min_batch, total_sq_norm,
         labels, stats.sums, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
         stats.num_sums,
     )

@@ -98,7 +98,7 @@ class Predictor:
         _kernels.cheapest_insertion(
             X, terms.codes, terms.value_prop, terms.value_const,
             lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
-            terms.size_power, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+            terms.cluster_exponent, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
             stats.num_sums, labels,
         )
         return labels

@@ -39,11 +39,6 @@ class Terms:
     cluster_exponent: int = 2  # e: cluster C weighted by (|C|/n)^e
 
     @property
-    def size_power(self):
-        """``p = 2 - e``: each cluster's quadratic form is divided by ``|C|^p``."""
-        return 2 - self.cluster_exponent
-
-    @property
     def n_values(self):
         return self.value_prop.shape[0]
 

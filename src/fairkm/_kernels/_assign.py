@@ -31,7 +31,7 @@ def nearest_center(X, centers, labels):  # IN, IN, OUT
 
 @cached_njit(nogil=True, parallel=True)
 def cheapest_insertion(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, offsets, size_power,  # IN
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, offsets, cluster_exponent,  # IN
     centers, counts, value_counts, cat_dev, num_sums,  # IN
     labels,  # OUT
 ):
@@ -42,9 +42,10 @@ def cheapest_insertion(
     the lowest index.
     """
     k = counts.shape[0]
+    p = 2 - cluster_exponent
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, size_power)
+                              num_sums, p)
     unit = np.empty(0)  # a new point is priced alone, with weight 1
     for i in numba.prange(X.shape[0]):
         dist = np.empty(k)
@@ -53,7 +54,7 @@ def cheapest_insertion(
         point_costs(
             X, codes, value_prop, value_const, cat_coef, Z, num_coef,
             i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, unit,
-            size_power, factors, dist, lin, costs,
+            p, factors, dist, lin, costs,
         )
         best = 0
         for c in range(1, k):

@@ -29,7 +29,7 @@ from ._statistics import statistics_objective
 @cached_njit(nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, size_power, order,  # IN
+    offsets, cluster_exponent, order,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
     """Visit the points in ``order`` once, moving each to its best cluster.
@@ -48,9 +48,10 @@ def sweep(
         Sample weights; empty for unit weights.
     offsets : ndarray of shape (A + 1,), int64
         First global value index of each categorical attribute, and ``V``.
-    size_power : int
-        ``p``: each cluster's term is divided by ``|C|^p`` (0, 1 or 2; 0 is
-        the paper's ``(|C|/n)^2`` weighting).
+    cluster_exponent : int
+        ``e``: each cluster's term is weighted by ``(|C|/n)^e`` (2, the
+        paper's, 1 or 0), so its quadratic form is divided by ``|C|^p``,
+        ``p = 2 - e`` (see :mod:`fairkm._kernels._pricing`).
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
     labels : ndarray of shape (n,), int64
@@ -75,7 +76,7 @@ def sweep(
     lin = np.empty(k)
     costs = np.empty(k)
     grow, shrink = size_factors(counts)
-    p = size_power
+    p = 2 - cluster_exponent
     quad, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts,
                                  value_counts, num_sums, p)
     n_moved = 0
@@ -115,7 +116,7 @@ def sweep(
 @cached_njit(nogil=True)
 def move_deltas(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
-    size_power, i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    cluster_exponent, i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     out,  # OUT
 ):
     """Objective change of moving point ``i`` to each cluster, as :func:`sweep` sees it.
@@ -130,13 +131,14 @@ def move_deltas(
         out[a] = 0.0
         return
     k = counts.shape[0]
+    p = 2 - cluster_exponent
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, size_power)
+                              num_sums, p)
     point_costs(
         X, codes, value_prop, value_const, cat_coef, Z, num_coef,
         i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-        size_power, factors, np.empty(k), np.empty(k), out,
+        p, factors, np.empty(k), np.empty(k), out,
     )
     gain = out[a]
     out -= gain
@@ -151,7 +153,7 @@ _PROPOSAL_CHUNK = 256
 @cached_njit(nogil=True, parallel=True)
 def propose_moves(
     X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
-    size_power, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    cluster_exponent, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
     targets,  # OUT
 ):
     """Best cluster of each point of ``batch``, every point priced against the same statistics.
@@ -165,9 +167,10 @@ def propose_moves(
     Shapes as in :func:`sweep`.
     """
     k = counts.shape[0]
+    p = 2 - cluster_exponent
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, size_power)
+                              num_sums, p)
     n_batch = batch.shape[0]
     n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
     for chunk in numba.prange(n_chunks):
@@ -183,7 +186,7 @@ def propose_moves(
             point_costs(
                 X, codes, value_prop, value_const, cat_coef, Z, num_coef,
                 i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-                size_power, factors, dist, lin, costs,
+                p, factors, dist, lin, costs,
             )
             targets[t] = best_move(costs, a, X, i, point_weight(weights, i))
 
@@ -232,7 +235,7 @@ def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
 @cached_njit(nogil=True)
 def minibatch_epoch(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, size_power, order, batch_size, min_batch, total_sq_norm,  # IN
+    offsets, cluster_exponent, order, batch_size, min_batch, total_sq_norm,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
     """One mini-batch epoch over ``order``: batches priced in parallel, kept if the objective fell.
@@ -254,7 +257,7 @@ def minibatch_epoch(
     saved_sums, saved_counts = np.empty_like(sums), np.empty_like(counts)
     saved_values, saved_num = np.empty_like(value_counts), np.empty_like(num_sums)
     saved_labels = np.empty(targets.shape[0], dtype=labels.dtype)
-    current = statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,
+    current = statistics_objective(value_prop, offsets, cat_coef, num_coef, cluster_exponent,
                                    total_sq_norm, sums, counts, value_counts, num_sums)
     size = batch_size
     start = n_moved = n_kept = n_rejected = 0
@@ -263,7 +266,7 @@ def minibatch_epoch(
         m = batch.shape[0]
         chosen = targets[:m]
         propose_moves(X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,
-                      offsets, size_power, batch, labels, centers, counts, value_counts,
+                      offsets, cluster_exponent, batch, labels, centers, counts, value_counts,
                       cat_dev, num_sums, chosen)
         saved_sums[:] = sums
         saved_counts[:] = counts
@@ -274,8 +277,9 @@ def minibatch_epoch(
         moved = apply_moves(X, codes, Z, weights, batch, chosen, labels, sums, counts,
                             value_counts, num_sums)
         if moved:
-            value = statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,
-                                         total_sq_norm, sums, counts, value_counts, num_sums)
+            value = statistics_objective(value_prop, offsets, cat_coef, num_coef,
+                                         cluster_exponent, total_sq_norm, sums, counts,
+                                         value_counts, num_sums)
             if value >= current:
                 sums[:] = saved_sums
                 counts[:] = saved_counts

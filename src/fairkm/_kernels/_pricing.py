@@ -32,7 +32,7 @@ already include ``fairness_weight * w_a / n^2`` (and ``1 / m_a``).
 
 Cluster weighting: the paper weighs cluster ``C`` by ``(|C|/n)^2``; more
 generally by ``(|C|/n)^e`` with ``e`` in {2, 1, 0}, so the term of ``C`` is
-``Q_C / (n^e |C|^p)`` with ``p = 2 - e`` (``size_power``) and ``Q_C`` the
+``Q_C / (n^e |C|^p)`` with ``p = 2 - e`` and ``Q_C`` the
 quadratic form above (``sum_v (c_v - |C| p_v)^2 / m_a`` per categorical
 attribute, ``E^2`` per numeric one, weighted). ``Q_C`` changes by exactly the
 amounts above when a point moves, so with ``F_C = Q_C / |C|^p`` the change of
@@ -111,7 +111,7 @@ def size_factors(counts):
     return grow, shrink
 
 
-# Rows of the per-cluster fairness factors kept by a sweep when ``size_power > 0``
+# Rows of the per-cluster fairness factors kept by a sweep when ``p > 0``
 # (see the module docstring): ``F_C``, then for a unit point joining and
 # leaving, ``1 / |C'|^p`` and ``|C'|^p - |C|^p`` (sign: the term's growth).
 _F, _JOIN_INV, _JOIN_GROWTH, _LEAVE_INV, _LEAVE_SHRINK = 0, 1, 2, 3, 4

@@ -96,20 +96,21 @@ def inertia(X, centers, weights, labels):
 
 
 @cached_njit(nogil=True)
-def statistics_objective(value_prop, offsets, cat_coef, num_coef, size_power,  # IN
+def statistics_objective(value_prop, offsets, cat_coef, num_coef, cluster_exponent,  # IN
                          total_sq_norm, sums, counts, value_counts, num_sums):  # IN
     """Compute the objective from the statistics alone, in O(k (d + V)).
 
     ``total_sq_norm - sum_C ||sum_C||^2 / |C|`` plus every cluster's fairness
-    term (``Q_C / |C|^p``, the coefficients including ``fairness_weight``).
+    term (``Q_C / |C|^p``, ``p = 2 - e``, the coefficients including ``fairness_weight``).
     """
     quad = cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                         num_sums)
+    p = 2 - cluster_exponent
     value = total_sq_norm
     for c in range(counts.shape[0]):
         if counts[c] > 0:
             explained = 0.0
             for j in range(sums.shape[0]):
                 explained += sums[j, c] * sums[j, c]
-            value += quad[c] / power(counts[c], size_power) - explained / counts[c]
+            value += quad[c] / power(counts[c], p) - explained / counts[c]
     return value
