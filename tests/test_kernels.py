@@ -31,7 +31,7 @@ def test_move_deltas_equal_reference_objective_differences(case, data):
     got = np.empty(problem.n_clusters)
     _kernels.move_deltas(
         problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
-        terms.Z, lam * terms.num_weight, terms.weights, terms.offsets, terms.size_power, i,
+        terms.Z, lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent, i,
         labels, stats.centers, stats.counts,
         stats.value_counts, stats.cat_dev, stats.num_sums, got,
     )

@@ -22,7 +22,7 @@ def propose(X, terms, lam, batch, labels, stats, targets):
     """Each batch point's best lone move against frozen statistics, into ``targets``."""
     _kernels.propose_moves(
         X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight, terms.Z,
-        lam * terms.num_weight, terms.weights, terms.offsets, terms.size_power, batch, labels,
+        lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent, batch, labels,
         stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums, targets,
     )
 

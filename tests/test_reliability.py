@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_array_equal
+from sklearn.exceptions import ConvergenceWarning
 
 from fairkm import FairKM
 from fairkm.datasets import make_sensitive_blobs
@@ -124,7 +125,10 @@ def test_rounding_alone_never_moves_a_point():
     pytest turns a ConvergenceWarning (the fit cycling up to max_iter) into an error.
     """
     X = np.full((32, 1), -0.4099717551079468)
-    model = FairKM(4, tol=0.0, random_state=88).fit(X)
+    with pytest.warns(ConvergenceWarning) as caught:
+        model = FairKM(4, tol=0.0, random_state=88).fit(X)
+    # One distinct row and four clusters: that warning, and no other (no cycling).
+    assert [str(w.message)[:36] for w in caught] == ["FairKM found 1 distinct clusters, fe"]
     assert model.n_iter_ <= 2
     assert np.all(np.bincount(model.labels_, minlength=4) > 0)
 

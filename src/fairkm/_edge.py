@@ -205,7 +205,10 @@ def warn_if_duplicate_centers(owner, centers, n_clusters, stacklevel=3):
     As scikit-learn's ``KMeans`` warns: with fewer distinct rows than
     ``n_clusters`` some clusters are copies of others, or empty.
     """
-    distinct = np.unique(np.asarray(centers), axis=0).shape[0]
+    centers = np.asarray(centers, dtype=np.float64)
+    # Means of identical rows may differ in their last bits: compare to 12 digits.
+    step = 1e-12 * (1.0 + float(np.max(np.abs(centers), initial=0.0)))
+    distinct = np.unique(np.round(centers / step), axis=0).shape[0]
     if distinct < n_clusters:
         warnings.warn(
             f"{owner} found {distinct} distinct clusters, fewer than n_clusters={n_clusters}: "

@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import BlindKMeans, FairKM, __version__, experiments
+from .._weights import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
 from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
 from ..report import DataWarning, audit, format_number
 from ..tradeoff import fairness_tradeoff, plot_tradeoff
@@ -152,8 +153,8 @@ def _bound_fact(fair):
 
 
 # How each cluster's deviations counted in the fairness term, in words.
-_CLUSTER_WEIGHTING_WORDS = {"equal": "alike", "size": "by its share of the rows",
-                            "paper": "by the square of its share of the rows"}
+_CLUSTER_WEIGHTING_WORDS = {EQUAL_WEIGHTING: "alike", SIZE_WEIGHTING: "by its share of the rows",
+                            PAPER_WEIGHTING: "by the square of its share of the rows"}
 
 
 def _fit_facts(fair, seconds):

@@ -262,7 +262,7 @@ def relabel_weightless(part, labels, centers):
 
 
 def predict_block(predictor, x_block, s_block):
-    """Labels of one block of new rows (see :meth:`fairkm._base.Predictor.predict`)."""
+    """Labels of one block of new rows (see :meth:`fairkm._prediction.Predictor.predict`)."""
     X = _rows(x_block)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)

@@ -7,6 +7,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from .._weights import PAPER_WEIGHTING, SIZE_WEIGHTING
 from ._measure import TOLERANCE
 
 __all__ = [
@@ -205,12 +206,12 @@ def _why(settings, attributes):
         return (f"{made}: a method that does not weigh the sensitive attributes against "
                 "the K-Means cost leaves each cluster with the mix its features give it.")
     weighting = settings.get("cluster_weighting_")
-    if weighting == "paper":
+    if weighting == PAPER_WEIGHTING:
         return ("FairKM's fairness term weighed each cluster by the square of its share of "
                 "the rows (cluster_weighting='paper'), so a cluster holding 2% of the rows "
                 "counted 1/2,500 as much as one holding them all: making it fair bought "
                 "almost nothing in the objective.")
-    if weighting == "size":
+    if weighting == SIZE_WEIGHTING:
         return ("FairKM's fairness term weighed each cluster by its share of the rows "
                 "(cluster_weighting='size'), so a small cluster's mix counted little.")
     return ("Every cluster counted alike in FairKM's fairness term: the clusters furthest "
@@ -258,7 +259,7 @@ def _remedies(settings, attributes, met=np.nan):
         cli = ",".join(f"{a}={_number(w)}" for a, w in raised.items())
         out.append(f"weigh {', '.join(attributes)} more (attribute_weights={{{python}}}, "
                    f"--attribute-weights {cli})")
-    if settings.get("cluster_weighting_") in ("paper", "size"):
+    if settings.get("cluster_weighting_") in (PAPER_WEIGHTING, SIZE_WEIGHTING):
         out.append("count every cluster alike (cluster_weighting='equal')")
     if settings.get("max_cost") is not None:
         budget = 2 * settings["max_cost"]
