@@ -202,10 +202,12 @@ def test_minibatch_labels_do_not_depend_on_the_thread_count(monkeypatch, chosen)
         pytest.skip("one usable core: nothing to compare one thread with")
     many = fit()
     assert chosen and set(chosen) == {usable}
+    assert many.n_threads_ == usable  # recorded on the fit
     chosen.clear()
     monkeypatch.setenv(_cores.ENV_VAR, "1")
     one = fit()
     assert chosen and set(chosen) == {1}
+    assert one.n_threads_ == 1
     assert_array_equal(one.labels_, many.labels_)
     assert_array_equal(one.objective_history_, many.objective_history_)
 
@@ -225,3 +227,10 @@ def test_a_bad_environment_variable_stops_a_minibatch_fit(monkeypatch):
     monkeypatch.setenv(_cores.ENV_VAR, "abc")
     with pytest.raises(ValueError, match="FAIRKM_NUM_THREADS must be a positive integer"):
         FairKM(3, algorithm="minibatch", random_state=0).fit(X, sensitive_features=sensitive)
+
+
+def test_exact_sweeps_record_one_thread():
+    """The exact engine's sweeps are serial: the fit says so."""
+    X, sensitive, _ = make_sensitive_blobs(200, n_values=(2,), random_state=0)
+    model = FairKM(3, algorithm="exact", random_state=0).fit(X, sensitive_features=sensitive)
+    assert model.n_threads_ == 1

@@ -80,6 +80,7 @@ class FitOutcome:
     cluster_exponent: int
     weight_unit: float = 1.0
     row_weight: float = 1.0
+    threads: int | None = None  # the mini-batch epochs' threads (None: not chosen here)
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,28 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
             return Plan("absolute", (n_samples / self.n_clusters) ** 2)
         return Plan("absolute", float(weight))
 
+    def _plan_in_weight_unit(self, plan, unit, total, weighted):
+        """Return ``plan`` for a run on weights divided by ``unit`` (``total``: their sum).
+
+        The K-Means term is in the weights' unit, so an absolute weight is
+        divided by it; ``"paper"``'s ``(n / k)^2`` counts the rows the
+        weighted rows stand for, as repeated rows would.
+        """
+        if plan.kind != "absolute":
+            return plan
+        if isinstance(self.fairness_weight, str) and weighted:  # "paper", the one absolute str
+            # (total * unit / k)^2 / unit: the unit's square over the unit is one unit.
+            plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
+        else:
+            plan = Plan("absolute", plan.value / unit)
+        if not np.isfinite(plan.value):
+            raise ValueError(
+                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
+                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
+                "or rescale the weights."
+            )
+        return plan
+
     def _check_attribute_weights(self, names):
         """Return one weight per attribute from ``attribute_weights``."""
         weights = self.attribute_weights
@@ -275,6 +298,7 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         self._fitted_stats = (stats.counts * weight_unit, stats.value_counts * weight_unit,
                               stats.num_sums * weight_unit)
         self._row_weight = outcome.row_weight
+        self.n_threads_ = outcome.threads
 
     def _predictor(self):
         """Return the fitted model as :meth:`predict` prices a new row: one of the mean weight.

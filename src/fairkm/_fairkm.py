@@ -24,7 +24,7 @@ from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
-from ._weights import Plan, fit_weighted
+from ._weights import fit_weighted
 from .bounds import bounds_from_features, constrain, enforced
 
 __all__ = ["FairKM"]
@@ -231,6 +231,11 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         term alone, so the history rises where the fair phase begins.
     n_iter_ : int
         Number of sweeps (and epochs) of the kept run, every phase included.
+    n_threads_ : int
+        The threads the kept run's mini-batch epochs used: at most numba's,
+        the CPUs the process may use (``joblib.cpu_count()``, the affinity
+        mask) and those other work left idle, or the environment variable
+        ``FAIRKM_NUM_THREADS``; 1 when it made exact sweeps only (serial).
     fairness_weight_ : float
         The absolute ``lambda`` used: ``FairKM(fairness_weight=fairness_weight_,
         attribute_weights=attribute_weights_)`` has the same objective.
@@ -527,18 +532,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
         plan, cluster_exponent = checked.plan, checked.cluster_exponent
         total = n_samples if sample_weight is None else float(sample_weight.sum())
-        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
-            plan = Plan("absolute", plan.value / unit)
-            if self.fairness_weight == "paper" and sample_weight is not None:
-                # The paper's (n / k)^2 with n the rows the weighted rows stand for: a row of
-                # weight w weighs as w rows (the unit's square over the unit is one unit).
-                plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
-        if not np.isfinite(plan.value):
-            raise ValueError(
-                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
-                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
-                "or rescale the weights."
-            )
+        plan = self._plan_in_weight_unit(plan, unit, total, sample_weight is not None)
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         # Once the attributes are known to standardise.
         warn_on_fit(X, feature_names(self, X.shape[1]), features,
@@ -589,6 +583,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             fairness=session.fairness, history=np.array(session.history),
             n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
             encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
+            threads=1 if session.threads is None else session.threads,
             row_weight=1.0 if user_weight is None else float(sample_weight.sum()) / n_rows * unit,
         ))
         self._set_bounded(bounded)

@@ -15,7 +15,7 @@ from .._columns import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
 from .._encoding import SensitiveEncoding
 from .._engine import Stats, fill_moves
 from .._params import check_n_samples
-from .._weights import Plan, fit_weighted
+from .._weights import fit_weighted
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,
@@ -126,6 +126,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
         statistics (it can differ from ``objective_`` in the last digits).
     n_iter_ : int
         Number of rounds, every phase included.
+    n_threads_ : None
+        The workers choose their own threads (in memory: the threads of the
+        mini-batch epochs).
     fairness_weight_, attribute_weights_, relative_weight_, blind_inertia_, \
 blind_attribute_fairness_, attribute_fairness_, cost_increase_, unfairness_ratio_, \
 n_features_in_, feature_names_in_, sensitive_names_, sensitive_kinds_, \
@@ -338,18 +341,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                 "dask_ml.preprocessing.StandardScaler."
             )
         total = float(sum(weight for _, weight in sums)) if weighted else n_samples
-        plan, cluster_exponent = checked.plan, checked.cluster_exponent
-        if plan.kind == "absolute":  # the K-Means term is in the weights' unit: so is lambda
-            plan = Plan("absolute", plan.value / unit)
-            if self.fairness_weight == "paper" and weighted:
-                # As in memory: (n / k)^2 with n the rows the weighted rows stand for.
-                plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
-        if not np.isfinite(plan.value):
-            raise ValueError(
-                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
-                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
-                "or rescale the weights."
-            )
+        cluster_exponent = checked.cluster_exponent
+        plan = self._plan_in_weight_unit(checked.plan, unit, total, weighted)
 
         encoding = (
             SensitiveEncoding.from_features(None, total) if sensitive_features is None
