@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from .._weights import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
 from ._errors import UsageError
 from ._help import (
     DEMO_EPILOG,
@@ -313,7 +312,8 @@ def _add_clustering_options(parser, *, weight=True):
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
     parser.add_argument("--cluster-weighting",
-                        choices=("auto", EQUAL_WEIGHTING, SIZE_WEIGHTING, PAPER_WEIGHTING),
+                        # Spelled here: --help loads no scikit-learn, which _weights does.
+                        choices=("auto", "equal", "size", "paper"),
                         default="auto",
                         help="how much each cluster's deviations count: 'equal' (every cluster "
                         "alike), 'size' (by its share of the rows), 'paper' (by the square of "
