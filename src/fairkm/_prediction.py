@@ -10,7 +10,6 @@ validates ``X`` with the same :meth:`PredictionMixin._check_X`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,21 +180,9 @@ class PredictionMixin(TransformerMixin):
 
     def _labels(self, predictor, X, features):
         """Predict on validated ``X`` and sensitive features already read (or None)."""
-        if features is None and self._encoding.n_attributes and self.fairness_weight_:
-            warnings.warn(
-                f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
-                "but none were given: each row goes to its nearest centre, which ignores "
-                "fairness (on Adult, the clusters' mean distance from the dataset's mix was "
-                "0.101 on new rows, against 0.067 with them and 0.107 for K-Means). Pass "
-                "sensitive_features as in fit.",
-                UserWarning, stacklevel=3,
-            )
+        if features is None:
+            self._warn_if_predicting_blind()
         return predictor.labels(X, features)
-
-    @property
-    def _n_features_out(self):
-        """Number of transformed output features (for ``get_feature_names_out``)."""
-        return self.cluster_centers_.shape[0]
 
     def transform(self, X):
         """Compute each point's distance to each cluster centre, as :class:`sklearn.cluster.KMeans`.

@@ -9,8 +9,6 @@ results are those of the in-memory model with the same fitted state.
 
 from __future__ import annotations
 
-import warnings
-
 import dask
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -66,13 +64,7 @@ class DaskPredictionMixin:
         with sensitive features and a positive weight but none were given.
         """
         if sensitive_features is None:
-            if self._encoding.n_attributes and self.fairness_weight_:
-                warnings.warn(
-                    f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
-                    "but none were given: each row goes to its nearest centre, which ignores "
-                    "fairness (see fairkm.FairKM.predict). Pass sensitive_features as in fit.",
-                    UserWarning, stacklevel=3,
-                )
+            self._warn_if_predicting_blind()
             return [None] * len(blocks)
         if not self._encoding.n_attributes:
             raise ValueError(
@@ -123,11 +115,6 @@ class DaskPredictionMixin:
              for xb, sb in zip(blocks, sensitive, strict=True)],
             [np.nan] * len(blocks) if lengths is None else lengths,
         )
-
-    @property
-    def _n_features_out(self):
-        """Number of transformed output features (for ``get_feature_names_out``)."""
-        return self.cluster_centers_.shape[0]
 
     def transform(self, X):
         """Compute each row's distance to each cluster centre, partition by partition.
