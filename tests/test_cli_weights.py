@@ -2,7 +2,9 @@
 and --max-cost's range (issue 31)."""
 
 import numpy as np
+import pandas as pd
 import pytest
+from numpy.testing import assert_allclose
 
 import fairkm
 from fairkm.cli import _commands
@@ -135,9 +137,26 @@ def test_the_labels_cannot_be_the_weights(capsys, people_csv):
     assert status == 2 and "column 'group' is both --weight-column and in --labels" in err
 
 
-def test_tradeoff_takes_no_weight_column(capsys, people_csv):
-    status, _, err = run(capsys, "tradeoff", people_csv, *FIT, "--weight-column", "age")
-    assert status == 2 and "unrecognized arguments: --weight-column" in err
+def test_tradeoff_is_weighted_and_reads_only_the_weights_ratios(capsys, tmp_path):
+    people, path = _people_with_weights(tmp_path)
+    people.assign(perwt_k=people["perwt"] * 1000.0).to_csv(path, index=False)
+    tables = {}
+    for column in ("perwt", "perwt_k", None):
+        out = tmp_path / f"{column}.csv"
+        drop = "perwt,perwt_k" if column is None else ("perwt_k" if column == "perwt"
+                                                       else "perwt")
+        status, _, err = run(capsys, "tradeoff", path, "--sensitive", "sex,group",
+                             "--exclude", f"id,{drop}", "--n-clusters", "3",
+                             "--relative-weights", "0,1", "--output", out, "--quiet",
+                             *(() if column is None else ("--weight-column", column)))
+        assert status == 0, err
+        tables[column] = pd.read_csv(out)
+    measures = ["CW", "MW", "AE", "cost_increase", "unfairness_ratio"]
+    assert_allclose(tables["perwt_k"][measures], tables["perwt"][measures], rtol=1e-9)
+    assert_allclose(tables["perwt_k"]["inertia"], 1000.0 * tables["perwt"]["inertia"],
+                    rtol=1e-9)
+    # ... and the weights do count: the unweighted table is another one.
+    assert not np.allclose(tables[None]["inertia"], tables["perwt"]["inertia"])
 
 
 # --------------------------------------------------------------------------- weight-like names
@@ -174,13 +193,12 @@ def test_names_that_only_look_like_weights_are_not_warned_about(capsys, tmp_path
     assert status == 0 and err == ""
 
 
-def test_tradeoff_says_to_exclude_a_weight_like_feature(capsys, tmp_path):
+def test_tradeoff_says_to_pass_a_weight_like_feature_as_weights(capsys, tmp_path):
     _, path = _people_with_weights(tmp_path)
     status, _, err = run(capsys, "tradeoff", path, *FIT, "--relative-weights", "0,1",
                          "--quiet")
     assert status == 0
-    assert ("leave it out here with --exclude perwt (fairkm tradeoff takes no weights; fit "
-            "and evaluate take --weight-column perwt)") in err
+    assert "pass it with --weight-column perwt (it then leaves the features)" in err
 
 
 # --------------------------------------------------------------------------- copied columns

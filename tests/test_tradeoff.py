@@ -50,6 +50,27 @@ def test_tradeoff_rows_match_direct_fits(blobs):
     assert {"DevC", "DevO"} <= set(table.columns)
 
 
+def test_weighted_tradeoff_rows_are_weighted_fits_and_ignore_the_weights_scale(blobs):
+    X, sensitive = blobs
+    weights = 1.0 + np.arange(len(X)) % 3
+    template = FairKM(4, random_state=0)
+    table = fairness_tradeoff(template, X, sensitive, relative_weights=[0.5, 2.0],
+                              sample_weight=weights)
+    direct = FairKM(4, relative_weight=2.0, random_state=0).fit(
+        X, sensitive_features=sensitive, sample_weight=weights)
+    assert_allclose(table["objective"].iloc[1], direct.objective_)
+    report = fairness_report(direct.labels_, sensitive_features=sensitive, sample_weight=weights)
+    assert_allclose(table["CW"].iloc[1], report.loc["mean", "CW"])
+    # Weights normalised to sum 1: the same table but for the sums, which scale.
+    scaled = fairness_tradeoff(template, X, sensitive, relative_weights=[0.5, 2.0],
+                               sample_weight=weights / weights.sum())
+    sums = ["objective", "inertia", "fairness_weight"]
+    assert_allclose(scaled[sums].to_numpy() * weights.sum(), table[sums].to_numpy(), rtol=1e-9)
+    rest = [c for c in table.columns if c not in sums and c != "mark"]
+    assert_allclose(scaled[rest].to_numpy(dtype=float), table[rest].to_numpy(dtype=float),
+                    rtol=1e-9)
+
+
 def test_warm_start_starts_from_previous_centres(blobs, monkeypatch):
     X, sensitive = blobs
     inits = []

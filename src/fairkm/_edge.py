@@ -38,6 +38,7 @@ from ._validation import check_no_overflow, check_sample_weight, weight_scale
 
 __all__ = [
     "FitInputs",
+    "as_frequencies",
     "feature_names",
     "paired",
     "read_fit",
@@ -124,6 +125,19 @@ def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
         sample_weight = sample_weight.to_numpy()
     weights = check_sample_weight(sample_weight, n_samples, length_of=length_of)
     return weights, weight_scale(weights)
+
+
+def as_frequencies(weights):
+    """Return checked row weights read by their ratios, the lightest row counting as one row.
+
+    The silhouette and DevO count a weight as that many rows (a cluster of
+    total weight 1 has no second row), so they change when every weight is
+    scaled; on these weights they do not, and integer weights whose smallest
+    is 1 (counts) are kept as they are: the measures of the repeated rows.
+    """
+    if weights is None:
+        return None
+    return weights / weights[weights > 0].min()
 
 
 def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=4):

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ._edge import as_frequencies, paired, read_weights, row_index
 from ._fairkm import FairKM
 from ._progress import Progress, report
 from .metrics import MEASURES, clustering_report, fairness_report
@@ -33,6 +34,7 @@ def fairness_tradeoff(
     reference_labels=None,
     sample_size=None,
     random_state=None,
+    sample_weight=None,
 ):
     """Fit a FairKM estimator at several fairness weights and measure quality and fairness.
 
@@ -73,6 +75,12 @@ def fairness_tradeoff(
         for large data, the silhouette being quadratic).
     random_state : int or None, default=None
         Seed of the silhouette sample.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights, as for :meth:`FairKM.fit`: every fit and every measure
+        is weighted (the quality measures with the lightest row counting as
+        one row, as in :func:`fairkm.report.audit`), so weights scaled alike
+        give the same table but for the fit's sums in the weights' unit
+        (``objective``, ``inertia``, ``fairness_weight``), which scale.
 
     Returns
     -------
@@ -109,6 +117,10 @@ def fairness_tradeoff(
             )
     if max_cost is not None and not relative:
         raise ValueError("max_cost goes with relative_weights, not fairness_weights.")
+    index = row_index(X)
+    # Checked once, paired with X's rows; the fits read the same array.
+    sample_weight, _ = read_weights(sample_weight, np.asarray(X).shape[0], index)
+    sensitive_features = paired(sensitive_features, index, name="sensitive_features")
     rows = []
     previous = None
     fits = [({"relative_weight": w} if relative else {"fairness_weight": w}) for w in weights]
@@ -120,9 +132,9 @@ def fairness_tradeoff(
             model.set_params(fairness_weight="auto")
         elif warm_start and previous is not None:
             model.set_params(init=previous.cluster_centers_, n_init=1)
-        model.fit(X, sensitive_features=sensitive_features)
+        model.fit(X, sensitive_features=sensitive_features, sample_weight=sample_weight)
         rows.append(_measure(model, X, sensitive_features, estimator.numeric_sensitive,
-                             reference_labels, sample_size, random_state))
+                             reference_labels, sample_size, random_state, sample_weight))
         report(Progress("fit", len(rows), model.objective_, 0), verbose=0)
         rows[-1]["mark"] = (
             f"max_cost={max_cost:g}" if "max_cost" in params
@@ -140,14 +152,16 @@ def fairness_tradeoff(
 
 
 def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, sample_size,
-             random_state):
+             random_state, sample_weight):
     """One row of the trade-off table: the fitted model's numbers and measures."""
     quality = clustering_report(
         np.asarray(X, dtype=np.float64), model.labels_, reference_labels=reference_labels,
         sample_size=sample_size, random_state=random_state,
+        sample_weight=as_frequencies(sample_weight),
     )
     report = fairness_report(
         model.labels_, sensitive_features=sensitive_features, numeric_sensitive=numeric_sensitive,
+        sample_weight=sample_weight,
     )
     fairness_names = [m.name for m in MEASURES.values() if m.kind == "fairness"]
     return {

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from sklearn.cluster import KMeans
 
-from .. import BlindKMeans, FairKM, __version__, experiments
+from .. import FairKM, __version__, experiments
 from .._weights import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
 from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
 from ..report import DataWarning, audit, format_number
@@ -269,8 +270,9 @@ def run_tradeoff(args):
         data = prepare_data(args)
         frame, sensitive, X = data.frame, data.sensitive, data.X
         numeric = list(args.numeric_sensitive or [])
-        blind = BlindKMeans(args.n_clusters, n_init=N_INIT,
-                            random_state=args.random_state).fit(X)
+        # The S-blind reference of DevC and DevO, weighted as the fits are.
+        blind = KMeans(args.n_clusters, n_init=N_INIT, random_state=args.random_state).fit(
+            X, sample_weight=data.weights)
         weights = args.relative_weights if relative else args.fairness_weights
         n_fits = len(weights) + (args.max_cost is not None)
         with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"), \
@@ -286,7 +288,7 @@ def run_tradeoff(args):
                 relative_weights=weights if relative else None, max_cost=args.max_cost,
                 reference_labels=blind.labels_,
                 sample_size=5000 if len(frame) > 5000 else None,
-                random_state=args.random_state,
+                random_state=args.random_state, sample_weight=data.weights,
             )
         if args.output is not None:
             outputs.write_table(args.output, table, sep=args.sep)

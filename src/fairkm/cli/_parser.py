@@ -246,7 +246,7 @@ def _dataset_list(text):
 # --------------------------------------------------------------------------- parser
 
 
-def _add_data_options(parser, *, features_default, weights=True):
+def _add_data_options(parser, *, features_default):
     parser.add_argument("data", metavar="DATA", help="input table (.csv or .parquet)")
     parser.add_argument("--sensitive", required=True, type=_column_list, metavar="COLS",
                         help="comma-separated sensitive columns (categorical unless named in "
@@ -261,11 +261,10 @@ def _add_data_options(parser, *, features_default, weights=True):
         group.add_argument("--exclude", type=_column_list, metavar="COLS",
                            help="columns that are neither features nor sensitive (identifiers, "
                            "free text, the target)")
-    if weights:
-        parser.add_argument("--weight-column", metavar="NAME",
-                            help="a column of row weights (survey weights, counts: numbers >= "
-                            "0): a row of weight w counts as w rows in the fit and in every "
-                            "measure of the audit; the column is not a feature")
+    parser.add_argument("--weight-column", metavar="NAME",
+                        help="a column of row weights (survey weights, counts: numbers >= "
+                        "0): a row of weight w counts as w rows in the fit and in every "
+                        "measure; the column is not a feature")
     parser.add_argument("--scale", choices=("standard", "none"), default="standard",
                         help="numeric features: 'standard' (default) scales each to zero mean "
                         "and unit variance, 'none' uses them as they are")
@@ -417,9 +416,7 @@ def build_parser():
         description="Fit FairKM on DATA at several fairness weights and tabulate quality "
         "against fairness.", epilog=TRADEOFF_EPILOG,
     )
-    # fairness_tradeoff takes no sample weights: the trade-off is unweighted.
-    _add_data_options(tradeoff, features_default="all columns but the sensitive ones",
-                      weights=False)
+    _add_data_options(tradeoff, features_default="all columns but the sensitive ones")
     weights = tradeoff.add_mutually_exclusive_group()
     weights.add_argument("--relative-weights", type=_relative_weights, metavar="W1,W2,...",
                          default=[0.0, 0.25, 0.5, 1.0, 2.0, 4.0],

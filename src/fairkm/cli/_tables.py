@@ -515,11 +515,9 @@ def prepare_data(args, *, labels=None, need_features=True):
         features = _as_numbers(frame[names])
         how = ("a --features list without it" if args.features is not None
                else "--exclude {name}")
-        how_to_weight = ("pass it with --weight-column {name} (it then leaves the features)"
-                         if hasattr(args, "weight_column") else
-                         f"leave it out here with {how} (fairkm tradeoff takes no weights; "
-                         "fit and evaluate take --weight-column {name})")
-        notes += feature_notes(features, how_to_exclude=how, how_to_weight=how_to_weight)
+        notes += feature_notes(
+            features, how_to_exclude=how,
+            how_to_weight="pass it with --weight-column {name} (it then leaves the features)")
         X, sources, encoding = _encode_features(features, names, args.scale,
                                                 args.max_categories, args.data)
         notes += copy_notes(X, sources, sensitive, list(args.numeric_sensitive or []),

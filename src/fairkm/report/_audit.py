@@ -11,7 +11,7 @@ import pandas as pd
 from sklearn.cluster import KMeans
 
 from .._columns import check_sensitive_features
-from .._edge import paired, read_weights, row_index
+from .._edge import as_frequencies, paired, read_weights, row_index
 from .._hygiene import (
     DataWarning,
     id_like_features,
@@ -22,7 +22,6 @@ from .._hygiene import (
 from ..bounds import bounds_from_features, check_kind, check_labels, resolve_bounds
 from ._html import render_html
 from ._measure import (
-    as_frequencies,
     cluster_table,
     fairness_table,
     quality_table,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._columns import check_sensitive_features, columns_frame, read_columns, resolve_numeric
+from .._edge import as_frequencies
 from ..metrics import (
     MEASURES,
     _fairness_of_read,
@@ -24,7 +25,6 @@ from ..metrics import (
 __all__ = [
     "SILHOUETTE_SAMPLE",
     "TOLERANCE",
-    "as_frequencies",
     "cluster_table",
     "fairness_table",
     "quality_table",
@@ -68,19 +68,6 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
         return frame, [n for n, kind in zip(names, kinds, strict=True) if kind == "numeric"]
     flags = resolve_numeric(numeric_sensitive, names, auto)
     return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
-
-
-def as_frequencies(weights):
-    """Return checked row weights read by their ratios, the lightest row counting as one row.
-
-    The silhouette and DevO count a weight as that many rows (a cluster of
-    total weight 1 has no second row), so they change when every weight is
-    scaled; on these weights they do not, and integer weights whose smallest
-    is 1 (counts) are kept as they are: the audit of the repeated rows.
-    """
-    if weights is None:
-        return None
-    return weights / weights[weights > 0].min()
 
 
 def fairness_table(labels, sensitive, numeric, features=None, sample_weight=None):
