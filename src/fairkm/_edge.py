@@ -192,19 +192,22 @@ def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
     return FitInputs(X, sensitive_features, weights, unit)
 
 
-def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4):
+def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4, how_numeric=None):
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
     ``features`` are sensitive features already read
     (:class:`fairkm._columns.SensitiveFeatures`) or raw ones (read here with
-    their kinds from the dtypes); None warns about nothing.
+    their kinds from the dtypes); None warns about nothing. ``how_numeric``
+    says how to take a many-valued number as a quantity, for an estimator
+    without ``numeric_sensitive``.
     """
     if features is None:
         return
     if not hasattr(features, "kinds"):
         features = check_sensitive_features(features, n_samples=X.shape[0])
+    advice = {} if how_numeric is None else {"how_numeric": how_numeric}
     warn_on_data(X, feature_names, features, kinds_by_dtype=kinds_by_dtype,
-                 stacklevel=stacklevel)
+                 stacklevel=stacklevel, **advice)
 
 
 def feature_names(estimator, n_features):

@@ -401,7 +401,8 @@ def drop_missing(frame, columns=None):
     return frame[~incomplete], frame[incomplete]
 
 
-def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3):
+def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
+                 how_numeric="pass it as floats or name it in numeric_sensitive"):
     """Warn (:class:`DataWarning`) about what a fit is given, as the audit does.
 
     ``features`` are the encoded sensitive attributes
@@ -423,7 +424,7 @@ def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3):
         elif len(known) > MANY_VALUES and _looks_numeric(pd.Series(known)):
             notes += sensitive_kind_notes(
                 pd.DataFrame({name: known[column]}), [], how_categorical="",
-                how_numeric="pass it as floats or name it in numeric_sensitive")
+                how_numeric=how_numeric)
     notes += sensitive_in_features(
         X, feature_names, list(zip(features.names, features.kinds, features.columns,
                                    strict=True)), features.categories,

@@ -509,7 +509,9 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         fair = None
         if encoded is not None:
             features, targets = encoded
-            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=True)
+            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=True,
+                        how_numeric="group its values into a few ranges (ZGYA takes one "
+                        "categorical attribute), or use FairKM, which takes it as numeric")
             codes = features.columns[0]
             if self.fairness_weight > 0:
                 fair = targets
