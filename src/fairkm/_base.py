@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 
 from ._columns import with_intersections
-from ._edge import paired, warn_if_duplicate_centers, warn_if_sensitive_as_y
+from ._edge import warn_if_duplicate_centers
 from ._engine import Stats
 from ._family import SensitiveFeaturesMixin
 from ._params import (
@@ -338,11 +338,6 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                          self.fairness_weight_ / row, self.intersections,
                          CLUSTER_EXPONENTS[self.cluster_weighting_], counts, value_counts,
                          num_sums)
-
-    def _sensitive_of(self, sensitive_features, index, y=None):
-        """Return the sensitive features a fit takes, paired with ``X``'s rows (see ``_edge``)."""
-        warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y)
-        return paired(sensitive_features, index, name="sensitive_features")
 
     def _with_intersections(self, sensitive_features):
         """Return the sensitive features with the ``intersections`` appended as attributes."""

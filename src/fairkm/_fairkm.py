@@ -584,7 +584,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
             encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
             threads=1 if session.threads is None else session.threads,
-            row_weight=1.0 if user_weight is None else float(sample_weight.sum()) / n_rows * unit,
+            row_weight=1.0 if user_weight is None else total / n_rows * unit,
         ))
         self._set_bounded(bounded)
         return self

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 
 from .._base import BaseFairKM, FitOutcome
 from .._columns import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
+from .._edge import warn_if_sensitive_as_y
 from .._encoding import SensitiveEncoding
 from .._engine import Stats, fill_moves
 from .._params import check_n_samples
@@ -289,7 +290,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         # The parameters are checked before the data are touched, and against the
         # data (n_clusters, the "auto" weight) once the partitions' rows are counted.
         self._validate_params()
-        self._sensitive_of(sensitive_features, None, y)
+        warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y, stacklevel=3)
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts
         if sample_weight is not None:
