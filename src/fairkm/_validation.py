@@ -14,6 +14,7 @@ __all__ = [
     "check_no_missing",
     "check_no_overflow",
     "check_sample_weight",
+    "check_weight_values",
     "weight_scale",
 ]
 
@@ -79,13 +80,28 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
         array = np.asarray(sample_weight)
     except (TypeError, ValueError) as exc:  # ragged lists and other unconvertible input
         raise TypeError(f"sample_weight could not be converted to an array: {exc}.") from exc
+    weights = check_weight_values(array, n_samples, length_of=length_of)
+    if not (weights > 0).any():
+        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
+    if (weights == 1.0).all():
+        return None
+    return np.ascontiguousarray(weights)
+
+
+def check_weight_values(array, n_samples=None, *, length_of="X", where=""):
+    """Return the weights of ``array`` as float64: real numbers, 1-D, finite and >= 0.
+
+    The per-row rules of :func:`check_sample_weight`, which the Dask
+    estimator applies to each partition (``where``: " of partition 3", after
+    the row number); ``n_samples`` (None: not checked) is the length wanted.
+    """
     if array.dtype.kind not in "iuf":
         raise TypeError(
             f"sample_weight must hold real numbers, got an array of dtype {array.dtype}."
         )
     if array.ndim != 1:
         raise ValueError(f"sample_weight must be 1-D, got an array of shape {array.shape}.")
-    if array.shape[0] != n_samples:
+    if n_samples is not None and array.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight has {array.shape[0]} entries but {length_of} has {n_samples}; "
             "they must have the same length."
@@ -95,13 +111,9 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i}."
+            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i}{where}."
         )
-    if not (weights > 0).any():
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
-    if (weights == 1.0).all():
-        return None
-    return np.ascontiguousarray(weights)
+    return weights
 
 
 def check_no_overflow(X):

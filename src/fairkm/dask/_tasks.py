@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_array
 from .. import _kernels
 from .._columns import check_sensitive_features, with_intersections
 from .._engine import statistics_of, sweep
+from .._validation import check_weight_values
 
 __all__ = [
     "check_weights",
@@ -56,22 +57,7 @@ def check_weights(w_block, n_rows, partition):
     """
     if np.ndim(w_block) == 0:
         w_block = np.full(n_rows, w_block)
-    array = np.asarray(w_block)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(
-            f"sample_weight must hold real numbers, got an array of dtype {array.dtype}."
-        )
-    if array.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D, got an array of shape {array.shape}.")
-    weights = array.astype(np.float64)
-    bad = ~(np.isfinite(weights) & (weights >= 0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i} of "
-            f"partition {partition}."
-        )
-    return weights
+    return check_weight_values(np.asarray(w_block), where=f" of partition {partition}")
 
 
 def weight_summary(weights):
