@@ -9,12 +9,10 @@ is paired by position with a warning. Arrays pair by position.
 
 import warnings
 
-import numba
 import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from threadpoolctl import threadpool_limits
 
 from fairkm import FairKM
 from fairkm.metrics import (
@@ -28,17 +26,7 @@ FAIRNESS = {m.name: m.function for m in MEASURES.values() if m.kind == "fairness
 QUALITY = {m.name: m.function for m in MEASURES.values() if m.kind == "quality"}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # KMeans' OpenMP threads and FairKM's numba ones wait for each other on a busy
-    # machine; nothing here measures threading.
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        with threadpool_limits(1, user_api="openmp"):
-            yield
-    finally:
-        numba.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.one_thread
 
 
 def table(n=120, seed=0):

@@ -1,6 +1,5 @@
 """make_fair_clustering_scorer: the fairest clustering within a K-Means cost budget."""
 
-import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +14,6 @@ from sklearn.datasets import load_diabetes
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from fairkm import FairKM
 from fairkm.metrics import MEASURES, make_fair_clustering_scorer
@@ -27,19 +25,7 @@ FAIRNESS = [m.name for m in MEASURES.values() if m.kind == "fairness"]
 OVER_BUDGET = 1e6
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # On a busy machine KMeans' OpenMP threads (and FairKM's numba ones) wait for each
-    # other at every pass: a KMeans fit of diabetes' 442 rows took 3.3 s with 2 threads
-    # against 0.02 s with 1 (load 5 on 2 cores). Nothing here measures threading, and
-    # FairKM's results do not depend on its thread count.
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        with threadpool_limits(1, user_api="openmp"):
-            yield
-    finally:
-        numba.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.one_thread
 
 
 class Fixed(ClusterMixin, BaseEstimator):
