@@ -67,12 +67,6 @@ class Rows:
                 self.index, self.of = row_index(value), name
                 break
 
-    def _comparable(self, value):
-        # A pandas input of another length is left to the length checks, whose
-        # message says so, rather than refused as an index that does not match.
-        return (self.index is not None and isinstance(value, (pd.Series, pd.DataFrame))
-                and len(value) == len(self.index))
-
     def pair(self, value, name):
         """Return ``value`` in the rows' order (:func:`fairkm._edge.paired`), with their index.
 
@@ -80,10 +74,12 @@ class Rows:
         index beside other labels; either way it comes back with the rows'
         index, so that the measures a report calls pair it again silently.
         """
-        if not self._comparable(value):
-            return value
         value = paired(value, self.index, name=name, of=self.of)
-        return value if value.index.equals(self.index) else value.set_axis(self.index, axis=0)
+        # (paired leaves anything but a pandas input of the rows' length to the length checks)
+        if (self.index is None or not isinstance(value, (pd.Series, pd.DataFrame))
+                or len(value) != len(self.index) or value.index.equals(self.index)):
+            return value
+        return value.set_axis(self.index, axis=0)
 
     def weights(self, sample_weight, n_samples):
         """Return ``(weights, unit)`` paired with the rows (:func:`fairkm._edge.read_weights`).
@@ -91,8 +87,7 @@ class Rows:
         ``weights`` are the user's, checked (None for unit weights); ``unit``
         the power of two that brings them near 1.
         """
-        index = self.index if self._comparable(sample_weight) else None
-        return read_weights(sample_weight, n_samples, index, length_of=self.of)
+        return read_weights(sample_weight, n_samples, self.index, length_of=self.of)
 
 
 def encode_labels(labels, name="labels"):
