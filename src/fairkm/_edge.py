@@ -20,7 +20,7 @@ means one thing across the family:
   :func:`warn_on_fit`, :func:`warn_if_duplicate_centers`).
 
 This module sits with the raw columns at the bottom of the package: it imports
-nothing of fairkm above ``_columns``, ``_validation`` and ``_hygiene``.
+nothing of fairkm but ``_validation`` and ``_hygiene``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from ._columns import check_sensitive_features
 from ._hygiene import warn_on_data
 from ._validation import check_no_overflow, check_sample_weight, weight_scale
 
@@ -195,16 +194,13 @@ def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
 def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4, how_numeric=None):
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
-    ``features`` are sensitive features already read
-    (:class:`fairkm._columns.SensitiveFeatures`) or raw ones (read here with
-    their kinds from the dtypes); None warns about nothing. ``how_numeric``
+    ``features`` are the sensitive features the fit read
+    (:class:`fairkm._columns.SensitiveFeatures`); None warns about nothing. ``how_numeric``
     says how to take a many-valued number as a quantity, for an estimator
     without ``numeric_sensitive``.
     """
     if features is None:
         return
-    if not hasattr(features, "kinds"):
-        features = check_sensitive_features(features, n_samples=X.shape[0])
     advice = {} if how_numeric is None else {"how_numeric": how_numeric}
     warn_on_data(X, feature_names, features, kinds_by_dtype=kinds_by_dtype,
                  stacklevel=stacklevel, **advice)
