@@ -512,7 +512,12 @@ def test_fit_with_a_budget_says_what_it_bought(capsys, people_csv, tmp_path, fit
     (model,) = fitted
     assert model.max_cost == 0.05
     assert "budget: K-Means cost at most 5.0% above the S-blind clustering's" in out
-    assert f"chose relative weight {model.relative_weight_:.3g}" in out
+    assert f"ended at relative weight {model.relative_weight_:.3g}" in out
+    # The way to refit the clustering is said, and is the model's.
+    if model.refit_params_:
+        assert f"--relative-weight {model.refit_params_['relative_weight']:.6g} gives the same" in out
+    else:
+        assert "the same budget gives it again" in out
     assert f"K-Means cost {model.cost_increase_:+.1%}" in out
     page = report.read_text(encoding="utf-8")
     assert "at most 5.0% above the S-blind clustering" in page
@@ -536,7 +541,8 @@ def test_weight_options_usage_errors(capsys, people_csv, args, message):
 def test_fit_default_and_paper_weights_are_described(capsys, people_csv):
     status, out, _ = run(capsys, "fit", people_csv, *FIT)
     assert status == 0
-    assert "fairness weight: relative 1: at the margin, 1% less unfairness is worth 1% more" in out
+    assert ("fairness weight: relative 1: 1% less unfairness is worth 1% more K-Means cost at "
+            "the S-blind clustering, less as the cost mounts") in out
     status, out, _ = run(capsys, "fit", people_csv, *FIT, "--fairness-weight", "paper")
     assert status == 0
     assert "(the paper's (n/k)^2), absolute" in out and "price and gain" not in out

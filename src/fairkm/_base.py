@@ -278,6 +278,7 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         self.fairness_weight_ = weighting.fairness_weight
         self.attribute_weights_ = weighting.attribute_weights
         self.relative_weight_ = weighting.relative_weight
+        self.refit_params_ = dict(weighting.refit_params)
         self.blind_inertia_ = weighting.blind_inertia
         self.blind_attribute_fairness_ = weighting.blind_fairness
         self.attribute_fairness_ = encoding.in_column_order(stats.attribute_fairness(terms))

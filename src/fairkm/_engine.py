@@ -338,6 +338,32 @@ class Session:
         self.labels[:] = snapshot
         self.inertia, self.fairness, self.objective = self.evaluate()
 
+    def blend_order(self, start, end):
+        """Rows on which two snapshots differ, the cheapest move first.
+
+        A row's price is the rise of its squared distance to its cluster's
+        centre, from its ``start`` cluster's to its ``end`` cluster's, both
+        centres those of the ``start`` clustering (the session is left there).
+        """
+        self.restore(start)
+        centers = self.stats.cluster_centers()
+        rows = np.flatnonzero(start != end)
+        x = self.X[rows]
+        rise = (np.einsum("ij,ij->i", x - centers[end[rows]], x - centers[end[rows]])
+                - np.einsum("ij,ij->i", x - centers[start[rows]], x - centers[start[rows]]))
+        return rows[np.argsort(rise, kind="stable")]
+
+    def blend(self, start, end, rows):
+        """Labels of ``start`` with ``rows`` moved to their ``end`` cluster, or None.
+
+        None when a cluster would be left without weight (not a clustering).
+        """
+        labels = start.copy()
+        labels[rows] = end[rows]
+        weights = self.terms.weights if self.terms.weights.shape[0] else None
+        sizes = np.bincount(labels, weights=weights, minlength=self.k)
+        return labels if (sizes > 0).all() else None
+
     def attribute_fairness(self):
         """Each attribute's unweighted fairness term, categorical ones first."""
         return self.stats.attribute_fairness(self.terms)

@@ -63,9 +63,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     fairness_weight : "auto", "paper" or float, default="auto"
         Weight ``lambda`` of the fairness term. ``"auto"`` measures it against
         the S-blind clustering: the fit first reaches a K-Means clustering
-        (weight 0), then continues from it so that at the margin 1% less
-        unfairness (the clusters' distance from the dataset's mix) is worth
-        ``relative_weight`` % more K-Means cost, the attributes measured in
+        (weight 0), then continues from it so that 1% less unfairness (the
+        clusters' distance from the dataset's mix) is worth
+        ``relative_weight`` % more K-Means cost there, the attributes measured in
         common units so that the least fair ones get the effort (see Notes);
         the same setting then means the same trade whatever the units of
         ``X``, the number of rows or the number of values of an attribute.
@@ -80,16 +80,18 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     relative_weight : float, default=1.0
         With ``fairness_weight="auto"``: how much fairness counts against
         K-Means cost, both relative to the S-blind clustering. ``0`` is the
-        S-blind clustering itself; 2 values a percent of unfairness twice as
-        much as the default. On Adult (sex, k=5) 0.25, 0.5, 1, 2 and 4 cost
-        +3%, +5%, +8%, +11% and +12% K-Means cost.
+        S-blind clustering itself; 2 values fairness twice as much, at a
+        price that falls as the cost mounts (see Notes). On Adult (sex, k=5)
+        0.25, 1, 4, 16, 64 cost +2.6%, +7.3%, +11.8%, +13.8%, +82.7%.
     max_cost : float or None, default=None
         A budget instead of ``relative_weight`` (with
         ``fairness_weight="auto"``): the fairest clustering found whose
         K-Means term is at most ``1 + max_cost`` times the S-blind
-        clustering's (``0.05``: at most 5% costlier). The fit searches
-        ``relative_weight``, every trial starting from the clustering of the
-        previous one, and reports the weight chosen in ``relative_weight_``.
+        clustering's (``0.05``: at most 5% costlier), on the path of
+        ``relative_weight``; where the path leaps over the budget, the rows
+        on which the two neighbouring clusterings differ are moved, cheapest
+        first, as far as it allows. A ``UserWarning`` says when the budget
+        bought no fairness or spent under half of itself.
     max_unfairness : float or None, default=None
         A fairness target instead (with ``fairness_weight="auto"``): the
         cheapest clustering found whose unfairness (``unfairness_ratio_``) is
@@ -247,8 +249,15 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     cluster_weighting_ : str
         The cluster weighting used: ``"equal"``, ``"size"`` or ``"paper"``.
     relative_weight_ : float
-        The relative weight used (chosen by a budget's search), NaN with an
-        absolute weight.
+        The relative weight of the fit: ``relative_weight``, or the one a
+        budget ended at (the weight of its last phase priced at its own
+        cost, ``w (1 + cost_increase_)``); NaN with an absolute weight.
+    refit_params_ : dict
+        What to change for a fresh fit on the same data to give the same
+        clustering (``clone(model).set_params(**model.refit_params_)``):
+        ``{"max_cost": None, "relative_weight": relative_weight_}`` when a
+        budget's clustering is the fit at that weight, ``{}`` otherwise
+        (the parameters given; a budget's mixture, say).
     blind_inertia_ : float
         K-Means term of the S-blind clustering the fit was measured against
         (NaN with an absolute weight).
@@ -322,11 +331,18 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     K-Means term of the S-blind clustering, ``T_S`` attribute ``S``'s
     fairness term and ``R_S`` its value under full segregation per unit of
     cluster weight (``(1 - sum_s p_s^2) / |Values(S)|``, 1 for a numeric
-    attribute), the fair phase minimises ``inertia / I0 + (relative_weight /
-    2) U / U0`` with ``U = sum_S u_S T_S / R_S``, ``u_S`` being
+    attribute), a phase at weight ``w`` minimises ``inertia / I0 + (w / 2)
+    U / U0`` with ``U = sum_S u_S T_S / R_S``, ``u_S`` being
     ``attribute_weights`` and ``U0`` the S-blind clustering's ``U``: ``U``
     sums squared deviations, so 1% less distance from the dataset's mix in
-    every cluster is 2% less ``U``. ``U0`` is floored at a level where
+    every cluster is 2% less ``U``. The fair phase climbs a fixed ladder of
+    weights ``w`` (1/16, then up by ``sqrt(2)``, two bisections at the end),
+    each phase from the clustering of the last one kept, and keeps a phase
+    while ``w (1 + c) <= relative_weight``, ``c`` being its cost increase
+    (the first-order condition of ``(inertia / I0)^2 + relative_weight U /
+    U0``): where the frontier turns steep, a doubling of the weight buys a
+    part of it, not all of it. Budgets walk the same ladder (see
+    ``refit_params_``). ``U0`` is floored at a level where
     unfairness means little (per cluster, 1% of full segregation, or a
     random split's deviation ``1 / |C|`` in a cluster of under 100 rows):
     attributes as fair as chance cost nothing to keep. An attribute whose

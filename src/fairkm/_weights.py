@@ -44,18 +44,37 @@ fit reports (``unfairness_ratio_``) is the clusters' mean distance summed
 over the attributes (weighted by ``u_a``), as a fraction of the S-blind
 clustering's.
 
-A budget replaces ``alpha`` by a search: the largest ``alpha`` whose clustering
-costs at most ``1 + max_cost`` times ``I0``, or the smallest whose unfairness
-ratio is at most ``max_unfairness``. Every trial starts from the clustering of
-the largest ``alpha`` known to lie below the answer, so the path is
-warm-started and moves one way.
+The fair phase does not jump to its weight: it climbs a fixed ladder of
+weights from the S-blind clustering (``1/16``, then up by ``sqrt(2)``), each
+rung starting from the clustering of the last one kept, so that every fit, at
+a weight or within a budget, is a point of one warm-started path. The price of
+fairness falls as the cost mounts: a rung ``a`` whose clustering costs ``c``
+more than the S-blind one is kept while ``a (1 + c) <= alpha``, the first-order
+condition of ``(inertia / I0)^2 + alpha U / U0``. Where the frontier turns
+steep (each further gain bought by moving rows across a gap), a doubling of
+``alpha`` then buys a bounded share of it instead of all of it at once.
+Between the last rung kept and the first refused, two geometric bisections.
+
+A budget walks the same ladder with another rule: ``max_cost`` keeps rungs
+whose clustering costs at most ``1 + max_cost`` times ``I0`` (the fairest
+kept), ``max_unfairness`` stops at the first whose unfairness ratio reaches the
+target (the cheapest found). Because both walk one path, a budget's answer is
+the fit at the relative weight ``a (1 + c)`` of its rung whenever that weight
+makes the same decisions on the trials the budget made (checked, and
+reported in ``refit_params_``). Where a cost budget's last rung spends less
+than half of it and the next costs more (a staircase: nothing moves until a
+cascade of moves), the rows on which the two clusterings differ are moved in
+turn, cheapest first, as far as the budget allows: a mixture of the
+neighbouring clusterings, fairer than the last rung (a refit needs the same
+budget). A budget that still buys nothing, or spends less than half of
+itself, warns and says what the next clustering would cost.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -78,12 +97,20 @@ EQUAL_WEIGHTING, SIZE_WEIGHTING, PAPER_WEIGHTING = "equal", "size", "paper"
 # Each option's e, the exponent of each cluster's weight (|C|/n)^e in the fairness term.
 CLUSTER_EXPONENTS = {PAPER_WEIGHTING: 2, SIZE_WEIGHTING: 1, EQUAL_WEIGHTING: 0}
 
-# Bracketing the budget's alpha: trials at 1, then 4^j up or down, at most this many.
-_GROWTH = 4.0
-_MAX_BRACKET = 6
-# Geometric bisections between the bracket's ends: the answer is within a factor
-# 4^(1/2^_BISECTIONS) of the best alpha.
+# The fair phase's ladder of relative weights: from _FIRST_RUNG up by sqrt(2) to at most
+# _LAST_RUNG; below the first rung, halvings down to _SMALLEST_STEP.
+_FIRST_RUNG = 1.0 / 16.0
+_LAST_RUNG = 4096.0
+_SMALLEST_STEP = 1.0 / 1024.0
+# Geometric bisections between the last rung kept and the first refused.
 _BISECTIONS = 2
+# A cost budget whose clustering spends less than this share of it, while a costlier
+# clustering was found, mixes the two (and warns if it still spends less).
+_SPENT = 0.5
+# Prefix lengths tried when mixing two neighbouring clusterings (a bisection).
+_MIX_TRIALS = 12
+# Growth of the weight of an attribute left less fair than the S-blind clustering.
+_GROWTH = 4.0
 # Rounds that raise the weight of an attribute left less fair than the S-blind clustering.
 _REPAIRS = 3
 # Squared deviation per cluster, as a fraction of full segregation, below which
@@ -134,6 +161,8 @@ class Weighting:
     blind_fairness: np.ndarray | None = None  # T0_a
     blind_deviation: np.ndarray | None = None  # (n_attributes, k), per cluster
     user_weights: np.ndarray | None = None
+    # The parameters to change for a fresh fit to give the same clustering ({}: none).
+    refit_params: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.blind_fairness is None:
@@ -244,22 +273,56 @@ def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_ro
             best, converged = session, ok
     driver = _Driver(best, encoding, user_weights, cluster_exponent, n_rows, max_iter, tol,
                      converged)
+    refit = {}
     if plan.kind == "relative":
         alpha = plan.value
-        if alpha > 0:  # weight 0 asks for the S-blind clustering, which the fit holds already
-            driver.apply(alpha)
+        # Weight 0 asks for the S-blind clustering, which the fit holds already; so does a
+        # fit without an attribute to weigh.
+        if alpha > 0 and driver.can_weigh():
+            driver.settle(driver.walk(lambda point: point.relative_weight <= alpha).low)
             driver.repair(alpha)
+        step = driver.step
     else:
-        alpha = driver.search(plan)
+        point, refit = driver.budget(plan)
+        alpha, step = point.relative_weight, point.step
         # A budget fixes the price, so no repair: but an attribute left less fair is named.
         worse = driver.worse()
         if worse.any():
             driver.warn_worse(worse, f"at the weight the budget chose (relative_weight="
                                      f"{alpha:g})", stacklevel=5)
-    lam, weights = driver.weights(alpha)
+    lam, weights = driver.weights(step)
     weighting = Weighting(lam, weights, alpha, driver.blind_inertia, driver.blind_fairness,
-                          driver.blind_deviation, driver.requested)
+                          driver.blind_deviation, driver.requested, refit)
     return best, weighting, driver.converged
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A clustering of the walk: its step (the weight it was minimised at) and measures."""
+
+    step: float
+    labels: object  # the session's snapshot
+    cost: float  # K-Means cost over the S-blind clustering's, minus 1
+    unfairness: float
+
+    @property
+    def relative_weight(self):
+        """The relative weight whose walk ends here: the step, priced at its own cost."""
+        return self.step * (1.0 + self.cost)
+
+
+@dataclass
+class _Walk:
+    """A walk from the S-blind clustering: every trial with its verdict (kept or not).
+
+    ``low`` is the last point kept (``blind`` when none was), ``high`` the
+    first refused after it (None: none was).
+    """
+
+    blind: _Point
+    low: _Point
+    high: _Point | None = None
+    trials: list = field(default_factory=list)
 
 
 class _Driver:
@@ -276,6 +339,7 @@ class _Driver:
         self.blind_labels = session.snapshot()
         self.scales = attribute_scales(encoding)
         self.negligible = negligible_level(session.counts(), cluster_exponent, n_rows)
+        self.step = 0.0  # the weight the session's labels were minimised at
 
     def columns(self, values):
         """Reorder a session's per-attribute array (categorical first) into column order."""
@@ -303,14 +367,75 @@ class _Driver:
         """Return the session's unfairness ratio (1 at the S-blind clustering, 0 when fair)."""
         return _unfairness(self.requested, self.deviation(), self.blind_deviation)
 
+    def can_weigh(self):
+        """Whether any attribute has a weight and more than one value (else no phase moves)."""
+        return bool(np.any((self.scales > 0) & (self.user > 0)))
+
+    def point(self, step):
+        """Return the session's clustering as a point of the walk, minimised at ``step``."""
+        inertia, blind = self.session.inertia, self.blind_inertia
+        cost = inertia / blind - 1.0 if blind > 0 else (0.0 if inertia <= 0 else math.inf)
+        return _Point(step, self.session.snapshot(), cost, self.unfairness())
+
     def set(self, alpha):
         lam, weights = self.weights(alpha)
         self.session.set_weights(lam, *self.encoding.split(weights))
+        self.step = alpha
+
+    def settle(self, point):
+        """Come back to ``point``'s clustering, with the weights it was minimised at."""
+        self.session.restore(point.labels)
+        self.set(point.step)
 
     def apply(self, alpha):
         """Minimise with ``alpha``'s weights from the session's current labels."""
         self.set(alpha)
         self.converged &= self.session.minimise(self.max_iter, self.tol)
+
+    def walk(self, keep):
+        """Climb the ladder of weights from the S-blind clustering while ``keep(point)``.
+
+        Every trial starts from the last point kept. Below a refused first
+        rung the step halves until one is kept (down to _SMALLEST_STEP); two
+        geometric bisections then narrow the last step. The session is left
+        at the last trial's clustering.
+        """
+        session = self.session
+        session.restore(self.blind_labels)
+        self.set(0.0)
+        blind = self.point(0.0)
+        walk = _Walk(blind, blind)
+        at_low = True
+
+        def trial(step):
+            nonlocal at_low
+            if not at_low:
+                session.restore(walk.low.labels)
+            self.apply(step)
+            point = self.point(step)
+            kept = bool(keep(point))
+            walk.trials.append((point, kept))
+            if kept:
+                walk.low = point
+            else:
+                walk.high = point
+            at_low = kept
+            return kept
+
+        rung = 0
+        # Powers of sqrt(2) computed exactly at every other rung, so a weight of 1, 2, 4...
+        # given by the user is a rung.
+        while _FIRST_RUNG * 2.0 ** (rung / 2) <= _LAST_RUNG and trial(
+                _FIRST_RUNG * 2.0 ** (rung / 2)):
+            rung += 1
+        if walk.high is None:
+            return walk
+        while walk.low.step == 0 and walk.high.step / 2 >= _SMALLEST_STEP:
+            trial(walk.high.step / 2)
+        if walk.low.step > 0:
+            for _ in range(_BISECTIONS):
+                trial(math.sqrt(walk.low.step * walk.high.step))
+        return walk
 
     def worse(self):
         """Attributes whose mean or worst cluster is further from the mix than S-blind's."""
@@ -332,8 +457,7 @@ class _Driver:
             # Again from the S-blind clustering, as if the user had asked for these weights:
             # from where the last phase stopped, moves that hurt the attribute stay made.
             self.user[worse] *= _GROWTH
-            self.session.restore(self.blind_labels)
-            self.apply(alpha)
+            self.settle(self.walk(lambda point: point.relative_weight <= alpha).low)
         self.warn_worse(worse, f"even with their weight raised {_GROWTH**_REPAIRS:g}-fold",
                         stacklevel=6)
 
@@ -349,61 +473,112 @@ class _Driver:
             stacklevel=stacklevel,
         )
 
-    def search(self, plan):
-        """Find the budget's alpha by warm-started bracketing and bisection.
+    def budget(self, plan):
+        """Walk the ladder as a budget asks; return its point and ``refit_params``.
 
-        Every trial starts from the clustering of the largest alpha known to
-        lie on the low side (within the cost budget, or short of the
-        fairness target). Returns the alpha kept; the session is left at its
-        clustering, with its weights.
+        ``max_cost`` keeps the fairest point within the cost (mixing the last
+        rung with the next where it spends under half the budget);
+        ``max_unfairness`` the cheapest reaching the target. The session is
+        left at the point's clustering, with its weights.
         """
-        session, budget = self.session, plan.value
+        budget = plan.value
+        if not self.can_weigh():
+            blind = self.point(0.0)
+            return blind, self.refit_params(plan, _Walk(blind, blind), blind)
+        if plan.kind == "max_cost":
+            walk = self.walk(lambda point: point.cost <= budget)
+            # The fairest within the budget, the cheaper of two as fair (the S-blind
+            # clustering first): the squared deviations the walk lowers can fall while the
+            # clusters' mean distance from the mix does not.
+            kept = [walk.blind] + [trial for trial, ok in walk.trials if ok]
+            point = min(kept, key=lambda p: (p.unfairness, p.cost))
+            if walk.low.cost < _SPENT * budget and walk.high is not None:
+                mixed = self.mix(walk.low, walk.high, budget)
+                if mixed.unfairness < point.unfairness:
+                    point = mixed
+            self.settle(point)
+            self.warn_if_unspent(plan, point, walk.high)
+        else:
+            walk = self.walk(lambda point: point.unfairness > budget)
+            if walk.trials and walk.high is None:
+                point = walk.low
+                warnings.warn(
+                    f"max_unfairness={budget:g} was not reached: the fairest clustering found "
+                    f"(relative_weight={point.relative_weight:g}) keeps "
+                    f"{point.unfairness:.3g} of the S-blind clustering's unfairness.",
+                    UserWarning,
+                    stacklevel=5,
+                )
+            else:  # the S-blind clustering may meet the target already (no trial then)
+                point = walk.high or walk.low
+            self.settle(point)
+        return point, self.refit_params(plan, walk, point)
 
-        def low_side():
-            if plan.kind == "max_cost":
-                return session.inertia <= (1.0 + budget) * self.blind_inertia
-            return self.unfairness() > budget
+    def mix(self, low, high, budget):
+        """Move the rows where two neighbouring clusterings differ, cheapest first, within budget.
 
-        if not low_side():  # the S-blind clustering already meets the fairness target
-            return 0.0
-        low, high = (0.0, session.snapshot()), None
-
-        def trial(alpha):
-            nonlocal low, high
-            session.restore(low[1])
-            self.apply(alpha)
-            if low_side():
-                low = (alpha, session.snapshot())
-                return True
-            high = (alpha, session.snapshot())
-            return False
-
-        # Bracket: 1, then up by _GROWTH while on the low side, down while on the high side.
-        alpha = 1.0
-        for _ in range(_MAX_BRACKET):
-            if trial(alpha):
-                if high is not None:
-                    break
-                alpha *= _GROWTH
+        Returns the fairest mixture found that costs at most ``budget``,
+        or ``low`` (also where the session cannot order the rows).
+        """
+        session = self.session
+        if not hasattr(session, "blend_order"):  # fairkm.dask: labels spread over workers
+            return low
+        rows = session.blend_order(low.labels, high.labels)
+        best, kept, refused = low, 0, len(rows)
+        for _ in range(_MIX_TRIALS):
+            if refused - kept <= 1:
+                break
+            middle = (kept + refused) // 2
+            labels = session.blend(low.labels, high.labels, rows[:middle])
+            if labels is None:  # a cluster emptied
+                refused = middle
+                continue
+            session.restore(labels)
+            point = self.point(high.step)
+            if point.cost <= budget:
+                kept = middle
+                if point.unfairness < best.unfairness:
+                    best = point
             else:
-                if low[0] > 0:
-                    break
-                alpha /= _GROWTH
-        if high is not None and low[0] > 0:
-            for _ in range(_BISECTIONS):
-                trial(math.sqrt(low[0] * high[0]))
-        if plan.kind == "max_unfairness" and high is None:
-            session.restore(low[1])
-            self.set(low[0])
-            warnings.warn(
-                f"max_unfairness={budget:g} was not reached: the fairest clustering found "
-                f"(relative_weight={low[0]:g}) keeps {self.unfairness():.3g} of the S-blind "
-                "clustering's unfairness.",
-                UserWarning,
-                stacklevel=4,
-            )
-            return low[0]
-        alpha, snapshot = low if plan.kind == "max_cost" else high
-        session.restore(snapshot)
-        self.set(alpha)
-        return alpha
+                refused = middle
+        return best
+
+    def warn_if_unspent(self, plan, point, costlier):
+        """Warn when a cost budget bought no fairness, or spent under half of itself."""
+        budget = plan.value
+        if point.unfairness < 1.0 and point.cost >= _SPENT * budget:
+            return
+        bought = ("bought no fairness (the S-blind clustering is kept)"
+                  if point.unfairness >= 1.0 else
+                  f"spent {point.cost:+.1%} of it, for {point.unfairness:.3g} of the S-blind "
+                  "clustering's unfairness")
+        nxt = ("no fairer clustering was found" if costlier is None else
+               f"the next clustering found costs {costlier.cost:+.1%} (unfairness "
+               f"{costlier.unfairness:.3g}), over the budget")
+        warnings.warn(
+            f"max_cost={budget:g} {bought}: {nxt}. Nothing found in between; a larger "
+            "max_cost buys more.",
+            UserWarning,
+            stacklevel=6,
+        )
+
+    def refit_params(self, plan, walk, point):
+        """Return the parameters to change for a fresh fit to give the budget's clustering.
+
+        A fit at ``relative_weight = point.relative_weight`` walks the same
+        path when its rule (keep a point while its relative weight is at
+        most that) agrees with the budget's verdict on every trial, and it
+        then ends at ``point`` unless it repairs an attribute left less fair.
+        Otherwise the budget itself is needed ({}).
+        """
+        if point is walk.blind:  # relative_weight=0 is the S-blind clustering
+            return {plan.kind: None, "relative_weight": 0.0}
+        alpha = point.relative_weight
+        retraced = (
+            any(point is trial for trial, _ in walk.trials)
+            and all((trial.relative_weight <= alpha) == kept for trial, kept in walk.trials)
+            and not self.worse().any()
+        )
+        if not retraced:
+            return {}
+        return {plan.kind: None, "relative_weight": alpha}

@@ -220,7 +220,8 @@ def plot_tradeoff(table, *, quality=("CO",), fairness=("CW", "MW"), axes=None):
     for name in quality:
         axes.plot(weights, table[name], marker="o", label=name)
     axes.set_xlabel(
-        "relative fairness weight (1: 1% less unfairness is worth 1% more cost)" if relative
+        "relative fairness weight (1: 1% less unfairness is worth 1% more cost, at first)"
+        if relative
         else "fairness weight"
     )
     axes.set_ylabel("quality: " + ", ".join(quality))

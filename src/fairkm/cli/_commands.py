@@ -168,7 +168,10 @@ def _fit_facts(fair, seconds):
             if fair.max_cost is not None
             else f"unfairness at most {fair.max_unfairness:.0%} of the S-blind clustering's"
         )
-        facts.append(("budget", f"{asked}: chose relative weight {fair.relative_weight_:.3g}"))
+        refit = (f"--relative-weight {fair.relative_weight_:.6g} gives the same clustering"
+                 if fair.refit_params_ else "the same budget gives it again")
+        facts.append(("budget", f"{asked}: ended at relative weight "
+                                f"{fair.relative_weight_:.3g} ({refit})"))
     if getattr(fair, "max_deviation", None) is not None:
         facts.append(_bound_fact(fair))
     if np.isnan(fair.relative_weight_):
@@ -178,8 +181,9 @@ def _fit_facts(fair, seconds):
     if fair.max_cost is None and fair.max_unfairness is None:
         facts.append((
             "fairness weight",
-            f"relative {fair.relative_weight_:.3g}: at the margin, 1% less unfairness is worth "
-            f"{fair.relative_weight_:.3g}% more K-Means cost (lambda = "
+            f"relative {fair.relative_weight_:.3g}: 1% less unfairness is worth "
+            f"{fair.relative_weight_:.3g}% more K-Means cost at the S-blind clustering, less as "
+            f"the cost mounts (lambda = "
             f"{fair.fairness_weight_:.4g}, each cluster counted "
             f"{_CLUSTER_WEIGHTING_WORDS[fair.cluster_weighting_]})",
         ))

@@ -98,10 +98,11 @@ examples:
 
 fairness weight:
   By default (--fairness-weight auto) FairKM first finds the S-blind K-Means
-  clustering, then trades K-Means cost for fairness from there: at the margin
-  1% less unfairness (each cluster's distance from the dataset's mix, every
-  cluster counted alike) is worth --relative-weight % more cost. Whatever the
-  units of the data or its size, the same setting means the same trade. A budget
+  clustering, then trades K-Means cost for fairness from there: at first 1%
+  less unfairness (each cluster's distance from the dataset's mix, every
+  cluster counted alike) is worth --relative-weight % more cost, and less as
+  the cost mounts (W/(1+c) % once c more is spent). Whatever the units of the
+  data or its size, the same setting means the same trade. A budget
   states the price instead: --max-cost 5% (or 0.05; at most 100%, so that 5
   typed for 5% is refused, not read as 500%) gives the fairest clustering at
   most 5% costlier than the S-blind one; --max-unfairness 50% the cheapest that

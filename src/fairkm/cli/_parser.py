@@ -296,8 +296,9 @@ def _add_clustering_options(parser, *, weight=True):
                             "absolute lambda (0: plain K-Means)")
         parser.add_argument("--relative-weight", type=_relative_weight, default=1.0,
                             metavar="W",
-                            help="with 'auto': at the margin, 1%% less unfairness is worth W%% "
-                            "more K-Means cost (default 1)")
+                            help="with 'auto': 1%% less unfairness is worth W%% more K-Means "
+                            "cost at the S-blind clustering, less as the cost mounts "
+                            "(default 1)")
         budget = parser.add_mutually_exclusive_group()
         budget.add_argument("--max-cost", type=_cost_budget, metavar="SHARE",
                             help="a budget instead of --relative-weight: the fairest clustering "

@@ -66,11 +66,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
         ``"paper"`` is ``(n_samples / n_clusters) ** 2``, a number the
         absolute ``lambda``.
     relative_weight : float, default=1.0
-        With ``fairness_weight="auto"``: at the margin, 1% less unfairness is
-        worth ``relative_weight`` % more K-Means cost (as in :class:`fairkm.FairKM`).
+        With ``fairness_weight="auto"``: at the S-blind clustering, 1% less
+        unfairness is worth ``relative_weight`` % more K-Means cost, a price
+        that falls as the cost mounts (as in :class:`fairkm.FairKM`).
     max_cost, max_unfairness : float or None, default=None
         A budget or a fairness target instead of ``relative_weight``, as in
-        :class:`fairkm.FairKM`; every trial of the search runs rounds.
+        :class:`fairkm.FairKM`; every phase of the walk runs rounds. A cost
+        budget does not mix two neighbouring clusterings here (the labels
+        are spread over the workers): it keeps the fairest phase within it.
     attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
         Per-attribute weights, as in :class:`fairkm.FairKM`.
     cluster_weighting : {"auto", "equal", "size", "paper"}, default="auto"
@@ -130,7 +133,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
     n_threads_ : None
         The workers choose their own threads (in memory: the threads of the
         mini-batch epochs).
-    fairness_weight_, attribute_weights_, relative_weight_, blind_inertia_, \
+    fairness_weight_, attribute_weights_, relative_weight_, refit_params_, blind_inertia_, \
 blind_attribute_fairness_, attribute_fairness_, cost_increase_, unfairness_ratio_, \
 n_features_in_, feature_names_in_, sensitive_names_, sensitive_kinds_, \
 sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scales_
