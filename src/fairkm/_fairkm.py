@@ -82,7 +82,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         K-Means cost, both relative to the S-blind clustering. ``0`` is the
         S-blind clustering itself; 2 values fairness twice as much, at a
         price that falls as the cost mounts (see Notes). On Adult (sex, k=5)
-        0.25, 1, 4, 16, 64 cost +2.6%, +7.3%, +11.8%, +13.8%, +82.7%.
+        0.25, 1, 4, 16, 64 cost +2.6%, +7.3%, +11.8%, +13.8%, +83.1%.
     max_cost : float or None, default=None
         A budget instead of ``relative_weight`` (with
         ``fairness_weight="auto"``): the fairest clustering found whose
@@ -336,7 +336,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     ``attribute_weights`` and ``U0`` the S-blind clustering's ``U``: ``U``
     sums squared deviations, so 1% less distance from the dataset's mix in
     every cluster is 2% less ``U``. The fair phase climbs a fixed ladder of
-    weights ``w`` (1/16, then up by ``sqrt(2)``, two bisections at the end),
+    weights ``w`` (1/8, then doublings, three bisections at the end),
     each phase from the clustering of the last one kept, and keeps a phase
     while ``w (1 + c) <= relative_weight``, ``c`` being its cost increase
     (the first-order condition of ``(inertia / I0)^2 + relative_weight U /

@@ -45,7 +45,7 @@ over the attributes (weighted by ``u_a``), as a fraction of the S-blind
 clustering's.
 
 The fair phase does not jump to its weight: it climbs a fixed ladder of
-weights from the S-blind clustering (``1/16``, then up by ``sqrt(2)``), each
+weights from the S-blind clustering (``1/8``, then doublings), each
 rung starting from the clustering of the last one kept, so that every fit, at
 a weight or within a budget, is a point of one warm-started path. The price of
 fairness falls as the cost mounts: a rung ``a`` whose clustering costs ``c``
@@ -53,7 +53,7 @@ more than the S-blind one is kept while ``a (1 + c) <= alpha``, the first-order
 condition of ``(inertia / I0)^2 + alpha U / U0``. Where the frontier turns
 steep (each further gain bought by moving rows across a gap), a doubling of
 ``alpha`` then buys a bounded share of it instead of all of it at once.
-Between the last rung kept and the first refused, two geometric bisections.
+Between the last rung kept and the first refused, three geometric bisections.
 
 A budget walks the same ladder with another rule: ``max_cost`` keeps rungs
 whose clustering costs at most ``1 + max_cost`` times ``I0`` (the fairest
@@ -97,13 +97,14 @@ EQUAL_WEIGHTING, SIZE_WEIGHTING, PAPER_WEIGHTING = "equal", "size", "paper"
 # Each option's e, the exponent of each cluster's weight (|C|/n)^e in the fairness term.
 CLUSTER_EXPONENTS = {PAPER_WEIGHTING: 2, SIZE_WEIGHTING: 1, EQUAL_WEIGHTING: 0}
 
-# The fair phase's ladder of relative weights: from _FIRST_RUNG up by sqrt(2) to at most
+# The fair phase's ladder of relative weights: from _FIRST_RUNG up by doublings to at most
 # _LAST_RUNG; below the first rung, halvings down to _SMALLEST_STEP.
-_FIRST_RUNG = 1.0 / 16.0
+_FIRST_RUNG = 1.0 / 8.0
 _LAST_RUNG = 4096.0
 _SMALLEST_STEP = 1.0 / 1024.0
-# Geometric bisections between the last rung kept and the first refused.
-_BISECTIONS = 2
+# Geometric bisections between the last rung kept and the first refused: the weight
+# kept is within a factor 2^(1/8) of the first refused.
+_BISECTIONS = 3
 # A cost budget whose clustering spends less than this share of it, while a costlier
 # clustering was found, mixes the two (and warns if it still spends less).
 _SPENT = 0.5
@@ -422,12 +423,9 @@ class _Driver:
             at_low = kept
             return kept
 
-        rung = 0
-        # Powers of sqrt(2) computed exactly at every other rung, so a weight of 1, 2, 4...
-        # given by the user is a rung.
-        while _FIRST_RUNG * 2.0 ** (rung / 2) <= _LAST_RUNG and trial(
-                _FIRST_RUNG * 2.0 ** (rung / 2)):
-            rung += 1
+        step = _FIRST_RUNG
+        while step <= _LAST_RUNG and trial(step):
+            step *= 2.0  # exact: a weight of 1, 2, 4... given by the user is a rung
         if walk.high is None:
             return walk
         while walk.low.step == 0 and walk.high.step / 2 >= _SMALLEST_STEP:
