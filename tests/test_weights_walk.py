@@ -5,13 +5,18 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import load_diabetes
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
+from fairkm._engine import Session
 from fairkm.datasets import make_sensitive_blobs
+
+from ._problems import engine, problems
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +138,31 @@ def test_a_staircase_budget_mixes_the_neighbouring_clusterings(staircase):
     assert model.refit_params_ == {}
     again, _ = fit(staircase, max_cost=0.1)
     assert_array_equal(again.labels_, model.labels_)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=problems(), data=st.data())
+def test_blend_order_and_blend_match_a_plain_recount(case, data):
+    """The mixture's kernels: rows where two labelings differ, cheapest first; the blend."""
+    problem, start, _ = case
+    k = problem.n_clusters
+    end = np.array(data.draw(st.permutations(start)), dtype=np.int64)
+    terms, _ = engine(problem, start)
+    session = Session(problem.X, terms, problem.fairness_weight, start.copy(), n_clusters=k,
+                      verbose=0)
+    rows = session.blend_order(start, end)
+    assert sorted(rows.tolist()) == np.flatnonzero(start != end).tolist()
+    w = np.ones(len(start)) if problem.sample_weight is None else problem.sample_weight
+    centres = np.array([np.sum(w[start == c, None] * problem.X[start == c], axis=0)
+                        / np.sum(w[start == c]) for c in range(k)])
+    rise = np.array([np.sum((problem.X[i] - centres[end[i]]) ** 2)
+                     - np.sum((problem.X[i] - centres[start[i]]) ** 2) for i in rows])
+    assert np.all(np.diff(rise) >= -1e-9 * (1 + np.abs(rise[1:])))
+    for m in range(len(rows) + 1):
+        expected = start.copy()
+        expected[rows[:m]] = end[rows[:m]]
+        blended = session.blend(start, end, rows[:m])
+        if np.all(np.bincount(expected, weights=w, minlength=k) > 0):
+            assert_array_equal(blended, expected)
+        else:
+            assert blended is None

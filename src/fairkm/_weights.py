@@ -16,9 +16,9 @@ clustering would score per unit of cluster weight: ``(1 - sum_v p_v^2) / m_a``
 for a categorical attribute, 1 for a standardised numeric one), ``u_a`` the
 user's attribute weights and ``U0`` the value of ``U`` in the S-blind
 clustering. ``U`` sums squared deviations, so when every cluster's distance
-from the dataset's mix shrinks by 1%, ``U`` shrinks by 2%: at the margin 1%
-less unfairness, as a user reads it, is worth ``alpha`` % more K-Means cost,
-whatever the units of ``X`` or the number of rows. Every attribute is
+from the dataset's mix shrinks by 1%, ``U`` shrinks by 2%: in a phase at
+``alpha``, 1% less unfairness, as a user reads it, is worth ``alpha`` % more
+K-Means cost, whatever the units of ``X`` or the number of rows. Every attribute is
 measured in the same units (a fraction of its full segregation), so the
 attributes the S-blind clustering left unfair weigh most in ``U0`` and get the
 effort, while one it left nearly fair is not chased down to noise.
