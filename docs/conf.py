@@ -38,6 +38,7 @@ exclude_patterns = [
     "_build",
     "reproduction/*.md",  # the reproduction run's own tables, shown by reproduction.md
     "fairness-weight-panel.md",  # written by benchmarks/bench_weights.py; weight-panel.md shows it
+    "fairness-weight-slope.md",  # written by benchmarks/bench_slope.py; fairness-weight.md shows it
     "frontier/*.md",  # written by benchmarks/bench_frontier.py; frontier.md includes it
     "auto_examples/*.ipynb",
     "auto_examples/*.py",

@@ -550,15 +550,12 @@ class _Driver:
                   if point.unfairness >= 1.0 else
                   f"spent {point.cost:+.1%} of it, for {point.unfairness:.3g} of the S-blind "
                   "clustering's unfairness")
-        nxt = ("no fairer clustering was found" if costlier is None else
+        nxt = ("the largest weight tried bought no more: this is as fair as the fit gets"
+               if costlier is None else
                f"the next clustering found costs {costlier.cost:+.1%} (unfairness "
-               f"{costlier.unfairness:.3g}), over the budget")
-        warnings.warn(
-            f"max_cost={budget:g} {bought}: {nxt}. Nothing found in between; a larger "
-            "max_cost buys more.",
-            UserWarning,
-            stacklevel=6,
-        )
+               f"{costlier.unfairness:.3g}), over the budget, and nothing was found in "
+               "between: a larger max_cost buys more")
+        warnings.warn(f"max_cost={budget:g} {bought}: {nxt}.", UserWarning, stacklevel=6)
 
     def refit_params(self, plan, walk, point):
         """Return the parameters to change for a fresh fit to give the budget's clustering.
