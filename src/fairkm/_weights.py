@@ -240,8 +240,9 @@ def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_ro
         session has the interface of :class:`fairkm._engine.Session`
         (``minimise``, ``set_weights``, ``inertia``, ``objective``,
         ``attribute_fairness``, ``cluster_deviation``, ``counts``,
-        ``snapshot``, ``restore``), its per-attribute vectors listing the
-        categorical attributes first.
+        ``snapshot``, ``restore``; optionally ``blend_order`` and ``blend``,
+        with which a cost budget mixes two neighbouring clusterings), its
+        per-attribute vectors listing the categorical attributes first.
     plan : Plan
     encoding : SensitiveEncoding
     user_weights : ndarray of shape (n_attributes,)
