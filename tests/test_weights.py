@@ -294,7 +294,11 @@ def adult_sex(shared_data):
 @pytest.mark.parametrize(("budget", "mean_tv", "worst_tv"), [(0.06, 0.068, None),
                                                             (0.12, 0.053, 0.095)])
 def test_budgets_reach_the_frontier_on_adult(adult_sex, budget, mean_tv, worst_tv):
-    """Per-cluster fairness at least as good as ZGYA's at the same price (docs/frontier.md)."""
+    """The budgets hold and reach the frontier page's max_cost rows (docs/frontier.md).
+
+    The thresholds are ZGYA's fairest fits of no greater cost there (lambda 100:
+    +4.1%, mean 0.067; lambda 1000: +11.5%, mean 0.048, worst 0.089), loosened.
+    """
     X, sensitive, kmeans = adult_sex
     model = FairKM(5, max_cost=budget, random_state=0).fit(X, sensitive_features=sensitive)
     assert model.cost_increase_ <= budget
