@@ -166,3 +166,18 @@ def test_blend_order_and_blend_match_a_plain_recount(case, data):
             assert_array_equal(blended, expected)
         else:
             assert blended is None
+
+
+def test_a_target_the_s_blind_clustering_meets_keeps_it_without_a_walk():
+    # Two far groups, each half a and half b: the S-blind clustering has the exact mix.
+    X = np.array([[0.0], [0.1], [0.2], [0.3], [10.0], [10.1], [10.2], [10.3]])
+    sensitive = np.array(["a", "b", "a", "b", "a", "b", "a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = FairKM(2, max_unfairness=0.5, random_state=0).fit(
+            X, sensitive_features=sensitive)
+    assert model.cost_increase_ == 0.0 and model.unfairness_ratio_ == 0.0
+    assert model.relative_weight_ == 0.0
+    assert model.refit_params_ == {"max_unfairness": None, "relative_weight": 0.0}
+    assert model.n_iter_ == FairKM(2, relative_weight=0.0, random_state=0).fit(
+        X, sensitive_features=sensitive).n_iter_  # no phase beyond the S-blind one

@@ -481,8 +481,10 @@ class _Driver:
         left at the point's clustering, with its weights.
         """
         budget = plan.value
-        if not self.can_weigh():
-            blind = self.point(0.0)
+        blind = self.point(0.0)
+        if not self.can_weigh() or (plan.kind == "max_unfairness"
+                                    and blind.unfairness <= budget):
+            # Nothing to weigh, or the S-blind clustering meets the target already.
             return blind, self.refit_params(plan, _Walk(blind, blind), blind)
         if plan.kind == "max_cost":
             walk = self.walk(lambda point: point.cost <= budget)
@@ -508,8 +510,8 @@ class _Driver:
                     UserWarning,
                     stacklevel=5,
                 )
-            else:  # the S-blind clustering may meet the target already (no trial then)
-                point = walk.high or walk.low
+            else:
+                point = walk.high
             self.settle(point)
         return point, self.refit_params(plan, walk, point)
 
