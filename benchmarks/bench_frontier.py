@@ -78,8 +78,7 @@ def panel(data_home, quick):
     """Yield (name, X, sensitive, numeric attributes, k, seeds, bounds)."""
     adult = {p: fetch_adult(data_home=data_home, preprocess=p, download_if_missing=False)
              for p in ("paper", "standard")}
-    adult = {p: (np.ascontiguousarray(b.features, dtype=np.float64), b.sensitive)
-             for p, b in adult.items()}
+    adult = {p: (np.ascontiguousarray(b.features, float), b.sensitive) for p, b in adult.items()}
     X, S = adult["paper"]
     yield HEADLINE, X, S[["sex"]], [], 5, (0,) if quick else (0, 1), BOUNDS
     Xb, Sb = balanced_sex_sample(X, S, 250 if quick else 750)
@@ -559,7 +558,8 @@ def plot(points, name, path, max_cost=1.35):
             if method in ("K-Means(10)", "fair-kmeans") or "budget" in method:
                 style.update(linestyle="none", marker="D" if method == "K-Means(10)" else "*",
                              markersize=9)
-            ax.plot(rows["cost"].clip(upper=right), rows[column], label=method, **style)
+            on = rows[rows["status"] != "collapsed"]  # a collapsed fit is marked, not joined
+            ax.plot(on["cost"].clip(upper=right), on[column], label=method, **style)
             off = rows[rows["status"] != "ok"]
             ax.plot(off["cost"].clip(upper=right), off[column], "x", color="black", label="_")
             # Beyond the right edge: a ">" with the cost, so one dear bound squashes nothing.
