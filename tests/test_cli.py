@@ -515,7 +515,8 @@ def test_fit_with_a_budget_says_what_it_bought(capsys, people_csv, tmp_path, fit
     assert f"ended at relative weight {model.relative_weight_:.3g}" in out
     # The way to refit the clustering is said, and is the model's.
     if model.refit_params_:
-        assert f"--relative-weight {model.refit_params_['relative_weight']:.6g} gives the same" in out
+        weight = model.refit_params_["relative_weight"]
+        assert f"--relative-weight {weight:.6g} gives the same" in out
     else:
         assert "the same budget gives it again" in out
     assert f"K-Means cost {model.cost_increase_:+.1%}" in out
