@@ -310,7 +310,7 @@ class _Point:
     @property
     def relative_weight(self):
         """The relative weight whose walk ends here: the step, priced at its own cost."""
-        return self.step * (1.0 + self.cost)
+        return float(self.step * (1.0 + self.cost))
 
 
 @dataclass

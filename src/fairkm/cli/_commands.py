@@ -168,7 +168,8 @@ def _fit_facts(fair, seconds):
             if fair.max_cost is not None
             else f"unfairness at most {fair.max_unfairness:.0%} of the S-blind clustering's"
         )
-        refit = (f"--relative-weight {fair.relative_weight_:.6g} gives the same clustering"
+        # The weight in full: a rounded one may refuse the phase the budget kept.
+        refit = (f"--relative-weight {fair.relative_weight_!r} gives the same clustering"
                  if fair.refit_params_ else "the same budget gives it again")
         facts.append(("budget", f"{asked}: ended at relative weight "
                                 f"{fair.relative_weight_:.3g} ({refit})"))
