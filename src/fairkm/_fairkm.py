@@ -336,7 +336,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     ``attribute_weights`` and ``U0`` the S-blind clustering's ``U``: ``U``
     sums squared deviations, so 1% less distance from the dataset's mix in
     every cluster is 2% less ``U``. The fair phase climbs a fixed ladder of
-    weights ``w`` (1/8, then doublings, three bisections at the end),
+    weights ``w`` (1/8, doublings to 4096, three bisections at the end),
     each phase from the clustering of the last one kept, and keeps a phase
     while ``w (1 + c) <= relative_weight``, ``c`` being its cost increase
     (the first-order condition of ``(inertia / I0)^2 + relative_weight U /

@@ -398,9 +398,10 @@ class _Driver:
         """Climb the ladder of weights from the S-blind clustering while ``keep(point)``.
 
         Every trial starts from the last point kept. Below a refused first
-        rung the step halves until one is kept (down to _SMALLEST_STEP); two
-        geometric bisections then narrow the last step. The session is left
-        at the last trial's clustering.
+        rung the step halves until one is kept (down to _SMALLEST_STEP);
+        _BISECTIONS geometric bisections then narrow the last step. A weight
+        above the last rung (4096) acts as it. The session is left at the
+        last trial's clustering.
         """
         session = self.session
         session.restore(self.blind_labels)
