@@ -10,14 +10,21 @@
   when it is set, else ``../shared/data`` next to the checkout.
 - ``people_csv``, the small people table of :mod:`tests._people` as a CSV
   file, and ``chromium``, a headless browser's path.
+- ``weight_blobs`` and ``diabetes``, the data the weight and budget tests
+  share.
 """
 
 import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hypothesis import settings
+from sklearn.datasets import load_diabetes
+from sklearn.preprocessing import StandardScaler
+
+from fairkm.datasets import make_sensitive_blobs
 
 from ._people import make_people
 
@@ -100,3 +107,23 @@ def one_thread():
             yield
     finally:
         numba.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def weight_blobs():
+    """Overlapping blobs with two categorical attributes and a numeric one (z0)."""
+    X, sensitive, _ = make_sensitive_blobs(
+        1500, n_features=3, centers=4, n_values=(2, 4), numeric=1, cluster_std=2.5,
+        random_state=0,
+    )
+    return X, sensitive
+
+
+@pytest.fixture(scope="session")
+def diabetes():
+    """scikit-learn's diabetes data: sex categorical, age numeric, the rest features."""
+    frame = load_diabetes(scaled=False, as_frame=True).frame
+    sensitive = pd.DataFrame({"sex": frame["sex"].astype(int), "age": frame["age"]})
+    X = StandardScaler().fit_transform(frame.drop(columns=["sex", "age", "target"]))
+    return X, sensitive
+

@@ -9,32 +9,12 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans
-from sklearn.datasets import load_diabetes
-from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
 from fairkm.metrics import fairness_report
 
 from . import _reference
-
-
-@pytest.fixture(scope="module")
-def blobs():
-    X, sensitive, _ = make_sensitive_blobs(
-        1500, n_features=3, centers=4, n_values=(2, 4), numeric=1, cluster_std=2.5,
-        random_state=0,
-    )
-    return X, sensitive
-
-
-@pytest.fixture(scope="module")
-def diabetes():
-    """scikit-learn's diabetes data: sex categorical, age numeric, the rest features."""
-    frame = load_diabetes(scaled=False, as_frame=True).frame
-    sensitive = pd.DataFrame({"sex": frame["sex"].astype(int), "age": frame["age"]})
-    X = StandardScaler().fit_transform(frame.drop(columns=["sex", "age", "target"]))
-    return X, sensitive
 
 
 def attribute_terms(labels, sensitive, numeric=("z0", "age"), exponent=0):
@@ -93,8 +73,8 @@ def mean_and_worst(labels, sensitive, numeric=()):
 
 
 @pytest.mark.parametrize("scale", [1e-4, 0.37, 3.0, 1e5])
-def test_scaling_X_leaves_the_labels_identical(blobs, scale):
-    X, sensitive = blobs
+def test_scaling_X_leaves_the_labels_identical(weight_blobs, scale):
+    X, sensitive = weight_blobs
     base = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
     scaled = FairKM(4, random_state=0).fit(X * scale, sensitive_features=sensitive)
     assert_array_equal(scaled.labels_, base.labels_)
@@ -102,9 +82,9 @@ def test_scaling_X_leaves_the_labels_identical(blobs, scale):
     assert_allclose(scaled.cost_increase_, base.cost_increase_, rtol=1e-9, atol=1e-12)
 
 
-def test_replicating_rows_keeps_relative_cost_and_fairness(blobs):
+def test_replicating_rows_keeps_relative_cost_and_fairness(weight_blobs):
     """Each row r times, from the same centres: the same trade-off, unlike (n/k)^2."""
-    X, sensitive = blobs
+    X, sensitive = weight_blobs
     centers = KMeans(4, n_init=1, random_state=0).fit(X).cluster_centers_
     reps = 3
     X3, S3 = np.repeat(X, reps, axis=0), sensitive.loc[sensitive.index.repeat(reps)]
@@ -119,9 +99,9 @@ def test_replicating_rows_keeps_relative_cost_and_fairness(blobs):
     assert paper[1].fairness_weight_ == pytest.approx(reps**2 * paper[0].fairness_weight_)
 
 
-def test_the_weights_are_measured_against_the_s_blind_clustering(blobs):
+def test_the_weights_are_measured_against_the_s_blind_clustering(weight_blobs):
     """lambda w_a = alpha I0 / (2 max(U0, floor)) u_a / R_a, and the ratio users read."""
-    X, sensitive = blobs
+    X, sensitive = weight_blobs
     u = np.array([1.0, 2.0, 0.5])
     alpha = 1.7
     model = FairKM(4, relative_weight=alpha, attribute_weights=u, n_init=3,
@@ -180,8 +160,8 @@ def test_unfairness_below_the_negligible_level_costs_nothing():
 
 
 @pytest.mark.parametrize("weighting", ["size", "paper"])
-def test_the_relative_weight_works_with_every_cluster_weighting(blobs, weighting):
-    X, sensitive = blobs
+def test_the_relative_weight_works_with_every_cluster_weighting(weight_blobs, weighting):
+    X, sensitive = weight_blobs
     model = FairKM(4, cluster_weighting=weighting, random_state=0).fit(
         X, sensitive_features=sensitive
     )
@@ -192,8 +172,8 @@ def test_the_relative_weight_works_with_every_cluster_weighting(blobs, weighting
     assert model.unfairness_ratio_ < 1 and model.cost_increase_ > 0
 
 
-def test_absolute_weights_stay_available_exactly(blobs):
-    X, sensitive = blobs
+def test_absolute_weights_stay_available_exactly(weight_blobs):
+    X, sensitive = weight_blobs
     n, k = len(X), 4
     paper = FairKM(k, fairness_weight="paper", random_state=0).fit(X, sensitive_features=sensitive)
     number = FairKM(k, fairness_weight=(n / k) ** 2, random_state=0).fit(
@@ -215,9 +195,9 @@ def test_absolute_weights_stay_available_exactly(blobs):
                     attribute_terms(equal.labels_, sensitive, exponent=0), rtol=1e-9)
 
 
-def test_the_reported_weights_give_the_reported_objective(blobs):
+def test_the_reported_weights_give_the_reported_objective(weight_blobs):
     """fairness_weight_ and attribute_weights_ are the paper's lambda and w_S, exactly."""
-    X, sensitive = blobs
+    X, sensitive = weight_blobs
     model = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
     problem = _reference.Problem(
         X, [sensitive["s0"].to_numpy(), sensitive["s1"].to_numpy()], [sensitive["z0"].to_numpy()],
@@ -227,8 +207,8 @@ def test_the_reported_weights_give_the_reported_objective(blobs):
     assert_allclose(model.objective_, _reference.objective(problem, model.labels_), rtol=1e-9)
 
 
-def test_more_relative_weight_buys_more_fairness_at_more_cost(blobs):
-    X, sensitive = blobs
+def test_more_relative_weight_buys_more_fairness_at_more_cost(weight_blobs):
+    X, sensitive = weight_blobs
     fits = [FairKM(4, relative_weight=alpha, random_state=0).fit(X, sensitive_features=sensitive)
             for alpha in (0.0, 0.25, 1.0, 4.0)]
     unfairness = [fit.unfairness_ratio_ for fit in fits]
@@ -238,8 +218,8 @@ def test_more_relative_weight_buys_more_fairness_at_more_cost(blobs):
     assert np.all(np.diff(cost) > 0)
 
 
-def test_n_init_auto_starts_ten_times_on_small_data(blobs):
-    X, sensitive = blobs
+def test_n_init_auto_starts_ten_times_on_small_data(weight_blobs):
+    X, sensitive = weight_blobs
     model = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
     best = FairKM(4, fairness_weight=0.0, n_init=10, random_state=0).fit(
         X, sensitive_features=sensitive
@@ -404,8 +384,8 @@ def test_an_attribute_left_less_fair_gets_more_weight(trade):
 
 
 @pytest.mark.parametrize("budget", [0.02, 0.10])
-def test_max_cost_is_respected_and_bought_fairness(blobs, budget):
-    X, sensitive = blobs
+def test_max_cost_is_respected_and_bought_fairness(weight_blobs, budget):
+    X, sensitive = weight_blobs
     model = FairKM(4, max_cost=budget, random_state=0).fit(X, sensitive_features=sensitive)
     assert 0 < model.cost_increase_ <= budget
     assert model.unfairness_ratio_ < 1
@@ -417,16 +397,16 @@ def test_max_cost_is_respected_and_bought_fairness(blobs, budget):
     assert more.cost_increase_ > budget or more.unfairness_ratio_ >= model.unfairness_ratio_
 
 
-def test_a_larger_budget_buys_more_fairness(blobs):
-    X, sensitive = blobs
+def test_a_larger_budget_buys_more_fairness(weight_blobs):
+    X, sensitive = weight_blobs
     small, large = (FairKM(4, max_cost=c, random_state=0).fit(X, sensitive_features=sensitive)
                     for c in (0.02, 0.10))
     assert large.unfairness_ratio_ < small.unfairness_ratio_
     assert large.cost_increase_ > small.cost_increase_
 
 
-def test_max_unfairness_reaches_the_target_cheaply(blobs):
-    X, sensitive = blobs
+def test_max_unfairness_reaches_the_target_cheaply(weight_blobs):
+    X, sensitive = weight_blobs
     model = FairKM(4, max_unfairness=0.5, random_state=0).fit(X, sensitive_features=sensitive)
     assert model.unfairness_ratio_ <= 0.5
     half = FairKM(4, relative_weight=model.relative_weight_ / 2, random_state=0).fit(
@@ -463,8 +443,8 @@ def test_a_budget_names_an_attribute_it_left_less_fair(trade):
                for m in messages)
 
 
-def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(blobs):
-    X, sensitive = blobs
+def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(weight_blobs):
+    X, sensitive = weight_blobs
     categorical = sensitive[["s0", "s1"]]
     with pytest.warns(UserWarning, match=r"broke the budget max_cost=0\.02: the bounded"):
         model = FairKM(4, max_cost=0.02, max_deviation=0.02, random_state=0).fit(
@@ -501,14 +481,14 @@ def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(blobs):
         ({"cluster_weighting": 2}, ValueError, "cluster_weighting"),
     ],
 )
-def test_invalid_weight_parameters(blobs, params, error, match):
-    X, sensitive = blobs
+def test_invalid_weight_parameters(weight_blobs, params, error, match):
+    X, sensitive = weight_blobs
     with pytest.raises(error, match=match):
         FairKM(4, **params).fit(X, sensitive_features=sensitive)
 
 
-def test_without_sensitive_features_the_default_is_plain_kmeans(blobs):
-    X, _ = blobs
+def test_without_sensitive_features_the_default_is_plain_kmeans(weight_blobs):
+    X, _ = weight_blobs
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model = FairKM(4, random_state=0).fit(X)
@@ -517,8 +497,8 @@ def test_without_sensitive_features_the_default_is_plain_kmeans(blobs):
     assert model.fairness_weight_ == 0.0 and model.cost_increase_ == 0.0
 
 
-def test_minibatch_engine_runs_the_same_phases(blobs):
-    X, sensitive = blobs
+def test_minibatch_engine_runs_the_same_phases(weight_blobs):
+    X, sensitive = weight_blobs
     exact = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
     mini = FairKM(4, algorithm="minibatch", batch_size=256, random_state=0).fit(
         X, sensitive_features=sensitive
