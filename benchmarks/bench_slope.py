@@ -28,7 +28,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_weights import panel
+import pandas as pd
+from bench_weights import markdown, panel
 from sklearn.base import clone
 
 from fairkm import FairKM
@@ -84,16 +85,6 @@ def measure(name, X, sensitive, numeric, k):
     return row
 
 
-def markdown(rows):
-    """The rows as a Markdown table, ratios to two digits."""
-    header = list(rows[0])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        lines.append("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v)
-                                       for v in row.values()) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-home", default="../shared/data")
@@ -103,7 +94,8 @@ def main():
     rows = [measure(name, X, sensitive, numeric, k)
             for name, X, sensitive, numeric, k in panel(args.data_home, args.quick)
             if len(X) <= LARGEST]
-    text = markdown(rows)
+    text = markdown(pd.DataFrame(rows), {"largest step": "{:.2f}",
+                                         "largest budget step": "{:.2f}"})
     print()
     print(text)
     if args.markdown:

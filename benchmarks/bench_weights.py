@@ -142,11 +142,15 @@ def measure(name, X, sensitive, numeric, k):
     return rows
 
 
-def markdown(table):
-    formats = {"relative weight": "{:.3g}", "cost %": "{:+.1f}", "mean CW %": "{:+.0f}",
-               "mean MW %": "{:+.0f}", "least improved CW %": "{:+.0f}",
-               "least improved MW %": "{:+.0f}", "time / KMeans(1)": "{:.1f}",
-               "time / KMeans(10)": "{:.2f}"}
+# How markdown() writes this table's number columns (others as they are).
+FORMATS = {"relative weight": "{:.3g}", "cost %": "{:+.1f}", "mean CW %": "{:+.0f}",
+           "mean MW %": "{:+.0f}", "least improved CW %": "{:+.0f}",
+           "least improved MW %": "{:+.0f}", "time / KMeans(1)": "{:.1f}",
+           "time / KMeans(10)": "{:.2f}"}
+
+
+def markdown(table, formats=FORMATS):
+    """The table as Markdown, ``formats`` naming each number column's format; NaN blank."""
     lines = ["| " + " | ".join(table.columns) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
     for _, row in table.iterrows():

@@ -348,9 +348,9 @@ class Session:
         self.restore(start)
         centers = self.stats.cluster_centers()
         rows = np.flatnonzero(start != end)
-        x = self.X[rows]
-        rise = (np.einsum("ij,ij->i", x - centers[end[rows]], x - centers[end[rows]])
-                - np.einsum("ij,ij->i", x - centers[start[rows]], x - centers[start[rows]]))
+        to_end = self.X[rows] - centers[end[rows]]
+        to_start = self.X[rows] - centers[start[rows]]
+        rise = np.einsum("ij,ij->i", to_end, to_end) - np.einsum("ij,ij->i", to_start, to_start)
         return rows[np.argsort(rise, kind="stable")]
 
     def blend(self, start, end, rows):

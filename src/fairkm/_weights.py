@@ -281,7 +281,7 @@ def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_ro
         # Weight 0 asks for the S-blind clustering, which the fit holds already; so does a
         # fit without an attribute to weigh.
         if alpha > 0 and driver.can_weigh():
-            driver.settle(driver.walk(lambda point: point.relative_weight <= alpha).low)
+            driver.reach(alpha)
             driver.repair(alpha)
         step = driver.step
     else:
@@ -437,6 +437,10 @@ class _Driver:
                 trial(math.sqrt(walk.low.step * walk.high.step))
         return walk
 
+    def reach(self, alpha):
+        """Walk to the relative weight ``alpha`` and settle at the last phase it keeps."""
+        self.settle(self.walk(lambda point: point.relative_weight <= alpha).low)
+
     def worse(self):
         """Attributes whose mean or worst cluster is further from the mix than S-blind's."""
         now, blind = self.deviation(), self.blind_deviation
@@ -457,7 +461,7 @@ class _Driver:
             # Again from the S-blind clustering, as if the user had asked for these weights:
             # from where the last phase stopped, moves that hurt the attribute stay made.
             self.user[worse] *= _GROWTH
-            self.settle(self.walk(lambda point: point.relative_weight <= alpha).low)
+            self.reach(alpha)
         self.warn_worse(worse, f"even with their weight raised {_GROWTH**_REPAIRS:g}-fold",
                         stacklevel=6)
 
