@@ -252,8 +252,8 @@ def sweep(X, terms, lam, order, labels, stats):
     return _kernels.sweep(
         X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
         lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.cluster_exponent, order, labels, stats.sums, stats.centers,
-        stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
+        terms.offsets, terms.cluster_exponent, order, _kernels.BLOCK, labels, stats.sums,
+        stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
     )
 
 

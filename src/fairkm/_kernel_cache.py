@@ -33,6 +33,7 @@ __all__ = ["KERNEL_FILES", "cached_njit", "content_key", "content_keyed_njit"]
 KERNEL_FILES = (
     "_kernel_cache.py",
     "_kernels/_assign.py",
+    "_kernels/_blocks.py",
     "_kernels/_moves.py",
     "_kernels/_pricing.py",
     "_kernels/_statistics.py",

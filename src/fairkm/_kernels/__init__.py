@@ -7,6 +7,8 @@ categorical attributes with ``V`` values in all, and ``B`` numeric attributes;
 
 - :mod:`._pricing`: the price of moving one point, and the notation of the
   fairness statistics behind it; the helpers every other module shares.
+- :mod:`._blocks`: the same prices for a block of points at once, in layouts
+  the compiler vectorises (bit-identical to pricing one point at a time).
 - :mod:`._moves`: the kernels that move points (the exact sweep, one point's
   move deltas, the mini-batch proposal, application and epoch).
 - :mod:`._statistics`: statistics, inertia and objective recomputed from scratch.
@@ -18,12 +20,14 @@ edit to any of them recompiles every kernel on the next start.
 """
 
 from ._assign import cheapest_insertion, nearest_center
+from ._blocks import BLOCK
 from ._moves import apply_moves, minibatch_epoch, move_deltas, propose_moves, sweep
 from ._pricing import MOVE_ATOL, MOVE_RTOL, N_FACTORS
 from ._statistics import cluster_statistics, inertia, statistics_objective
 
 # What the engine, the estimators and the Dask tasks call, as ``_kernels.<name>``.
 __all__ = [
+    "BLOCK",
     "MOVE_ATOL",
     "MOVE_RTOL",
     "N_FACTORS",

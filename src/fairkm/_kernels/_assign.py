@@ -11,22 +11,29 @@ import numba
 import numpy as np
 
 from .._kernel_cache import cached_njit
-from ._pricing import fair_factors, point_costs, size_factors, squared_distance
+from ._blocks import BLOCK, block_distances, copy_block, lin_table, table_lin
+from ._pricing import fair_factors, move_prices, point_base, size_factors
 
 
 @cached_njit(nogil=True, parallel=True)
 def nearest_center(X, centers, labels):  # IN, IN, OUT
-    """Index of the nearest centre of each row (ties to the lowest index)."""
+    """Index of the nearest centre of each row (ties to the lowest index); centres one per row."""
     k = centers.shape[0]
-    for i in numba.prange(X.shape[0]):
-        best = 0
-        best_d = squared_distance(X, i, centers, 0)
-        for c in range(1, k):
-            dist = squared_distance(X, i, centers, c)
-            if dist < best_d:
-                best = c
-                best_d = dist
-        labels[i] = best
+    by_feature = np.ascontiguousarray(centers.T)  # the blocks' layout (d, k)
+    for block in numba.prange((X.shape[0] + BLOCK - 1) // BLOCK):
+        start = block * BLOCK
+        m = min(BLOCK, X.shape[0] - start)
+        coords = np.empty((X.shape[1], BLOCK))
+        block_dist = np.empty((k, BLOCK))
+        copy_block(X, start, m, coords)
+        for c in range(k):
+            block_distances(coords, 0, m, by_feature, c, block_dist)
+        for r in range(m):
+            best = 0
+            for c in range(1, k):
+                if block_dist[c, r] < block_dist[best, r]:
+                    best = c
+            labels[start + r] = best
 
 
 @cached_njit(nogil=True, parallel=True)
@@ -46,18 +53,27 @@ def cheapest_insertion(
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                               num_sums, p)
-    unit = np.empty(0)  # a new point is priced alone, with weight 1
-    for i in numba.prange(X.shape[0]):
+    table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
+    for block in numba.prange((X.shape[0] + BLOCK - 1) // BLOCK):
+        start = block * BLOCK
+        m = min(BLOCK, X.shape[0] - start)
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
-        point_costs(
-            X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, -1, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, unit,
-            p, factors, dist, lin, costs,
-        )
-        best = 0
-        for c in range(1, k):
-            if costs[c] < costs[best]:
-                best = c
-        labels[i] = best
+        coords = np.empty((X.shape[1], BLOCK))
+        block_dist = np.empty((k, BLOCK))
+        copy_block(X, start, m, coords)
+        for c in range(k):
+            block_distances(coords, 0, m, centers, c, block_dist)
+        for r in range(m):
+            i = start + r
+            for c in range(k):
+                dist[c] = block_dist[c, r]
+            table_lin(table, codes, Z, num_coef, num_sums, i, lin)
+            move_prices(False, 1.0, point_base(codes, value_const, cat_coef, Z, num_coef, i),
+                        dist, lin, -1, counts, grow, shrink, p, factors, costs)
+            best = 0
+            for c in range(1, k):
+                if costs[c] < costs[best]:
+                    best = c
+            labels[i] = best

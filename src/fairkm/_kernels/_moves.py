@@ -5,19 +5,25 @@ after every move), one point's move deltas (:func:`move_deltas`, what the sweep
 sees), and the mini-batch kernels (:func:`propose_moves` prices a batch in
 parallel against the same statistics, :func:`apply_moves` applies it,
 :func:`minibatch_epoch` keeps or undoes each batch). Every move is priced by
-:func:`fairkm._kernels._pricing.point_costs`.
+:func:`fairkm._kernels._pricing.move_prices`; the sweep and the proposals
+compute its distances and linear terms by blocks of points
+(:mod:`fairkm._kernels._blocks`), bit-identical to pricing one point at a time.
 """
 
 import numba
 import numpy as np
 
 from .._kernel_cache import cached_njit
+from ._blocks import BLOCK, block_distances, gather_block, lin_table, set_lin_column, table_lin
 from ._pricing import (
     best_move,
     fair_factors,
     may_leave,
     move_point,
-    point_costs,
+    move_prices,
+    point_base,
+    point_change,
+    point_terms,
     point_weight,
     set_fair_factor,
     set_size_factor,
@@ -29,7 +35,7 @@ from ._statistics import statistics_objective
 @cached_njit(nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order,  # IN
+    offsets, cluster_exponent, order, block,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
     """Visit the points in ``order`` once, moving each to its best cluster.
@@ -54,6 +60,10 @@ def sweep(
         ``p = 2 - e`` (see :mod:`fairkm._kernels._pricing`).
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
+    block : int
+        Points priced together (:mod:`fairkm._kernels._blocks`;
+        :data:`fairkm._kernels._blocks.BLOCK` in the engine). Every block size
+        gives the same moves and statistics, to the last bit.
     labels : ndarray of shape (n,), int64
     sums, centers : ndarray of shape (d, k), float64
         Per-cluster sums and means, cluster axis last.
@@ -71,6 +81,27 @@ def sweep(
         weight) never leaves it, so no cluster empties. Ties go to the
         current cluster, then to the lowest index.
     """
+    if weights.shape[0] == 0:
+        return _sweep(False, X, codes, value_prop, value_const, value_shift, cat_coef, Z,
+                      num_coef, weights, offsets, cluster_exponent, order, block, labels, sums,
+                      centers, counts, value_counts, cat_dev, num_sums)
+    return _sweep(True, X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,
+                  weights, offsets, cluster_exponent, order, block, labels, sums, centers,
+                  counts, value_counts, cat_dev, num_sums)
+
+
+@cached_njit(nogil=True, inline="always")
+def _sweep(
+    weighted,
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
+    offsets, cluster_exponent, order, block,  # IN
+    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
+):
+    """:func:`sweep`, compiled apart for unit and for sample weights (``weighted`` a constant).
+
+    The weighted formulas' mere presence in the loop slows the unit-weight loop
+    about 2x, though they never run there.
+    """
     k = counts.shape[0]
     dist = np.empty(k)
     lin = np.empty(k)
@@ -79,37 +110,51 @@ def sweep(
     p = 2 - cluster_exponent
     quad, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts,
                                  value_counts, num_sums, p)
+    table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
+    coords = np.empty((X.shape[1], block))
+    block_dist = np.empty((k, block))
     n_moved = 0
-    for i in order:
-        a = labels[i]
-        w = point_weight(weights, i)
-        if not may_leave(counts, a, w):
-            continue
-        base = point_costs(
-            X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-            i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-            p, factors, dist, lin, costs,
-        )
-        b = best_move(costs, a, X, i, w)
-        if b == a:
-            continue
-        move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
-        set_size_factor(counts, a, grow, shrink)
-        set_size_factor(counts, b, grow, shrink)
-        if p > 0:
-            quad[a] += base - 2.0 * w * lin[a]
-            quad[b] += base + 2.0 * w * lin[b]
-            set_fair_factor(counts, quad, a, p, factors)
-            set_fair_factor(counts, quad, b, p, factors)
-        for j in range(X.shape[1]):
-            centers[j, a] = sums[j, a] / counts[a]
-            centers[j, b] = sums[j, b] / counts[b]
-        for t in range(codes.shape[1]):
-            v = codes[i, t]
-            cat_dev[t, a] -= w * value_shift[v]
-            cat_dev[t, b] += w * value_shift[v]
-        labels[i] = b
-        n_moved += 1
+    for start in range(0, order.shape[0], block):
+        m = min(block, order.shape[0] - start)
+        gather_block(X, order, start, m, coords)
+        for c in range(k):
+            block_distances(coords, 0, m, centers, c, block_dist)
+        for r in range(m):
+            i = order[start + r]
+            a = labels[i]
+            w = point_weight(weights, i)
+            if not may_leave(counts, a, w):
+                continue
+            for c in range(k):
+                dist[c] = block_dist[c, r]
+            table_lin(table, codes, Z, num_coef, num_sums, i, lin)
+            change = point_change(weighted, w,
+                                  point_base(codes, value_const, cat_coef, Z, num_coef, i))
+            move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors, costs)
+            b = best_move(costs, a, X, i, w)
+            if b == a:
+                continue
+            move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
+            set_size_factor(counts, a, grow, shrink)
+            set_size_factor(counts, b, grow, shrink)
+            if p > 0:
+                quad[a] += change - 2.0 * w * lin[a]
+                quad[b] += change + 2.0 * w * lin[b]
+                set_fair_factor(counts, quad, a, p, factors)
+                set_fair_factor(counts, quad, b, p, factors)
+            for j in range(X.shape[1]):
+                centers[j, a] = sums[j, a] / counts[a]
+                centers[j, b] = sums[j, b] / counts[b]
+            for t in range(codes.shape[1]):
+                v = codes[i, t]
+                cat_dev[t, a] -= w * value_shift[v]
+                cat_dev[t, b] += w * value_shift[v]
+            set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, table)
+            set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, b, table)
+            block_distances(coords, r + 1, m, centers, a, block_dist)
+            block_distances(coords, r + 1, m, centers, b, block_dist)
+            labels[i] = b
+            n_moved += 1
     return n_moved
 
 
@@ -135,18 +180,20 @@ def move_deltas(
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                               num_sums, p)
-    point_costs(
-        X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-        i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-        p, factors, np.empty(k), np.empty(k), out,
-    )
+    dist, lin = np.empty(k), np.empty(k)
+    point_terms(X, codes, value_prop, cat_coef, Z, num_coef, i, centers, counts, value_counts,
+                cat_dev, num_sums, dist, lin)
+    weighted, w = weights.shape[0] > 0, point_weight(weights, i)
+    change = point_change(weighted, w, point_base(codes, value_const, cat_coef, Z, num_coef, i))
+    move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors, out)
     gain = out[a]
     out -= gain
     out[a] = 0.0
 
 
-# Points per task of the parallel proposal pass: large enough that the scratch
-# buffers and the scheduling cost little per point, small enough to balance.
+# Points per task of the parallel proposal pass (priced by blocks of BLOCK):
+# large enough that the scratch buffers and the scheduling cost little per
+# point, small enough to balance.
 _PROPOSAL_CHUNK = 256
 
 
@@ -171,24 +218,37 @@ def propose_moves(
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                               num_sums, p)
+    table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
+    weighted = weights.shape[0] > 0
     n_batch = batch.shape[0]
     n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
     for chunk in numba.prange(n_chunks):
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
-        for t in range(chunk * _PROPOSAL_CHUNK, min(n_batch, (chunk + 1) * _PROPOSAL_CHUNK)):
-            i = batch[t]
-            a = labels[i]
-            targets[t] = a
-            if not may_leave(counts, a, point_weight(weights, i)):
-                continue
-            point_costs(
-                X, codes, value_prop, value_const, cat_coef, Z, num_coef,
-                i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,
-                p, factors, dist, lin, costs,
-            )
-            targets[t] = best_move(costs, a, X, i, point_weight(weights, i))
+        coords = np.empty((X.shape[1], BLOCK))
+        block_dist = np.empty((k, BLOCK))
+        stop = min(n_batch, (chunk + 1) * _PROPOSAL_CHUNK)
+        for start in range(chunk * _PROPOSAL_CHUNK, stop, BLOCK):
+            m = min(BLOCK, stop - start)
+            gather_block(X, batch, start, m, coords)
+            for c in range(k):
+                block_distances(coords, 0, m, centers, c, block_dist)
+            for r in range(m):
+                i = batch[start + r]
+                a = labels[i]
+                targets[start + r] = a
+                if not may_leave(counts, a, point_weight(weights, i)):
+                    continue
+                for c in range(k):
+                    dist[c] = block_dist[c, r]
+                table_lin(table, codes, Z, num_coef, num_sums, i, lin)
+                w = point_weight(weights, i)
+                change = point_change(weighted, w,
+                                      point_base(codes, value_const, cat_coef, Z, num_coef, i))
+                move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors,
+                            costs)
+                targets[start + r] = best_move(costs, a, X, i, w)
 
 
 @cached_njit(nogil=True)

@@ -1,7 +1,8 @@
 """Pricing one point's move: the helpers every kernel of the engine shares.
 
 Squared distances, the K-Means size factors, the per-cluster fairness factors,
-the price of moving one point to each cluster (:func:`point_costs`), the choice
+the price of moving one point to each cluster (:func:`point_terms` and
+:func:`move_prices`, or their blocked forms in :mod:`fairkm._kernels._blocks`), the choice
 of its best move (:func:`best_move`) and the update of the statistics when it is
 made (:func:`move_point`). The sweep, the mini-batch kernels, the statistics and
 the prediction kernels of this package all price moves with them; the helpers
@@ -90,6 +91,12 @@ def squared_distance(X, i, centers, c):
 
 
 @cached_njit(nogil=True, inline="always")
+def _shrink_factor(n):
+    """``n / (n - 1)``, or 0 for a cluster of one point (it never loses it)."""
+    return n / (n - 1.0) if n > 1.0 else 0.0
+
+
+@cached_njit(nogil=True, inline="always")
 def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
 
@@ -98,7 +105,7 @@ def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """
     n = counts[c]
     grow[c] = n / (n + 1.0)
-    shrink[c] = n / (n - 1.0) if n > 1.0 else 0.0
+    shrink[c] = _shrink_factor(n)
 
 
 @cached_njit(nogil=True)
@@ -137,18 +144,26 @@ def _growth(size, w, p):
 
 
 @cached_njit(nogil=True, inline="always")
+def _leave_growth(size, p):
+    """``size^p - (size - 1)^p``, or 0 for a cluster of one point (it never loses it)."""
+    return _growth(size - 1.0, 1.0, p) if size > 1.0 else 0.0
+
+
+@cached_njit(nogil=True, inline="always")
+def _over_power(value, size, p):
+    """``value / size^p``, or 0 for an empty cluster."""
+    return value / power(size, p) if size > 0.0 else 0.0
+
+
+@cached_njit(nogil=True, inline="always")
 def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
     """Set cluster ``c``'s fairness factors from its size and ``Q_C`` (``p > 0``)."""
     n = counts[c]
-    factors[_F, c] = quad[c] / power(n, p) if n > 0.0 else 0.0
+    factors[_F, c] = _over_power(quad[c], n, p)
     factors[_JOIN_INV, c] = 1.0 / power(n + 1.0, p)
     factors[_JOIN_GROWTH, c] = _growth(n, 1.0, p)
-    if n > 1.0:
-        factors[_LEAVE_INV, c] = 1.0 / power(n - 1.0, p)
-        factors[_LEAVE_SHRINK, c] = _growth(n - 1.0, 1.0, p)
-    else:
-        factors[_LEAVE_INV, c] = 0.0
-        factors[_LEAVE_SHRINK, c] = 0.0
+    factors[_LEAVE_INV, c] = _over_power(1.0, n - 1.0, p)
+    factors[_LEAVE_SHRINK, c] = _leave_growth(n, p)
 
 
 @cached_njit(nogil=True)
@@ -187,36 +202,37 @@ def fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts, 
 
 
 @cached_njit(nogil=True, inline="always")
-def point_costs(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef,  # IN
-    i, a, centers, counts, value_counts, cat_dev, num_sums, grow, shrink, weights,  # IN
-    p, factors,  # IN
-    dist, lin, costs,  # scratch, scratch, OUT
-):
-    """Prices of the moves of point ``i`` out of its cluster ``a`` (``counts[a] > 1``).
-
-    ``costs[a]`` receives the objective decrease of removing the point from
-    ``a``; ``costs[c]`` for every other ``c`` the objective increase of then
-    inserting it into ``c``. Moving to ``c`` changes the objective by
-    ``costs[c] - costs[a]``. With ``a = -1`` (a new point) every entry is an
-    insertion cost. The statistics have the cluster axis last, so every inner
-    loop runs over contiguous per-cluster values and vectorises. ``p`` is the
-    power of the cluster size dividing each cluster's term (0 for the
-    paper's weighting) and ``factors`` the clusters' :func:`set_fair_factor`.
-
-    Returns the change of ``Q`` common to every cluster (``w^2`` times the
-    unit ``base``): inserting changes a cluster's ``Q`` by that plus
-    ``2 w lin[c]``, removing by that minus ``2 w lin[a]``.
-    """
-    k = counts.shape[0]
-    # The change of Q splits into a part that is the same for every cluster
-    # (``base``) and one linear in the cluster's statistics (``lin``):
-    # inserting changes Q by base + 2 lin, removing by base - 2 lin.
+def point_base(codes, value_const, cat_coef, Z, num_coef, i):
+    """Return the unit change of ``Q`` alike for every cluster point ``i`` joins or leaves."""
     base = 0.0
     for t in range(codes.shape[1]):
         base += cat_coef[t] * value_const[codes[i, t]]
     for t in range(Z.shape[1]):
         base += num_coef[t] * Z[i, t] * Z[i, t]
+    return base
+
+
+@cached_njit(nogil=True, inline="always")
+def numeric_lin(Z, num_coef, num_sums, i, lin):  # IN ..., IN/OUT
+    """Add the numeric attributes' part of ``lin`` (after the categorical part, in that order)."""
+    for t in range(Z.shape[1]):
+        w = num_coef[t] * Z[i, t]
+        for c in range(num_sums.shape[1]):
+            lin[c] += w * num_sums[t, c]
+
+
+@cached_njit(nogil=True, inline="always")
+def point_terms(
+    X, codes, value_prop, cat_coef, Z, num_coef,  # IN
+    i, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    dist, lin,  # OUT
+):
+    """Point ``i``'s squared distance to each centre and the linear part ``lin`` of its price.
+
+    Term by term, one point at a time; :mod:`fairkm._kernels._blocks` computes
+    the same terms, added in the same order, for a block of points at once.
+    """
+    k = counts.shape[0]
     for c in range(k):
         dist[c] = 0.0
         lin[c] = 0.0
@@ -231,50 +247,87 @@ def point_costs(
         pv = value_prop[v]
         for c in range(k):
             lin[c] += w * (value_counts[v, c] - counts[c] * pv - cat_dev[t, c])
-    for t in range(Z.shape[1]):
-        w = num_coef[t] * Z[i, t]
-        for c in range(k):
-            lin[c] += w * num_sums[t, c]
-    if weights.shape[0] == 0:
-        if p == 0:
-            for c in range(k):
-                costs[c] = grow[c] * dist[c] + base + 2.0 * lin[c]
-            if a >= 0:
-                costs[a] = shrink[a] * dist[a] - (base - 2.0 * lin[a])
-            return base
-        for c in range(k):
-            costs[c] = grow[c] * dist[c] + (
-                base + 2.0 * lin[c] - factors[_F, c] * factors[_JOIN_GROWTH, c]
-            ) * factors[_JOIN_INV, c]
-        if a >= 0:
-            costs[a] = shrink[a] * dist[a] - (
-                base - 2.0 * lin[a] + factors[_F, a] * factors[_LEAVE_SHRINK, a]
-            ) * factors[_LEAVE_INV, a]
+    numeric_lin(Z, num_coef, num_sums, i, lin)
+
+
+@cached_njit(nogil=True, inline="always")
+def point_change(weighted, w, base):
+    """Return the change of ``Q`` alike for every cluster, for a point of weight ``w``.
+
+    That is ``w^2 base``.
+
+    Inserting the point changes a cluster's ``Q`` by that plus ``2 w lin[c]``,
+    removing it by that minus ``2 w lin[a]`` (``base``: :func:`point_base`).
+    """
+    if not weighted:
         return base
-    w = weights[i]
-    if w == 0.0:  # a point of weight 0 changes nothing, wherever it goes
-        for c in range(k):
-            costs[c] = 0.0
+    if w == 0.0:
         return 0.0
-    wbase = w * w * base
+    return w * w * base
+
+
+@cached_njit(nogil=True, inline="always")
+def _join_price(weighted, p, w, size, grow, dist, change, lin, f, growth, inv):
+    """Objective increase of inserting a point into a cluster of ``size`` (:func:`move_prices`)."""
+    if not weighted:
+        if p == 0:
+            return grow * dist + change + 2.0 * lin
+        return grow * dist + (change + 2.0 * lin - f * growth) * inv
+    if w == 0.0:  # a point of weight 0 changes nothing, wherever it goes
+        return 0.0
     if p == 0:
-        for c in range(k):
-            costs[c] = w * counts[c] / (counts[c] + w) * dist[c] + wbase + 2.0 * w * lin[c]
-        if a >= 0:
-            na = counts[a]
-            costs[a] = w * na / (na - w) * dist[a] - (wbase - 2.0 * w * lin[a])
-        return wbase
-    for c in range(k):
-        n = counts[c]
-        costs[c] = w * n / (n + w) * dist[c] + (
-            wbase + 2.0 * w * lin[c] - factors[_F, c] * _growth(n, w, p)
-        ) / power(n + w, p)
+        return w * size / (size + w) * dist + change + 2.0 * w * lin
+    return w * size / (size + w) * dist + (
+        change + 2.0 * w * lin - f * _growth(size, w, p)
+    ) / power(size + w, p)
+
+
+@cached_njit(nogil=True, inline="always")
+def _leave_price(weighted, p, w, size, shrink, dist, change, lin, f, shrinkage, inv):
+    """Objective decrease of removing a point from its cluster of ``size`` (:func:`move_prices`)."""
+    if not weighted:
+        if p == 0:
+            return shrink * dist - (change - 2.0 * lin)
+        return shrink * dist - (change - 2.0 * lin + f * shrinkage) * inv
+    if w == 0.0:
+        return 0.0
+    if p == 0:
+        return w * size / (size - w) * dist - (change - 2.0 * w * lin)
+    return w * size / (size - w) * dist - (
+        change - 2.0 * w * lin + f * _growth(size - w, w, p)
+    ) / power(size - w, p)
+
+
+@cached_njit(nogil=True, inline="always")
+def move_prices(
+    weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors,  # IN
+    costs,  # OUT
+):
+    """Prices of the moves of a point of weight ``w`` out of its cluster ``a``.
+
+    Given the change of ``Q`` common to every cluster (:func:`point_change`),
+    the squared distances ``dist`` and the linear part ``lin``
+    (:func:`point_terms`): ``costs[a]`` receives the objective
+    decrease of removing the point from ``a`` (``counts[a] > w``); ``costs[c]``
+    for every other ``c`` the objective increase of then inserting it into
+    ``c``. Moving to ``c`` changes the objective by ``costs[c] - costs[a]``.
+    With ``a = -1`` (a new point) every entry is an insertion cost. ``p`` is
+    the power of the cluster size dividing each cluster's term (0 for the
+    paper's weighting) and ``factors`` the clusters' :func:`set_fair_factor`.
+    ``weighted`` is whether the fit has sample weights (with unit weights
+    ``w`` is 1 and the cheaper unit formulas run); a kernel that passes it as
+    a constant compiles a loop without the other case.
+
+    The branches live in scalar helpers and nothing is returned: an inlined
+    helper that takes arrays and branches or returns costs reference counting
+    per array and point (a sweep ran 2.4x slower so).
+    """
+    for c in range(costs.shape[0]):
+        costs[c] = _join_price(weighted, p, w, counts[c], grow[c], dist[c], change, lin[c],
+                               factors[_F, c], factors[_JOIN_GROWTH, c], factors[_JOIN_INV, c])
     if a >= 0:
-        na = counts[a]
-        costs[a] = w * na / (na - w) * dist[a] - (
-            wbase - 2.0 * w * lin[a] + factors[_F, a] * _growth(na - w, w, p)
-        ) / power(na - w, p)
-    return wbase
+        costs[a] = _leave_price(weighted, p, w, counts[a], shrink[a], dist[a], change, lin[a],
+                                factors[_F, a], factors[_LEAVE_SHRINK, a], factors[_LEAVE_INV, a])
 
 
 @cached_njit(nogil=True, inline="always")

@@ -1,0 +1,101 @@
+"""Pricing a block of points at once, in layouts the compiler vectorises.
+
+A point's prices need its squared distance to every centre and the linear
+part ``lin`` of its fairness change per cluster (:func:`fairkm._kernels._pricing.point_terms`).
+One point at a time, both are loops over the ``k`` clusters, too short to
+vectorise (at ``k = 10`` they run scalar, with a loop's overhead per cluster).
+Here:
+
+* distances are computed for a block of points and one centre at a time, from
+  the block's coordinates transposed (features by points), so the inner loop
+  runs over the block's points (:func:`gather_block` or :func:`copy_block`, then
+  :func:`block_distances`);
+* ``lin`` is read from a table of each value's share of it per cluster
+  (:func:`lin_table`): one row added per attribute instead of four operations
+  per attribute and cluster.
+
+Both add the same terms in the same order as the point-at-a-time formulas, so
+every price is bit-identical to theirs. A kernel that moves a point between
+pricing it and pricing the rest of the block refreshes the two clusters the
+move changed: their table columns (:func:`set_lin_column`) and their rows of
+the block's distances, for the points not yet visited.
+"""
+
+import numpy as np
+
+from .._kernel_cache import cached_njit
+from ._pricing import numeric_lin
+
+# Points per block: the block's distances (k x BLOCK) stay in the first-level
+# cache up to k = 50, and a move recomputes two rows of them for the rest of
+# the block, so smaller blocks make moves cheaper and larger ones the loops.
+BLOCK = 64
+
+
+@cached_njit(nogil=True, inline="always")
+def gather_block(X, rows, start, m, xt):  # IN, IN, IN, IN, OUT
+    """Copy rows ``rows[start:start + m]`` of ``X`` into the columns of ``xt``."""
+    for r in range(m):
+        i = rows[start + r]
+        for j in range(X.shape[1]):
+            xt[j, r] = X[i, j]
+
+
+@cached_njit(nogil=True, inline="always")
+def copy_block(X, start, m, xt):  # IN, IN, IN, OUT
+    """Copy rows ``start`` to ``start + m`` of ``X`` into the columns of ``xt``."""
+    for r in range(m):
+        for j in range(X.shape[1]):
+            xt[j, r] = X[start + r, j]
+
+
+@cached_njit(nogil=True, inline="always")
+def block_distances(xt, lo, m, centers, c, out):  # IN, IN, IN, IN, IN, OUT
+    """``out[c, r]`` = squared distance of the block's point ``r`` to centre ``c``, ``lo <= r < m``.
+
+    The features are added in order, as :func:`fairkm._kernels._pricing.point_terms` adds them.
+    """
+    for r in range(lo, m):
+        out[c, r] = 0.0
+    for j in range(xt.shape[0]):
+        center = centers[j, c]
+        for r in range(lo, m):
+            diff = xt[j, r] - center
+            out[c, r] += diff * diff
+
+
+@cached_njit(nogil=True, inline="always")
+def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c,  # IN
+                   table):  # OUT
+    """Refresh cluster ``c``'s column of :func:`lin_table` from its statistics."""
+    size = counts[c]
+    for t in range(offsets.shape[0] - 1):
+        w = cat_coef[t]
+        g = cat_dev[t, c]
+        for v in range(offsets[t], offsets[t + 1]):
+            table[v, c] = w * (value_counts[v, c] - size * value_prop[v] - g)
+
+
+@cached_njit(nogil=True)
+def lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev):
+    """Each categorical value's share of ``lin`` per cluster, shape (V, k).
+
+    ``table[v, c]`` is the attribute's coefficient times ``c_v - |C| p_v - G``:
+    a point's ``lin[c]`` is the sum of its values' entries (:func:`table_lin`).
+    """
+    table = np.empty(value_counts.shape)
+    for c in range(counts.shape[0]):
+        set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c, table)
+    return table
+
+
+@cached_njit(nogil=True, inline="always")
+def table_lin(table, codes, Z, num_coef, num_sums, i, lin):  # IN ..., OUT
+    """Point ``i``'s ``lin`` from :func:`lin_table` and the numeric attributes' sums."""
+    for c in range(lin.shape[0]):
+        lin[c] = 0.0
+    for t in range(codes.shape[1]):
+        v = codes[i, t]
+        for c in range(lin.shape[0]):
+            lin[c] += table[v, c]
+    numeric_lin(Z, num_coef, num_sums, i, lin)
