@@ -12,16 +12,23 @@ For each regime and thread count: scikit-learn's ``KMeans(n_init=1)`` fit
 (the baseline, its BLAS on as many threads), FairKM at its defaults, and the
 exact and mini-batch engines named explicitly, each as a ratio to the
 baseline (best of ``--repeats``), with the passes of FairKM's S-blind and
-fair phases; then one exact sweep against one Lloyd iteration, both on one
-thread (scikit-learn's own kernel, ``lloyd_iter_chunked_dense``), and the
-floor of a sweep: one pass that only finds each point's nearest centre (the
-same loop, without the fairness term or the moves).
+fair phases; then, at k = 5, 10, 20 and 50 on the overlapping blobs, one
+exact sweep against one Lloyd iteration, both on one thread
+(scikit-learn's own kernel, ``lloyd_iter_chunked_dense``):
+
+* the first sweep from a 3-iteration K-Means (5 attributes, every cluster
+  counted alike, weight 1,000: about 5% of the points move);
+* a steady sweep of a whole fit (the paper's weight, from k-means++ centres):
+  a 6-sweep fit minus a 1-sweep fit, over 5, as ``bench_scale.py`` times it;
+* the floor: one blocked pass that only finds each point's nearest centre
+  (``fairkm._kernels.nearest_center``, the sweep's distance kernel).
 
 ``--load N`` runs N busy processes beside the measurements, so the 1- and
 2-thread times compare on a shared machine (a 2-thread fit must not be slower
 than a 1-thread one).
 
-Run: ``python benchmarks/bench_regimes.py [--n 1000000] [--repeats 2] [--load 0]``.
+Run: ``python benchmarks/bench_regimes.py [--n 1000000] [--repeats 2] [--load 0]
+[--regimes abc] [--sweep-ks 5,10,20,50]``.
 """
 
 import argparse
@@ -37,7 +44,7 @@ from sklearn.cluster import KMeans
 from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense  # one Lloyd iteration
 from threadpoolctl import threadpool_limits
 
-from fairkm import FairKM
+from fairkm import FairKM, _kernels
 from fairkm._columns import check_sensitive_features
 from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import Stats, sweep
@@ -97,28 +104,8 @@ def phases(X, sensitive, params):
     return blind.n_iter_, model.n_iter_ - blind.n_iter_, described
 
 
-@numba.njit(cache=True, nogil=True)
-def nearest_pass(X, centers, labels):
-    """The floor of a sweep: each point's nearest centre, in the sweep's loop layout."""
-    k = centers.shape[1]
-    dist = np.empty(k)
-    for i in range(X.shape[0]):
-        for c in range(k):
-            dist[c] = 0.0
-        for j in range(X.shape[1]):
-            x = X[i, j]
-            for c in range(k):
-                diff = x - centers[j, c]
-                dist[c] += diff * diff
-        best_c = 0
-        for c in range(1, k):
-            if dist[c] < dist[best_c]:
-                best_c = c
-        labels[i] = best_c
-
-
 def sweep_against_lloyd(X, sensitive, k, repeats):
-    """One exact fair sweep, the floor, and one Lloyd iteration, all on one thread (ns/point)."""
+    """ns per point, one thread: first sweep, steady sweep, floor and one Lloyd iteration."""
     n = X.shape[0]
     features = check_sensitive_features(sensitive, n_samples=n)
     terms = SensitiveEncoding.from_features(features, n).terms(
@@ -137,19 +124,20 @@ def sweep_against_lloyd(X, sensitive, k, repeats):
 
     one_sweep()
     t_sweep = min(one_sweep() for _ in range(repeats))
-    centers = np.ascontiguousarray(start.cluster_centers_.T)
+    t_steady = bench_scale.per_pass(X, sensitive, bench_scale.start_centers(X, k), "exact",
+                                    passes=5, repeats=repeats)
+    centers = np.ascontiguousarray(start.cluster_centers_)
     labels = np.empty(n, dtype=np.int64)
-    nearest_pass(X, centers, labels)
-    t_floor, _ = best(lambda: nearest_pass(X, centers, labels), repeats)
+    _kernels.nearest_center(X, centers, labels)
+    t_floor, _ = best(lambda: _kernels.nearest_center(X, centers, labels), repeats)
     # One Lloyd iteration of scikit-learn's KMeans (its own kernel, on one thread).
-    centers_old = np.ascontiguousarray(start.cluster_centers_)
-    centers_new, shift = np.empty_like(centers_old), np.empty(k)
+    centers_new, shift = np.empty_like(centers), np.empty(k)
     weight_in, sample_weight = np.empty(k), np.ones(n)
     lloyd_labels = np.empty(n, dtype=np.int32)
     t_lloyd, _ = best(lambda: lloyd_iter_chunked_dense(
-        X, sample_weight, centers_old, centers_new, weight_in, lloyd_labels, shift, 1), repeats)
+        X, sample_weight, centers, centers_new, weight_in, lloyd_labels, shift, 1), repeats)
     return {name: value * 1e9 / n for name, value in
-            (("sweep", t_sweep), ("floor", t_floor), ("lloyd", t_lloyd))}
+            (("first", t_sweep), ("steady", t_steady), ("floor", t_floor), ("lloyd", t_lloyd))}
 
 
 def busy():
@@ -162,6 +150,8 @@ def main():
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--load", type=int, default=0, help="busy processes beside the runs")
+    parser.add_argument("--regimes", default="abc",
+                        help="letters of the regimes to fit (empty: none)")
     parser.add_argument("--sweep-ks", default="5,10,20,50",
                         help="k of the sweep-against-Lloyd table (empty: skip it)")
     args = parser.parse_args()
@@ -172,6 +162,8 @@ def main():
         print(f"{args.n:,} x 10, k=10; {args.load} busy process(es) beside; best of "
               f"{args.repeats}")
         for name, X, sensitive in regimes(args.n):
+            if name[1] not in args.regimes:
+                continue
             print(name)
             for threads in (1, 2):
                 numba.set_num_threads(threads)
@@ -193,16 +185,19 @@ def main():
                       flush=True)
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         if args.sweep_ks:
-            print("one exact sweep (5 attributes, every cluster counted alike) against one "
-                  "Lloyd iteration, one thread, ns per point")
+            print("one exact sweep against one Lloyd iteration, one thread, ns per point "
+                  "(first: from a 3-iteration K-Means; steady: a whole fit's later sweeps)")
             X, sensitive = bench_scale.data(args.n, 10, 10)
             numba.set_num_threads(1)
             with threadpool_limits(1):
                 for k in (int(v) for v in args.sweep_ks.split(",")):
                     t = sweep_against_lloyd(X, sensitive, k, args.repeats)
-                    print(f"  k={k:3}: sweep {t['sweep']:6.1f}, floor {t['floor']:6.1f}, "
-                          f"Lloyd {t['lloyd']:6.1f}; sweep / Lloyd {t['sweep'] / t['lloyd']:5.2f},"
-                          f" sweep / floor {t['sweep'] / t['floor']:5.2f}", flush=True)
+                    lloyd = t["lloyd"]
+                    print(f"  k={k:3}: first sweep {t['first']:6.1f}, steady sweep "
+                          f"{t['steady']:6.1f}, floor {t['floor']:6.1f}, Lloyd {lloyd:6.1f}; "
+                          f"/ Lloyd: first {t['first'] / lloyd:5.2f}, steady "
+                          f"{t['steady'] / lloyd:5.2f}, floor {t['floor'] / lloyd:5.2f}",
+                          flush=True)
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     finally:
         for worker in workers:

@@ -29,7 +29,7 @@ from ._pricing import numeric_lin
 # Points per block: the block's distances (k x BLOCK) stay in the first-level
 # cache up to k = 50, and a move recomputes two rows of them for the rest of
 # the block, so smaller blocks make moves cheaper and larger ones the loops.
-BLOCK = 64
+BLOCK = 32
 
 
 @cached_njit(nogil=True, inline="always")
@@ -74,6 +74,44 @@ def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev,
         g = cat_dev[t, c]
         for v in range(offsets[t], offsets[t + 1]):
             table[v, c] = w * (value_counts[v, c] - size * value_prop[v] - g)
+
+
+@cached_njit(nogil=True, inline="always")
+def set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, b,  # IN
+                    table):  # OUT
+    """:func:`set_lin_column` of clusters ``a`` and ``b`` (a move's two), in one pass."""
+    size_a, size_b = counts[a], counts[b]
+    for t in range(offsets.shape[0] - 1):
+        w = cat_coef[t]
+        g_a, g_b = cat_dev[t, a], cat_dev[t, b]
+        for v in range(offsets[t], offsets[t + 1]):
+            table[v, a] = w * (value_counts[v, a] - size_a * value_prop[v] - g_a)
+            table[v, b] = w * (value_counts[v, b] - size_b * value_prop[v] - g_b)
+
+
+@cached_njit(nogil=True, inline="always")
+def patch_distances(xt, lo, m, centers, a, b, out):  # IN, IN, IN, IN, IN, IN, IN/OUT
+    """:func:`block_distances` to centres ``a`` and ``b`` (a move's two), in one pass."""
+    for r in range(lo, m):
+        out[a, r] = 0.0
+        out[b, r] = 0.0
+    for j in range(xt.shape[0]):
+        center_a, center_b = centers[j, a], centers[j, b]
+        for r in range(lo, m):
+            diff_a = xt[j, r] - center_a
+            diff_b = xt[j, r] - center_b
+            out[a, r] += diff_a * diff_a
+            out[b, r] += diff_b * diff_b
+
+
+@cached_njit(nogil=True, inline="always")
+def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
+    """:func:`block_distances` to every centre, two at a time (one read of the block per pair)."""
+    k = centers.shape[1]
+    for c in range(0, k - 1, 2):
+        patch_distances(xt, 0, m, centers, c, c + 1, out)
+    if k % 2:
+        block_distances(xt, 0, m, centers, k - 1, out)
 
 
 @cached_njit(nogil=True)

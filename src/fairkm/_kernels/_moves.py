@@ -14,7 +14,15 @@ import numba
 import numpy as np
 
 from .._kernel_cache import cached_njit
-from ._blocks import BLOCK, block_distances, gather_block, lin_table, set_lin_column, table_lin
+from ._blocks import (
+    BLOCK,
+    all_distances,
+    gather_block,
+    lin_table,
+    patch_distances,
+    set_lin_columns,
+    table_lin,
+)
 from ._pricing import (
     best_move,
     fair_factors,
@@ -117,8 +125,7 @@ def _sweep(
     for start in range(0, order.shape[0], block):
         m = min(block, order.shape[0] - start)
         gather_block(X, order, start, m, coords)
-        for c in range(k):
-            block_distances(coords, 0, m, centers, c, block_dist)
+        all_distances(coords, m, centers, block_dist)
         for r in range(m):
             i = order[start + r]
             a = labels[i]
@@ -149,10 +156,9 @@ def _sweep(
                 v = codes[i, t]
                 cat_dev[t, a] -= w * value_shift[v]
                 cat_dev[t, b] += w * value_shift[v]
-            set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, table)
-            set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, b, table)
-            block_distances(coords, r + 1, m, centers, a, block_dist)
-            block_distances(coords, r + 1, m, centers, b, block_dist)
+            set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, b,
+                            table)
+            patch_distances(coords, r + 1, m, centers, a, b, block_dist)
             labels[i] = b
             n_moved += 1
     return n_moved
@@ -213,16 +219,32 @@ def propose_moves(
     depend on the number of threads.
     Shapes as in :func:`sweep`.
     """
+    if weights.shape[0] == 0:
+        _propose(False, X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,
+                 offsets, cluster_exponent, batch, labels, centers, counts, value_counts, cat_dev,
+                 num_sums, targets)
+    else:
+        _propose(True, X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,
+                 offsets, cluster_exponent, batch, labels, centers, counts, value_counts, cat_dev,
+                 num_sums, targets)
+
+
+@cached_njit(nogil=True, inline="always")
+def _propose(
+    weighted,
+    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
+    cluster_exponent, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
+    targets,  # OUT
+):
+    """:func:`propose_moves`, compiled apart for unit and sample weights (as :func:`_sweep`)."""
     k = counts.shape[0]
     p = 2 - cluster_exponent
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                               num_sums, p)
     table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
-    weighted = weights.shape[0] > 0
     n_batch = batch.shape[0]
-    n_chunks = (n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK
-    for chunk in numba.prange(n_chunks):
+    for chunk in numba.prange((n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK):
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
@@ -232,18 +254,17 @@ def propose_moves(
         for start in range(chunk * _PROPOSAL_CHUNK, stop, BLOCK):
             m = min(BLOCK, stop - start)
             gather_block(X, batch, start, m, coords)
-            for c in range(k):
-                block_distances(coords, 0, m, centers, c, block_dist)
+            all_distances(coords, m, centers, block_dist)
             for r in range(m):
                 i = batch[start + r]
                 a = labels[i]
+                w = point_weight(weights, i)
                 targets[start + r] = a
-                if not may_leave(counts, a, point_weight(weights, i)):
+                if not may_leave(counts, a, w):
                     continue
                 for c in range(k):
                     dist[c] = block_dist[c, r]
                 table_lin(table, codes, Z, num_coef, num_sums, i, lin)
-                w = point_weight(weights, i)
                 change = point_change(weighted, w,
                                       point_base(codes, value_const, cat_coef, Z, num_coef, i))
                 move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors,
