@@ -1,0 +1,204 @@
+"""Pricing by blocks (``fairkm._kernels._blocks``) against pricing one point at a time.
+
+Blocked pricing adds the same terms in the same order as the point-at-a-time
+formulas (:func:`fairkm._kernels._pricing.point_terms`), so nothing may differ
+in any bit: the prices, a sweep's moves and statistics for every block size
+(a block of one point is priced at its visit, against the statistics every
+earlier move left), the proposals and the labels of ``predict``.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_array_equal
+
+from fairkm import _kernels
+from fairkm._kernels import _blocks, _pricing
+
+from ._problems import engine, problems
+from .conftest import examples
+
+STATISTICS = ("sums", "centers", "counts", "value_counts", "cat_dev", "num_sums")
+
+
+def assert_bits_equal(got, want):
+    """Equal to the last bit (the sign of a zero included)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+def kernel_sweep(problem, labels, order, block):
+    """One sweep with ``block`` points per block; returns (moved, labels, statistics)."""
+    terms, stats = engine(problem, labels)
+    labels = labels.copy()
+    lam = problem.fairness_weight
+    moved = _kernels.sweep(
+        problem.X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
+        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights, terms.offsets,
+        terms.cluster_exponent, order, block, labels, stats.sums, stats.centers, stats.counts,
+        stats.value_counts, stats.cat_dev, stats.num_sums,
+    )
+    return moved, labels, stats
+
+
+def assert_same_sweep(problem, labels, order, block):
+    moved, got, stats = kernel_sweep(problem, labels, order, block)
+    want_moved, want, want_stats = kernel_sweep(problem, labels, order, 1)
+    assert moved == want_moved
+    assert_array_equal(got, want)
+    for name in STATISTICS:
+        assert_bits_equal(getattr(stats, name), getattr(want_stats, name))
+    return moved
+
+
+@settings(max_examples=examples(200))
+@given(case=problems(max_n=40), block=st.sampled_from([2, 3, 5, 8, _kernels.BLOCK]))
+def test_every_block_size_sweeps_alike(case, block):
+    problem, labels, order = case
+    assert_same_sweep(problem, labels, order, block)
+
+
+@pytest.mark.parametrize("exponent", [2, 1, 0])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_blocks_sweep_alike_where_many_points_move(exponent, weighted):
+    # Overlapping blobs from random labels: most points move in the first sweep, many of them
+    # inside a block whose distances and table the earlier moves refreshed.
+    from ._reference import Problem
+
+    rng = np.random.default_rng(exponent + 3 * weighted)
+    n, k = 3000, 7
+    X = rng.normal(size=(n, 4)) + rng.integers(0, 3, size=(n, 1))
+    categorical = [rng.integers(0, m, n) for m in (2, 5, 9)]
+    numeric = [rng.normal(size=n)]
+    problem = Problem(
+        X=X, categorical=categorical, numeric=numeric, cat_weights=np.array([1.0, 0.5, 2.0]),
+        num_weights=np.array([1.0]), fairness_weight=50.0, n_clusters=k,
+        sample_weight=rng.choice([0.0, 0.5, 1.0, 2.0], n) if weighted else None,
+        cluster_exponent=exponent,
+    )
+    labels = rng.integers(0, k, n).astype(np.int64)
+    order = rng.permutation(n).astype(np.int64)
+    for block in (7, _kernels.BLOCK, 200):
+        assert assert_same_sweep(problem, labels, order, block) > n // 4
+
+
+@settings(max_examples=examples(150))
+@given(case=problems(max_n=40))
+def test_block_terms_equal_point_terms(case):
+    problem, labels, order = case
+    terms, stats = engine(problem, labels)
+    lam = problem.fairness_weight
+    cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
+    X, k, n = problem.X, problem.n_clusters, len(labels)
+    coords, dist = np.empty((X.shape[1], n)), np.empty((k, n))
+    _blocks.gather_block(X, order, 0, n, coords)
+    _blocks.all_distances(coords, n, stats.centers, dist)
+    table = _blocks.lin_table(terms.value_prop, terms.offsets, cat_coef, stats.counts,
+                              stats.value_counts, stats.cat_dev)
+    want_dist, want_lin, lin = np.empty(k), np.empty(k), np.empty(k)
+    for r, i in enumerate(order):
+        _pricing.point_terms(X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef, i,
+                             stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+                             stats.num_sums, want_dist, want_lin)
+        _blocks.table_lin(table, terms.codes, terms.Z, num_coef, stats.num_sums, i, lin)
+        assert_bits_equal(dist[:, r], want_dist)
+        assert_bits_equal(lin, want_lin)
+
+
+def point_prices(problem, terms, stats, i, a):
+    """``move_prices`` from ``point_terms``: one point priced alone, the unblocked way."""
+    lam = problem.fairness_weight
+    cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
+    k = problem.n_clusters
+    p = 2 - terms.cluster_exponent
+    grow, shrink = _pricing.size_factors(stats.counts)
+    _, factors = _pricing.fair_factors(terms.value_prop, terms.offsets, cat_coef, num_coef,
+                                       stats.counts, stats.value_counts, stats.num_sums, p)
+    dist, lin, costs = np.empty(k), np.empty(k), np.empty(k)
+    _pricing.point_terms(problem.X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef,
+                         i, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+                         stats.num_sums, dist, lin)
+    weighted = terms.weights.shape[0] > 0
+    w = _pricing.point_weight(terms.weights, i)
+    base = _pricing.point_base(terms.codes, terms.value_const, cat_coef, terms.Z, num_coef, i)
+    _pricing.move_prices(weighted, w, _pricing.point_change(weighted, w, base), dist, lin, a,
+                         stats.counts, grow, shrink, p, factors, costs)
+    return costs, w
+
+
+@settings(max_examples=examples(100))
+@given(case=problems(max_n=40))
+def test_proposals_equal_point_at_a_time_choices(case):
+    problem, labels, order = case
+    terms, stats = engine(problem, labels)
+    lam = problem.fairness_weight
+    got = np.full(len(order), -1, dtype=np.int64)
+    _kernels.propose_moves(
+        problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
+        terms.Z, lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent,
+        order, labels, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
+        stats.num_sums, got,
+    )
+    for t, i in enumerate(order):
+        a = labels[i]
+        want = a
+        if _pricing.may_leave(stats.counts, a, _pricing.point_weight(terms.weights, i)):
+            costs, w = point_prices(problem, terms, stats, i, a)
+            want = _pricing.best_move(costs, a, problem.X, i, w)
+        assert got[t] == want
+
+
+@settings(max_examples=examples(100))
+@given(case=problems(max_n=40, weighted=False))
+def test_cheapest_insertion_equals_point_at_a_time_prices(case):
+    problem, labels, _ = case
+    terms, stats = engine(problem, labels)
+    lam = problem.fairness_weight
+    got = np.full(len(labels), -1, dtype=np.int64)
+    _kernels.cheapest_insertion(
+        problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
+        terms.Z, lam * terms.num_weight, terms.offsets, terms.cluster_exponent, stats.centers,
+        stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums, got,
+    )
+    for i in range(len(labels)):
+        costs, _ = point_prices(problem, terms, stats, i, -1)
+        assert got[i] == int(np.argmin(costs))  # ties to the lowest index, as the kernel's
+
+
+def term_by_term_nearest(X, centers):
+    """Each row's nearest centre, the squares added feature by feature (ties to the lowest)."""
+    labels = []
+    for x in X:
+        dist = []
+        for center in centers:
+            total = 0.0
+            for value, coordinate in zip(x, center, strict=True):
+                diff = value - coordinate
+                total += diff * diff
+            dist.append(total)
+        labels.append(int(np.argmin(dist)))
+    return np.array(labels)
+
+
+@settings(max_examples=examples(100))
+@given(case=problems(max_n=80, weighted=False), data=st.data())
+def test_nearest_center_is_the_term_by_term_nearest(case, data):
+    problem, _, _ = case
+    X = problem.X
+    # Centres at data points (quarter steps): exact ties between centres occur.
+    rows = data.draw(st.lists(st.integers(0, len(X) - 1), min_size=1, max_size=6))
+    centers = np.ascontiguousarray(X[rows])
+    got = np.full(len(X), -1, dtype=np.int64)
+    _kernels.nearest_center(X, centers, got)
+    assert_array_equal(got, term_by_term_nearest(X, centers))
+
+
+def test_nearest_center_over_many_tasks():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 5))
+    centers = np.ascontiguousarray(X[:9] + 0.1)
+    got = np.full(len(X), -1, dtype=np.int64)
+    _kernels.nearest_center(X, centers, got)
+    assert_array_equal(got, term_by_term_nearest(X, centers))
