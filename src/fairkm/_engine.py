@@ -300,6 +300,7 @@ class Session:
         # None while only exact sweeps ran: they are serial and choose no count.
         self.threads = None
         self.n_iter = 0
+        self._order = None  # the exact sweeps' visiting order (data order), made once
         self._weigh(terms, lam)
         self.history = [self.objective]
 
@@ -380,7 +381,10 @@ class Session:
         """Record one pass over the data; return True when it meets the stopping rule."""
         self.n_iter += 1
         previous = self.objective
-        self.inertia, self.fairness, self.objective = self.evaluate()
+        if n_moved or kind != "sweep":
+            self.inertia, self.fairness, self.objective = self.evaluate()
+        # else: a sweep that moved nothing left the labels and the statistics as the last
+        # evaluation computed them, so evaluating again would give the same bits.
         self.history.append(self.objective)
         report(Progress(kind, self.n_iter, self.objective, n_moved, self.inertia,
                         self.fairness, n_rejected=n_rejected), self.verbose)
@@ -392,10 +396,11 @@ class Session:
         At most ``max_iter`` passes in this phase, ``passes_done`` of which
         were already spent (by mini-batch epochs).
         """
-        order = np.arange(self.X.shape[0], dtype=np.int64)
+        if self._order is None:
+            self._order = np.arange(self.X.shape[0], dtype=np.int64)
         start = self.n_iter - passes_done
         while self.n_iter - start < max_iter:
-            n_moved = sweep(self.X, self.active, self.lam, order, self.labels,
+            n_moved = sweep(self.X, self.active, self.lam, self._order, self.labels,
                             self.active_stats)
             if self._step_done("sweep", n_moved, tol):
                 return True
