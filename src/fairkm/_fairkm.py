@@ -33,9 +33,11 @@ __all__ = ["FairKM"]
 # this many rows (where a start costs well under a second) and keeps the best
 # S-blind clustering, the reference the weight and the cost are measured against.
 _MANY_STARTS_UP_TO = 100_000
-# algorithm="auto" sweeps exactly up to this many rows, where a sweep costs
-# well under a second, and runs the mini-batch engine above.
-_EXACT_UP_TO = 100_000
+# algorithm="auto" sweeps exactly up to this many rows and runs the mini-batch
+# engine above: on 1,000,000 rows the exact engine was 1.1-1.3x faster on one
+# thread as on two, on 3,000,000 as fast on two (benchmarks/bench_regimes.py),
+# and the mini-batch engine gains with every further core.
+_EXACT_UP_TO = 1_000_000
 
 
 class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
@@ -185,10 +187,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         blobs); with the paper's weight on Adult it stops earlier than the
         paper's runs did (1e-6 is the reproduction's).
     algorithm : {"auto", "exact", "minibatch"}, default="auto"
-        The engine. ``"auto"``: ``"exact"`` on up to 100,000 rows,
-        ``"minibatch"`` above (on 1,000,000 x 10 points it took 0.6-0.8 of
-        the exact engine's time where little moves and 0.5-0.6 on overlapping
-        blobs, on one thread as on two; ``benchmarks/bench_regimes.py``). ``"exact"``: the
+        The engine. ``"auto"``: ``"exact"`` on up to 1,000,000 rows,
+        ``"minibatch"`` above (on 1,000,000 x 10 points the exact engine took
+        0.75-0.9 of the mini-batch engine's time, on one thread as on two; on
+        3,000,000 as much on two threads; ``benchmarks/bench_regimes.py``). ``"exact"``: the
         paper's sweeps, one point at a time in data order, each move priced
         against statistics that include every earlier move. ``"minibatch"``:
         each epoch visits the points in a random order (of blocks of 256
