@@ -32,7 +32,7 @@ from ._pricing import numeric_lin
 BLOCK = 32
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def gather_block(X, rows, start, m, xt):  # IN, IN, IN, IN, OUT
     """Copy rows ``rows[start:start + m]`` of ``X`` into the columns of ``xt``."""
     for r in range(m):
@@ -41,7 +41,7 @@ def gather_block(X, rows, start, m, xt):  # IN, IN, IN, IN, OUT
             xt[j, r] = X[i, j]
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def copy_block(X, start, m, xt):  # IN, IN, IN, OUT
     """Copy rows ``start`` to ``start + m`` of ``X`` into the columns of ``xt``."""
     for r in range(m):
@@ -49,7 +49,7 @@ def copy_block(X, start, m, xt):  # IN, IN, IN, OUT
             xt[j, r] = X[start + r, j]
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def block_distances(xt, lo, m, centers, c, out):  # IN, IN, IN, IN, IN, OUT
     """``out[c, r]`` = squared distance of the block's point ``r`` to centre ``c``, ``lo <= r < m``.
 
@@ -64,7 +64,7 @@ def block_distances(xt, lo, m, centers, c, out):  # IN, IN, IN, IN, IN, OUT
             out[c, r] += diff * diff
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c,  # IN
                    table):  # OUT
     """Refresh cluster ``c``'s column of :func:`lin_table` from its statistics."""
@@ -76,7 +76,7 @@ def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev,
             table[v, c] = w * (value_counts[v, c] - size * value_prop[v] - g)
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, b,  # IN
                     table):  # OUT
     """:func:`set_lin_column` of clusters ``a`` and ``b`` (a move's two), in one pass."""
@@ -89,7 +89,7 @@ def set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev
             table[v, b] = w * (value_counts[v, b] - size_b * value_prop[v] - g_b)
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def patch_distances(xt, lo, m, centers, a, b, out):  # IN, IN, IN, IN, IN, IN, IN/OUT
     """:func:`block_distances` to centres ``a`` and ``b`` (a move's two), in one pass."""
     for r in range(lo, m):
@@ -104,7 +104,7 @@ def patch_distances(xt, lo, m, centers, a, b, out):  # IN, IN, IN, IN, IN, IN, I
             out[b, r] += diff_b * diff_b
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
     """:func:`block_distances` to every centre, two at a time (one read of the block per pair)."""
     k = centers.shape[1]

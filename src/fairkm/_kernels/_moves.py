@@ -40,13 +40,17 @@ from ._pricing import (
 from ._statistics import statistics_objective
 
 
-@cached_njit(nogil=True)
 def sweep(
     X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
     offsets, cluster_exponent, order, block,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
     """Visit the points in ``order`` once, moving each to its best cluster.
+
+    Runs the compiled sweep for unit weights or for sample weights: two
+    kernels, each compiled at its first use, so that neither loop carries the
+    other's code (the weighted formulas' mere presence slows the unit-weight
+    loop about 2x) and a fit compiles only the one it runs.
 
     Parameters
     ----------
@@ -89,10 +93,31 @@ def sweep(
         weight) never leaves it, so no cluster empties. Ties go to the
         current cluster, then to the lowest index.
     """
-    if weights.shape[0] == 0:
-        return _sweep(False, X, codes, value_prop, value_const, value_shift, cat_coef, Z,
-                      num_coef, weights, offsets, cluster_exponent, order, block, labels, sums,
-                      centers, counts, value_counts, cat_dev, num_sums)
+    kernel = _weighted_sweep if weights.shape[0] else _unit_sweep
+    return kernel(X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,
+                  offsets, cluster_exponent, order, block, labels, sums, centers, counts,
+                  value_counts, cat_dev, num_sums)
+
+
+@cached_njit(nogil=True)
+def _unit_sweep(
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
+    offsets, cluster_exponent, order, block,  # IN
+    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
+):
+    """:func:`sweep` without sample weights."""
+    return _sweep(False, X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,
+                  weights, offsets, cluster_exponent, order, block, labels, sums, centers,
+                  counts, value_counts, cat_dev, num_sums)
+
+
+@cached_njit(nogil=True)
+def _weighted_sweep(
+    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
+    offsets, cluster_exponent, order, block,  # IN
+    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
+):
+    """:func:`sweep` with sample weights."""
     return _sweep(True, X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,
                   weights, offsets, cluster_exponent, order, block, labels, sums, centers,
                   counts, value_counts, cat_dev, num_sums)
@@ -105,11 +130,7 @@ def _sweep(
     offsets, cluster_exponent, order, block,  # IN
     labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
 ):
-    """:func:`sweep`, compiled apart for unit and for sample weights (``weighted`` a constant).
-
-    The weighted formulas' mere presence in the loop slows the unit-weight loop
-    about 2x, though they never run there.
-    """
+    """The body of :func:`sweep`; ``weighted`` is a constant of each kernel that inlines it."""
     k = counts.shape[0]
     dist = np.empty(k)
     lin = np.empty(k)

@@ -96,7 +96,7 @@ def _shrink_factor(n):
     return n / (n - 1.0) if n > 1.0 else 0.0
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
 
@@ -155,7 +155,7 @@ def _over_power(value, size, p):
     return value / power(size, p) if size > 0.0 else 0.0
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
     """Set cluster ``c``'s fairness factors from its size and ``Q_C`` (``p > 0``)."""
     n = counts[c]
@@ -221,7 +221,7 @@ def numeric_lin(Z, num_coef, num_sums, i, lin):  # IN ..., IN/OUT
             lin[c] += w * num_sums[t, c]
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def point_terms(
     X, codes, value_prop, cat_coef, Z, num_coef,  # IN
     i, centers, counts, value_counts, cat_dev, num_sums,  # IN
@@ -370,7 +370,7 @@ def best_move(costs, a, X, i, w):
     return best
 
 
-@cached_njit(nogil=True, inline="always")
+@cached_njit(nogil=True)
 def move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
     """Move point ``i`` (of weight ``w``) from cluster ``a`` to ``b`` in the sums and counts."""
     counts[a] -= w
