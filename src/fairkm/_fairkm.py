@@ -33,10 +33,8 @@ __all__ = ["FairKM"]
 # this many rows (where a start costs well under a second) and keeps the best
 # S-blind clustering, the reference the weight and the cost are measured against.
 _MANY_STARTS_UP_TO = 100_000
-# algorithm="auto" sweeps exactly up to this many rows and runs the mini-batch
-# engine above: on 1,000,000 rows the exact engine was 1.1-1.3x faster on one
-# thread as on two, on 3,000,000 as fast on two (benchmarks/bench_regimes.py),
-# and the mini-batch engine gains with every further core.
+# algorithm="auto" sweeps exactly up to this many rows (bench_regimes.py: faster than
+# mini-batch there, as fast at 3,000,000 on two threads), mini-batch above.
 _EXACT_UP_TO = 1_000_000
 
 
