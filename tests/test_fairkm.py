@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 import fairkm._fairkm
 from fairkm import FairKM
+from fairkm._progress import listening
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference
@@ -413,7 +414,17 @@ def test_auto_algorithm_is_exact_on_small_data_and_minibatch_on_large(planted, m
     fits = {algorithm: FairKM(4, algorithm=algorithm, random_state=0).fit(
         X, sensitive_features=sensitive) for algorithm in ("auto", "exact", "minibatch")}
     assert_array_equal(fits["auto"].labels_, fits["exact"].labels_)
-    # Above the threshold (lowered here to the planted data's size) the mini-batch engine runs.
-    monkeypatch.setattr(fairkm._fairkm, "_EXACT_UP_TO", len(X) - 1)
+    # Above the threshold (lowered here to the planted data's size) the mini-batch engine runs;
+    # an absolute weight's threshold and the scale-free weight's are apart.
+    def passes(**params):
+        kinds = []
+        with listening(lambda progress: kinds.append(progress.kind)):
+            FairKM(4, random_state=0, **params).fit(X, sensitive_features=sensitive)
+        return set(kinds)
+
+    monkeypatch.setitem(fairkm._fairkm._EXACT_UP_TO, "absolute", len(X) - 1)
+    assert passes(fairness_weight=50.0) == {"epoch", "sweep"}
+    assert passes() == {"sweep"}
+    monkeypatch.setitem(fairkm._fairkm._EXACT_UP_TO, "walk", len(X) - 1)
     large = FairKM(4, algorithm="auto", random_state=0).fit(X, sensitive_features=sensitive)
     assert_array_equal(large.labels_, fits["minibatch"].labels_)

@@ -29,13 +29,12 @@ from .bounds import bounds_from_features, constrain, enforced
 
 __all__ = ["FairKM"]
 
-# With the scale-free weight, n_init="auto" starts k-means++ 10 times on up to
-# this many rows (where a start costs well under a second) and keeps the best
-# S-blind clustering, the reference the weight and the cost are measured against.
+# With the scale-free weight, n_init="auto" starts k-means++ 10 times on up to this many rows
+# (a start costs well under a second) and keeps the best S-blind clustering: the reference.
 _MANY_STARTS_UP_TO = 100_000
-# algorithm="auto" sweeps exactly up to this many rows (bench_regimes.py: faster than
-# mini-batch there, as fast at 3,000,000 on two threads), mini-batch above.
-_EXACT_UP_TO = 1_000_000
+# algorithm="auto" sweeps exactly up to this many rows, mini-batch above: the walk ran faster exact
+# on 1,000,000 rows (bench_regimes.py); a paper's weight took 102 sweeps to 10 passes (bench_fit).
+_EXACT_UP_TO = {"walk": 1_000_000, "absolute": 100_000}
 
 
 class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
@@ -185,10 +184,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         blobs); with the paper's weight on Adult it stops earlier than the
         paper's runs did (1e-6 is the reproduction's).
     algorithm : {"auto", "exact", "minibatch"}, default="auto"
-        The engine. ``"auto"``: ``"exact"`` on up to 1,000,000 rows,
-        ``"minibatch"`` above (on 1,000,000 x 10 points the exact engine took
-        0.75-0.9 of the mini-batch engine's time, on one thread as on two; on
-        3,000,000 as much on two threads; ``benchmarks/bench_regimes.py``). ``"exact"``: the
+        The engine. ``"auto"``: ``"exact"`` on up to 1,000,000 rows with the
+        scale-free weight (its walk took 0.75-0.9 of the mini-batch engine's
+        time there, ``benchmarks/bench_regimes.py``), up to 100,000 at an
+        absolute weight, ``"minibatch"`` above. ``"exact"``: the
         paper's sweeps, one point at a time in data order, each move priced
         against statistics that include every earlier move. ``"minibatch"``:
         each epoch visits the points in a random order (of blocks of 256
@@ -558,7 +557,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
 
         algorithm = self.algorithm
         if algorithm == "auto":
-            algorithm = "minibatch" if n_samples > _EXACT_UP_TO else "exact"
+            limit = _EXACT_UP_TO["absolute" if plan.kind == "absolute" else "walk"]
+            algorithm = "minibatch" if n_samples > limit else "exact"
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
 

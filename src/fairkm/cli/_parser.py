@@ -322,7 +322,8 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--algorithm", choices=("auto", "exact", "minibatch"), default="auto",
                         help="engine: 'exact' sweeps (the paper's), 'minibatch' (parallel "
                         "batches, then exact sweeps; faster on large data), or 'auto' (the "
-                        "default: exact up to 1,000,000 rows, minibatch above)")
+                        "default: exact up to 1,000,000 rows with the scale-free weight, 100,000 "
+                        "at an absolute one, minibatch above)")
     parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
                         help="largest batch of the minibatch engine (default 16384)")
     parser.add_argument("--random-state", type=_seed, default=0, metavar="N",
