@@ -91,7 +91,7 @@ def part_minibatch(quick):
     print(f"{n:,} x {d}, k={k}, 5 attributes, fairness_weight='paper', "
           f"{numba.get_num_threads()} threads; same k-means++ start")
     timed_fit(X[:2000], sensitive[:2000], centers, algorithm="minibatch")  # compile
-    t_exact, exact = timed_fit(X, sensitive, centers)
+    t_exact, exact = timed_fit(X, sensitive, centers, algorithm="exact")
     print(f"  exact               {t_exact:7.2f} s  {exact.n_iter_:4d} sweeps   "
           f"objective {exact.objective_:.8g}")
     for batch_size in (1024, 4096, 16384):

@@ -252,12 +252,11 @@ def point_terms(
 
 @cached_njit(nogil=True, inline="always")
 def point_change(weighted, w, base):
-    """Return the change of ``Q`` alike for every cluster, for a point of weight ``w``.
+    """Return ``w^2 base``, the change of ``Q`` alike for every cluster.
 
-    That is ``w^2 base``.
-
-    Inserting the point changes a cluster's ``Q`` by that plus ``2 w lin[c]``,
-    removing it by that minus ``2 w lin[a]`` (``base``: :func:`point_base`).
+    Inserting a point of weight ``w`` changes a cluster's ``Q`` by that plus
+    ``2 w lin[c]``, removing it by that minus ``2 w lin[a]`` (``base``:
+    :func:`point_base`).
     """
     if not weighted:
         return base
@@ -349,7 +348,7 @@ def may_leave(counts, a, w):
 def best_move(costs, a, X, i, w):
     """Pick the cluster point ``i`` (of weight ``w``, in cluster ``a``) moves to.
 
-    Given :func:`point_costs`: the cluster of the largest decrease, ties to
+    Given :func:`move_prices`: the cluster of the largest decrease, ties to
     the lowest index; ``a`` itself when no move lowers the objective by more
     than :data:`MOVE_RTOL` of the magnitudes involved plus :data:`MOVE_ATOL`
     of the point's weighted squared norm (what rounding can explain).
