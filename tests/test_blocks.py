@@ -4,7 +4,7 @@ Blocked pricing adds the same terms in the same order as the point-at-a-time
 formulas (:func:`fairkm._kernels._pricing.point_terms`), so nothing may differ
 in any bit: the prices, a sweep's moves and statistics for every block size
 (a block of one point is priced at its visit, against the statistics every
-earlier move left), the proposals and the labels of ``predict``.
+earlier move left), and the mini-batch proposals.
 """
 
 import numpy as np
@@ -148,57 +148,3 @@ def test_proposals_equal_point_at_a_time_choices(case):
             costs, w = point_prices(problem, terms, stats, i, a)
             want = _pricing.best_move(costs, a, problem.X, i, w)
         assert got[t] == want
-
-
-@settings(max_examples=examples(100))
-@given(case=problems(max_n=40, weighted=False))
-def test_cheapest_insertion_equals_point_at_a_time_prices(case):
-    problem, labels, _ = case
-    terms, stats = engine(problem, labels)
-    lam = problem.fairness_weight
-    got = np.full(len(labels), -1, dtype=np.int64)
-    _kernels.cheapest_insertion(
-        problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
-        terms.Z, lam * terms.num_weight, terms.offsets, terms.cluster_exponent, stats.centers,
-        stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums, got,
-    )
-    for i in range(len(labels)):
-        costs, _ = point_prices(problem, terms, stats, i, -1)
-        assert got[i] == int(np.argmin(costs))  # ties to the lowest index, as the kernel's
-
-
-def term_by_term_nearest(X, centers):
-    """Each row's nearest centre, the squares added feature by feature (ties to the lowest)."""
-    labels = []
-    for x in X:
-        dist = []
-        for center in centers:
-            total = 0.0
-            for value, coordinate in zip(x, center, strict=True):
-                diff = value - coordinate
-                total += diff * diff
-            dist.append(total)
-        labels.append(int(np.argmin(dist)))
-    return np.array(labels)
-
-
-@settings(max_examples=examples(100))
-@given(case=problems(max_n=80, weighted=False), data=st.data())
-def test_nearest_center_is_the_term_by_term_nearest(case, data):
-    problem, _, _ = case
-    X = problem.X
-    # Centres at data points (quarter steps): exact ties between centres occur.
-    rows = data.draw(st.lists(st.integers(0, len(X) - 1), min_size=1, max_size=6))
-    centers = np.ascontiguousarray(X[rows])
-    got = np.full(len(X), -1, dtype=np.int64)
-    _kernels.nearest_center(X, centers, got)
-    assert_array_equal(got, term_by_term_nearest(X, centers))
-
-
-def test_nearest_center_over_many_tasks():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(1000, 5))
-    centers = np.ascontiguousarray(X[:9] + 0.1)
-    got = np.full(len(X), -1, dtype=np.int64)
-    _kernels.nearest_center(X, centers, got)
-    assert_array_equal(got, term_by_term_nearest(X, centers))

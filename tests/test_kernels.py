@@ -151,3 +151,40 @@ def test_nearest_center_breaks_ties_to_lowest_index(k):
     labels = np.full(3, -1, dtype=np.int64)
     _kernels.nearest_center(X, centers, labels)
     assert_array_equal(labels, [0, 0, 0])
+
+
+def term_by_term_nearest(X, centers):
+    """Each row's nearest centre, the squares added feature by feature (ties to the lowest)."""
+    labels = []
+    for x in X:
+        dist = []
+        for center in centers:
+            total = 0.0
+            for value, coordinate in zip(x, center, strict=True):
+                diff = value - coordinate
+                total += diff * diff
+            dist.append(total)
+        labels.append(int(np.argmin(dist)))
+    return np.array(labels)
+
+
+@settings(max_examples=examples(100))
+@given(case=problems(max_n=80, weighted=False), data=st.data())
+def test_nearest_center_is_the_term_by_term_nearest(case, data):
+    problem, _, _ = case
+    X = problem.X
+    # Centres at data points (quarter steps): exact ties between centres occur.
+    rows = data.draw(st.lists(st.integers(0, len(X) - 1), min_size=1, max_size=6))
+    centers = np.ascontiguousarray(X[rows])
+    got = np.full(len(X), -1, dtype=np.int64)
+    _kernels.nearest_center(X, centers, got)
+    assert_array_equal(got, term_by_term_nearest(X, centers))
+
+
+def test_nearest_center_over_many_rows():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 5))
+    centers = np.ascontiguousarray(X[:9] + 0.1)
+    got = np.full(len(X), -1, dtype=np.int64)
+    _kernels.nearest_center(X, centers, got)
+    assert_array_equal(got, term_by_term_nearest(X, centers))

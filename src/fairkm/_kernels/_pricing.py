@@ -221,7 +221,7 @@ def numeric_lin(Z, num_coef, num_sums, i, lin):  # IN ..., IN/OUT
             lin[c] += w * num_sums[t, c]
 
 
-@cached_njit(nogil=True)
+@cached_njit(nogil=True, inline="always")
 def point_terms(
     X, codes, value_prop, cat_coef, Z, num_coef,  # IN
     i, centers, counts, value_counts, cat_dev, num_sums,  # IN
