@@ -20,8 +20,8 @@ exact sweep against one Lloyd iteration, both on one thread
   counted alike, weight 1,000: about 5% of the points move);
 * a steady sweep of a whole fit (the paper's weight, from k-means++ centres):
   a 6-sweep fit minus a 1-sweep fit, over 5, as ``bench_scale.py`` times it;
-* the floor: one blocked pass that only finds each point's nearest centre
-  (``fairkm._kernels.nearest_center``, the sweep's distance kernel).
+* the floor: one pass that only finds each point's nearest centre with the
+  sweep's blocked distances (``fairkm._kernels._blocks``), nothing else.
 
 ``--load N`` runs N busy processes beside the measurements, so the 1- and
 2-thread times compare on a shared machine (a 2-thread fit must not be slower
@@ -44,10 +44,11 @@ from sklearn.cluster import KMeans
 from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense  # one Lloyd iteration
 from threadpoolctl import threadpool_limits
 
-from fairkm import FairKM, _kernels
+from fairkm import FairKM
 from fairkm._columns import check_sensitive_features
 from fairkm._encoding import SensitiveEncoding
 from fairkm._engine import Stats, sweep
+from fairkm._kernels import _blocks
 from fairkm._progress import listening
 
 N_VALUES = bench_scale.N_VALUES
@@ -104,6 +105,24 @@ def phases(X, sensitive, params):
     return blind.n_iter_, model.n_iter_ - blind.n_iter_, described
 
 
+@numba.njit(cache=True, nogil=True)
+def nearest_pass(X, centers, labels):
+    """The floor of a sweep: each point's nearest centre, by the sweep's blocks of distances."""
+    block = _blocks.BLOCK
+    coords, dist = np.empty((X.shape[1], block)), np.empty((centers.shape[1], block))
+    order = np.arange(X.shape[0])
+    for start in range(0, X.shape[0], block):
+        m = min(block, X.shape[0] - start)
+        _blocks.gather_block(X, order, start, m, coords)
+        _blocks.all_distances(coords, m, centers, dist)
+        for r in range(m):
+            best = 0
+            for c in range(1, centers.shape[1]):
+                if dist[c, r] < dist[best, r]:
+                    best = c
+            labels[start + r] = best
+
+
 def sweep_against_lloyd(X, sensitive, k, repeats):
     """ns per point, one thread: first sweep, steady sweep, floor and one Lloyd iteration."""
     n = X.shape[0]
@@ -127,9 +146,9 @@ def sweep_against_lloyd(X, sensitive, k, repeats):
     t_steady = bench_scale.per_pass(X, sensitive, bench_scale.start_centers(X, k), "exact",
                                     passes=5, repeats=repeats)
     centers = np.ascontiguousarray(start.cluster_centers_)
-    labels = np.empty(n, dtype=np.int64)
-    _kernels.nearest_center(X, centers, labels)
-    t_floor, _ = best(lambda: _kernels.nearest_center(X, centers, labels), repeats)
+    by_feature, labels = np.ascontiguousarray(centers.T), np.empty(n, dtype=np.int64)
+    nearest_pass(X, by_feature, labels)
+    t_floor, _ = best(lambda: nearest_pass(X, by_feature, labels), repeats)
     # One Lloyd iteration of scikit-learn's KMeans (its own kernel, on one thread).
     centers_new, shift = np.empty_like(centers), np.empty(k)
     weight_in, sample_weight = np.empty(k), np.ones(n)
