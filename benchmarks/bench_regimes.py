@@ -106,11 +106,10 @@ def phases(X, sensitive, params):
 
 
 @numba.njit(cache=True, nogil=True)
-def nearest_pass(X, centers, labels):
+def nearest_pass(X, order, centers, labels):
     """The floor of a sweep: each point's nearest centre, by the sweep's blocks of distances."""
     block = _blocks.BLOCK
     coords, dist = np.empty((X.shape[1], block)), np.empty((centers.shape[1], block))
-    order = np.arange(X.shape[0])
     for start in range(0, X.shape[0], block):
         m = min(block, X.shape[0] - start)
         _blocks.gather_block(X, order, start, m, coords)
@@ -147,8 +146,8 @@ def sweep_against_lloyd(X, sensitive, k, repeats):
                                     passes=5, repeats=repeats)
     centers = np.ascontiguousarray(start.cluster_centers_)
     by_feature, labels = np.ascontiguousarray(centers.T), np.empty(n, dtype=np.int64)
-    nearest_pass(X, by_feature, labels)
-    t_floor, _ = best(lambda: nearest_pass(X, by_feature, labels), repeats)
+    nearest_pass(X, order, by_feature, labels)
+    t_floor, _ = best(lambda: nearest_pass(X, order, by_feature, labels), repeats)
     # One Lloyd iteration of scikit-learn's KMeans (its own kernel, on one thread).
     centers_new, shift = np.empty_like(centers), np.empty(k)
     weight_in, sample_weight = np.empty(k), np.ones(n)
