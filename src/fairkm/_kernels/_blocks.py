@@ -19,9 +19,6 @@ that moves a point while a block is open refreshes the two clusters the move
 changed: their table columns (:func:`set_lin_columns`) and their rows of the
 block's distances for the points not yet visited (:func:`patch_distances`).
 
-The table also bounds ``lin`` from below over the clusters (:func:`lin_bounds`),
-which lets the sweep settle a point without pricing it when no move can pay.
-
 Only :func:`table_lin`, run for every point, is inlined into its callers; the
 rest run once per block or per move, and inlining them made the sweep take
 twice as long to compile for no speed. The sweep and the mini-batch proposals
@@ -127,39 +124,6 @@ def lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev):
     for c in range(counts.shape[0]):
         set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c, table)
     return table
-
-
-@cached_njit(nogil=True)
-def lin_bounds(table, num_sums):
-    """Bounds of ``lin`` over the clusters: each value's lowest entry, each numeric sum's range.
-
-    A point's ``lin`` summed from these (the low or high end of a numeric sum
-    as its coefficient is positive or negative) is at most its ``lin`` for
-    any cluster, rounding included: each rounded sum or product is monotone
-    in its terms.
-    """
-    lowest = np.empty(table.shape[0])
-    for v in range(table.shape[0]):
-        lowest[v] = table[v, 0]
-        for c in range(1, table.shape[1]):
-            lowest[v] = min(lowest[v], table[v, c])
-    num_low, num_high = np.empty(num_sums.shape[0]), np.empty(num_sums.shape[0])
-    for t in range(num_sums.shape[0]):
-        num_low[t] = num_high[t] = num_sums[t, 0]
-        for c in range(1, num_sums.shape[1]):
-            num_low[t] = min(num_low[t], num_sums[t, c])
-            num_high[t] = max(num_high[t], num_sums[t, c])
-    return lowest, num_low, num_high
-
-
-@cached_njit(nogil=True)
-def lower_lin_bounds(table, num_sums, a, b, lowest, num_low, num_high):  # IN ..., IN/OUT
-    """Keep :func:`lin_bounds` bounds after clusters ``a`` and ``b`` changed (they only widen)."""
-    for v in range(table.shape[0]):
-        lowest[v] = min(lowest[v], min(table[v, a], table[v, b]))
-    for t in range(num_sums.shape[0]):
-        num_low[t] = min(num_low[t], min(num_sums[t, a], num_sums[t, b]))
-        num_high[t] = max(num_high[t], max(num_sums[t, a], num_sums[t, b]))
 
 
 @cached_njit(nogil=True, inline="always")

@@ -18,17 +18,13 @@ from ._blocks import (
     BLOCK,
     all_distances,
     gather_block,
-    lin_bounds,
     lin_table,
-    lower_lin_bounds,
     patch_distances,
     set_lin_columns,
     table_lin,
 )
 from ._pricing import (
     best_move,
-    cluster_join_price,
-    cluster_leave_price,
     fair_factors,
     may_leave,
     move_point,
@@ -144,7 +140,6 @@ def _sweep(
     quad, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts,
                                  value_counts, num_sums, p)
     table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
-    lowest, num_low, num_high = lin_bounds(table, num_sums)
     coords = np.empty((X.shape[1], block))
     block_dist = np.empty((k, block))
     n_moved = 0
@@ -158,37 +153,11 @@ def _sweep(
             w = point_weight(weights, i)
             if not may_leave(counts, a, w):
                 continue
-            change = point_change(weighted, w,
-                                  point_base(codes, value_const, cat_coef, Z, num_coef, i))
-            # No move pays when no cluster's join price, with lin at its lower bound
-            # (_blocks.lin_bounds), undercuts the leave price: each rounded price is
-            # non-decreasing in lin, so the true join prices undercut it neither. Most points
-            # of a sweep after the first are settled so, at a third of the cost of pricing
-            # them. (Written out here: as an inlined helper that branches on arrays it
-            # cost reference counting per point, the sweep running 1.8x slower.)
-            low = 0.0
-            own = 0.0
-            for t in range(codes.shape[1]):
-                v = codes[i, t]
-                low += lowest[v]
-                own += table[v, a]
-            for t in range(Z.shape[1]):
-                wz = num_coef[t] * Z[i, t]
-                low += wz * (num_low[t] if wz >= 0.0 else num_high[t])
-                own += wz * num_sums[t, a]
-            gain = cluster_leave_price(weighted, p, w, a, counts, shrink, factors,
-                                       block_dist[a, r], change, own)
-            pays = False
-            for c in range(k):
-                if c != a and cluster_join_price(weighted, p, w, c, counts, grow, factors,
-                                                 block_dist[c, r], change, low) < gain:
-                    pays = True
-                    break
-            if not pays:
-                continue
             for c in range(k):
                 dist[c] = block_dist[c, r]
             table_lin(table, codes, Z, num_coef, num_sums, i, lin)
+            change = point_change(weighted, w,
+                                  point_base(codes, value_const, cat_coef, Z, num_coef, i))
             move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors, costs)
             b = best_move(costs, a, X, i, w)
             if b == a:
@@ -210,7 +179,6 @@ def _sweep(
                 cat_dev[t, b] += w * value_shift[v]
             set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, b,
                             table)
-            lower_lin_bounds(table, num_sums, a, b, lowest, num_low, num_high)
             patch_distances(coords, r + 1, m, centers, a, b, block_dist)
             labels[i] = b
             n_moved += 1

@@ -266,7 +266,7 @@ def point_change(weighted, w, base):
 
 
 @cached_njit(nogil=True, inline="always")
-def join_price(weighted, p, w, size, grow, dist, change, lin, f, growth, inv):
+def _join_price(weighted, p, w, size, grow, dist, change, lin, f, growth, inv):
     """Objective increase of inserting a point into a cluster of ``size`` (:func:`move_prices`)."""
     if not weighted:
         if p == 0:
@@ -282,7 +282,7 @@ def join_price(weighted, p, w, size, grow, dist, change, lin, f, growth, inv):
 
 
 @cached_njit(nogil=True, inline="always")
-def leave_price(weighted, p, w, size, shrink, dist, change, lin, f, shrinkage, inv):
+def _leave_price(weighted, p, w, size, shrink, dist, change, lin, f, shrinkage, inv):
     """Objective decrease of removing a point from its cluster of ``size`` (:func:`move_prices`)."""
     if not weighted:
         if p == 0:
@@ -295,20 +295,6 @@ def leave_price(weighted, p, w, size, shrink, dist, change, lin, f, shrinkage, i
     return w * size / (size - w) * dist - (
         change - 2.0 * w * lin + f * _growth(size - w, w, p)
     ) / power(size - w, p)
-
-
-@cached_njit(nogil=True, inline="always")
-def cluster_join_price(weighted, p, w, c, counts, grow, factors, dist, change, lin):
-    """:func:`join_price` of cluster ``c``, its size and factors read from the clusters' arrays."""
-    return join_price(weighted, p, w, counts[c], grow[c], dist, change, lin, factors[_F, c],
-                      factors[_JOIN_GROWTH, c], factors[_JOIN_INV, c])
-
-
-@cached_njit(nogil=True, inline="always")
-def cluster_leave_price(weighted, p, w, a, counts, shrink, factors, dist, change, lin):
-    """:func:`leave_price` of cluster ``a``, its size and factors read from the clusters' arrays."""
-    return leave_price(weighted, p, w, counts[a], shrink[a], dist, change, lin, factors[_F, a],
-                       factors[_LEAVE_SHRINK, a], factors[_LEAVE_INV, a])
 
 
 @cached_njit(nogil=True, inline="always")
@@ -336,11 +322,11 @@ def move_prices(
     per array and point (a sweep ran 2.4x slower so).
     """
     for c in range(costs.shape[0]):
-        costs[c] = cluster_join_price(weighted, p, w, c, counts, grow, factors, dist[c], change,
-                                      lin[c])
+        costs[c] = _join_price(weighted, p, w, counts[c], grow[c], dist[c], change, lin[c],
+                               factors[_F, c], factors[_JOIN_GROWTH, c], factors[_JOIN_INV, c])
     if a >= 0:
-        costs[a] = cluster_leave_price(weighted, p, w, a, counts, shrink, factors, dist[a], change,
-                                       lin[a])
+        costs[a] = _leave_price(weighted, p, w, counts[a], shrink[a], dist[a], change, lin[a],
+                                factors[_F, a], factors[_LEAVE_SHRINK, a], factors[_LEAVE_INV, a])
 
 
 @cached_njit(nogil=True, inline="always")
