@@ -4,7 +4,8 @@ Blocked pricing adds the same terms in the same order as the point-at-a-time
 formulas (:func:`fairkm._kernels._pricing.point_terms`), so nothing may differ
 in any bit: the prices, a sweep's moves and statistics for every block size
 (a block of one point is priced at its visit, against the statistics every
-earlier move left), and the mini-batch proposals.
+earlier move left). The mini-batch proposals, priced one point at a time, are
+checked against the same formulas.
 """
 
 import numpy as np

@@ -21,10 +21,11 @@ block's distances for the points not yet visited (:func:`patch_distances`).
 
 Only :func:`table_lin`, run for every point, is inlined into its callers; the
 rest run once per block or per move, and inlining them made the sweep take
-twice as long to compile for no speed. The sweep and the mini-batch proposals
-price by blocks; ``predict``'s kernels (:mod:`fairkm._kernels._assign`) price
-one row at a time, as blocks made them no faster (72-81 ms either way for
-1,000,000 rows on one thread) and a cold start 1.3 s slower.
+twice as long to compile for no speed. Only the sweep prices by blocks: the
+mini-batch proposals and ``predict``'s kernels price one row at a time, as
+blocks made them no faster (a mini-batch fit at the paper's weight on
+1,000,000 rows took 5.8 s by blocks against 5.6 s; ``predict`` 72-81 ms either
+way), and the nearest-centre kernel compiled 1.3 s longer by blocks.
 """
 
 import numpy as np

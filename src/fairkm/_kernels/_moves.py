@@ -5,9 +5,9 @@ after every move), one point's move deltas (:func:`move_deltas`, what the sweep
 sees), and the mini-batch kernels (:func:`propose_moves` prices a batch in
 parallel against the same statistics, :func:`apply_moves` applies it,
 :func:`minibatch_epoch` keeps or undoes each batch). Every move is priced by
-:func:`fairkm._kernels._pricing.move_prices`; the sweep and the proposals
-compute its distances and linear terms by blocks of points
-(:mod:`fairkm._kernels._blocks`), bit-identical to pricing one point at a time.
+:func:`fairkm._kernels._pricing.move_prices`; the sweep computes its distances
+and linear terms by blocks of points (:mod:`fairkm._kernels._blocks`),
+bit-identical to pricing one point at a time.
 """
 
 import numba
@@ -15,7 +15,6 @@ import numpy as np
 
 from .._kernel_cache import cached_njit
 from ._blocks import (
-    BLOCK,
     all_distances,
     gather_block,
     lin_table,
@@ -218,9 +217,8 @@ def move_deltas(
     out[a] = 0.0
 
 
-# Points per task of the parallel proposal pass (priced by blocks of BLOCK):
-# large enough that the scratch buffers and the scheduling cost little per
-# point, small enough to balance.
+# Points per task of the parallel proposal pass: large enough that the scratch
+# buffers and the scheduling cost little per point, small enough to balance.
 _PROPOSAL_CHUNK = 256
 
 
@@ -245,37 +243,26 @@ def propose_moves(
     grow, shrink = size_factors(counts)
     _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
                               num_sums, p)
-    table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
-    # One loop for both weightings: specialising it, as the sweep is, saves nothing measurable
-    # in an epoch and costs 4 s of compilation.
     weighted = weights.shape[0] > 0
     n_batch = batch.shape[0]
     for chunk in numba.prange((n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK):
         dist = np.empty(k)
         lin = np.empty(k)
         costs = np.empty(k)
-        coords = np.empty((X.shape[1], BLOCK))
-        block_dist = np.empty((k, BLOCK))
-        stop = min(n_batch, (chunk + 1) * _PROPOSAL_CHUNK)
-        for start in range(chunk * _PROPOSAL_CHUNK, stop, BLOCK):
-            m = min(BLOCK, stop - start)
-            gather_block(X, batch, start, m, coords)
-            all_distances(coords, m, centers, block_dist)
-            for r in range(m):
-                i = batch[start + r]
-                a = labels[i]
-                w = point_weight(weights, i)
-                targets[start + r] = a
-                if not may_leave(counts, a, w):
-                    continue
-                for c in range(k):
-                    dist[c] = block_dist[c, r]
-                table_lin(table, codes, Z, num_coef, num_sums, i, lin)
-                change = point_change(weighted, w,
-                                      point_base(codes, value_const, cat_coef, Z, num_coef, i))
-                move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors,
-                            costs)
-                targets[start + r] = best_move(costs, a, X, i, w)
+        for t in range(chunk * _PROPOSAL_CHUNK, min(n_batch, (chunk + 1) * _PROPOSAL_CHUNK)):
+            i = batch[t]
+            a = labels[i]
+            w = point_weight(weights, i)
+            targets[t] = a
+            if not may_leave(counts, a, w):
+                continue
+            point_terms(X, codes, value_prop, cat_coef, Z, num_coef, i, centers, counts,
+                        value_counts, cat_dev, num_sums, dist, lin)
+            change = point_change(weighted, w,
+                                  point_base(codes, value_const, cat_coef, Z, num_coef, i))
+            move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors,
+                        costs)
+            targets[t] = best_move(costs, a, X, i, w)
 
 
 @cached_njit(nogil=True)
