@@ -7,8 +7,8 @@ categorical attributes with ``V`` values in all, and ``B`` numeric attributes;
 
 - :mod:`._pricing`: the price of moving one point, and the notation of the
   fairness statistics behind it; the helpers every other module shares.
-- :mod:`._blocks`: the same prices for a block of points at once, in layouts
-  the compiler vectorises (bit-identical to pricing one point at a time).
+- :mod:`._blocks`: the exact sweep's prices for a block of points at once, in
+  layouts the compiler vectorises (bit-identical to pricing one point at a time).
 - :mod:`._moves`: the kernels that move points (the exact sweep, one point's
   move deltas, the mini-batch proposal, application and epoch).
 - :mod:`._statistics`: statistics, inertia and objective recomputed from scratch.
@@ -16,7 +16,8 @@ categorical attributes with ``V`` values in all, and ``B`` numeric attributes;
 
 Every kernel is compiled by :func:`fairkm._kernel_cache.cached_njit`, whose
 on-disk cache is keyed by the content of all of fairkm's kernel files, so an
-edit to any of them recompiles every kernel on the next start.
+edit to any of them recompiles every kernel on the next start. :func:`sweep`
+itself is plain Python: it runs the unit-weight or the weighted sweep kernel.
 """
 
 from ._assign import cheapest_insertion, nearest_center
