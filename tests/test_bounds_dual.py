@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from fairkm.bounds._dual import _CHUNKS, Multipliers, _soft, raise_bound
+from fairkm.bounds._dual import _CHUNKS, _TEMPERATURES, Multipliers, _soft, raise_bound
 from fairkm.bounds._model import _build, _prices, held_offsets, make_problem, solve_lp, sq_distances
 from fairkm.bounds._relax import lower_bound
 from fairkm.bounds._spec import resolve_bounds
@@ -133,7 +133,13 @@ def test_the_raised_bound_is_a_lower_bound_and_closes_the_gap(problem):
     # L-BFGS-B on the smoothed dual stops short of the optimum from zero multipliers (the
     # solver starts from the programme's duals, below); seen closing 90-99.8% of the gap
     # on multiplicative bounds of a dozen rows, where 0.1% of the optimum was once asked.
-    assert raised - start >= 0.5 * (optimum - start) - tol
+    # The soft minimum at the coldest temperature is within tau log k of each row's minimum,
+    # so a gap under n tau log k is finer than the smoothing sees (one such, 4e-5 of the
+    # optimum, was left whole).
+    spread = float(np.mean(dist.max(axis=1) - dist.min(axis=1))) or 1.0
+    resolution = n * min(_TEMPERATURES) * spread * np.log(max(k, 2))
+    if optimum - start > resolution:
+        assert raised - start >= 0.5 * (optimum - start) - tol
     # From the programme's own duals, it keeps the optimum.
     pos, clu = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
     lp = solve_lp(prob, live, pos, clu, dist[live[pos], clu], held_offsets(prob, live[:0],
