@@ -31,7 +31,7 @@ way), and the nearest-centre kernel compiled 1.3 s longer by blocks.
 import numpy as np
 
 from .._kernel_cache import cached_njit
-from ._pricing import numeric_lin
+from ._pricing import lin_term, numeric_lin
 
 # Points per block: a move recomputes two rows of the block's distances for the
 # rest of the block, so smaller blocks make moves cheaper and larger ones the
@@ -73,7 +73,7 @@ def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev,
         w = cat_coef[t]
         g = cat_dev[t, c]
         for v in range(offsets[t], offsets[t + 1]):
-            table[v, c] = w * (value_counts[v, c] - size * value_prop[v] - g)
+            table[v, c] = lin_term(w, value_counts[v, c], size, value_prop[v], g)
 
 
 @cached_njit(nogil=True)
@@ -85,8 +85,8 @@ def set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev
         w = cat_coef[t]
         g_a, g_b = cat_dev[t, a], cat_dev[t, b]
         for v in range(offsets[t], offsets[t + 1]):
-            table[v, a] = w * (value_counts[v, a] - size_a * value_prop[v] - g_a)
-            table[v, b] = w * (value_counts[v, b] - size_b * value_prop[v] - g_b)
+            table[v, a] = lin_term(w, value_counts[v, a], size_a, value_prop[v], g_a)
+            table[v, b] = lin_term(w, value_counts[v, b], size_b, value_prop[v], g_b)
 
 
 @cached_njit(nogil=True)

@@ -213,6 +213,17 @@ def point_base(codes, value_const, cat_coef, Z, num_coef, i):
 
 
 @cached_njit(nogil=True, inline="always")
+def lin_term(coef, count, size, prop, dev):
+    """Return a categorical value's term of ``lin``: ``coef (c_v - |C| p_v - G)``.
+
+    The one expression :func:`point_terms` and the blocks' table
+    (:func:`fairkm._kernels._blocks.lin_table`) both evaluate, so that their
+    ``lin`` agree to the last bit.
+    """
+    return coef * (count - size * prop - dev)
+
+
+@cached_njit(nogil=True, inline="always")
 def numeric_lin(Z, num_coef, num_sums, i, lin):  # IN ..., IN/OUT
     """Add the numeric attributes' part of ``lin`` (after the categorical part, in that order)."""
     for t in range(Z.shape[1]):
@@ -246,7 +257,7 @@ def point_terms(
         w = cat_coef[t]
         pv = value_prop[v]
         for c in range(k):
-            lin[c] += w * (value_counts[v, c] - counts[c] * pv - cat_dev[t, c])
+            lin[c] += lin_term(w, value_counts[v, c], counts[c], pv, cat_dev[t, c])
     numeric_lin(Z, num_coef, num_sums, i, lin)
 
 
