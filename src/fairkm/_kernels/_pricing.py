@@ -90,12 +90,6 @@ def squared_distance(X, i, centers, c):
     return s
 
 
-@cached_njit(nogil=True, inline="always")
-def _shrink_factor(n):
-    """``n / (n - 1)``, or 0 for a cluster of one point (it never loses it)."""
-    return n / (n - 1.0) if n > 1.0 else 0.0
-
-
 @cached_njit(nogil=True)
 def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """Set cluster ``c``'s K-Means factors: ``|C|/(|C|+1)`` to join, ``|C|/(|C|-1)`` to leave.
@@ -105,7 +99,7 @@ def set_size_factor(counts, c, grow, shrink):  # IN, IN, OUT, OUT
     """
     n = counts[c]
     grow[c] = n / (n + 1.0)
-    shrink[c] = _shrink_factor(n)
+    shrink[c] = n / (n - 1.0) if n > 1.0 else 0.0
 
 
 @cached_njit(nogil=True)
@@ -143,27 +137,19 @@ def _growth(size, w, p):
     return w * (2.0 * size + w)
 
 
-@cached_njit(nogil=True, inline="always")
-def _leave_growth(size, p):
-    """``size^p - (size - 1)^p``, or 0 for a cluster of one point (it never loses it)."""
-    return _growth(size - 1.0, 1.0, p) if size > 1.0 else 0.0
-
-
-@cached_njit(nogil=True, inline="always")
-def _over_power(value, size, p):
-    """``value / size^p``, or 0 for an empty cluster."""
-    return value / power(size, p) if size > 0.0 else 0.0
-
-
 @cached_njit(nogil=True)
 def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
     """Set cluster ``c``'s fairness factors from its size and ``Q_C`` (``p > 0``)."""
     n = counts[c]
-    factors[_F, c] = _over_power(quad[c], n, p)
+    factors[_F, c] = quad[c] / power(n, p) if n > 0.0 else 0.0
     factors[_JOIN_INV, c] = 1.0 / power(n + 1.0, p)
     factors[_JOIN_GROWTH, c] = _growth(n, 1.0, p)
-    factors[_LEAVE_INV, c] = _over_power(1.0, n - 1.0, p)
-    factors[_LEAVE_SHRINK, c] = _leave_growth(n, p)
+    if n > 1.0:
+        factors[_LEAVE_INV, c] = 1.0 / power(n - 1.0, p)
+        factors[_LEAVE_SHRINK, c] = _growth(n - 1.0, 1.0, p)
+    else:
+        factors[_LEAVE_INV, c] = 0.0
+        factors[_LEAVE_SHRINK, c] = 0.0
 
 
 @cached_njit(nogil=True)
