@@ -47,7 +47,7 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 
 from fairkm import FairKM
-from fairkm.baselines import ZGYA, BlindKMeans
+from fairkm.cluster import ZGYA, BlindKMeans
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
 
 SEEDS = range(8)

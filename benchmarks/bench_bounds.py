@@ -68,15 +68,11 @@ from sklearn.cluster import KMeans
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
-from fairkm.bounds import (
-    BoundedKMeans,
-    BoundNotMetWarning,
-    InfeasibleBoundError,
-    check_bounds,
-    fair_assignment,
-)
+from fairkm.bounds import fair_assignment
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
-from fairkm.metrics import clustering_objective, fairness_report
+from fairkm.exceptions import BoundNotMetWarning, InfeasibleBoundError
+from fairkm.metrics import check_bounds, clustering_objective, fairness_report
 
 # ----------------------------------------------------------------------------- references
 

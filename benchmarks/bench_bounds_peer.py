@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import make_blobs
 
-from fairkm.bounds import BoundedKMeans
+from fairkm.cluster import BoundedKMeans
 from fairkm.metrics import clustering_objective
 
 N_CLUSTERS = 4

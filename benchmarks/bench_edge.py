@@ -34,7 +34,7 @@ import pandas as pd
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
-from fairkm.bounds import BoundedKMeans
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import fetch_adult
 from fairkm.report import audit
 

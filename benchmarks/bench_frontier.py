@@ -34,8 +34,9 @@ from sklearn.preprocessing import StandardScaler
 
 import fairkm
 from fairkm import ZGYA, FairKM
-from fairkm.bounds import BoundedKMeans, InfeasibleBoundError
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import fetch_adult, fetch_kinematics
+from fairkm.exceptions import InfeasibleBoundError
 from fairkm.metrics import fairness_report
 
 WEIGHTINGS = ("equal", "size", "paper")

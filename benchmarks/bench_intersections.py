@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from fairkm._columns import check_sensitive_features, with_intersections
+from fairkm.utils._sensitive import check_sensitive_features, with_intersections
 
 
 def best_of(func, repeat=3):

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics.cluster import contingency_matrix
 
-from fairkm._columns import check_sensitive_features
 from fairkm.metrics import MEASURES, fairness_report
+from fairkm.utils._sensitive import check_sensitive_features
 
 # Domain sizes of the Adult sensitive attributes used in the paper:
 # marital-status, relationship, race, sex, native-country.

@@ -21,7 +21,7 @@ exact sweep against one Lloyd iteration, both on one thread
 * a steady sweep of a whole fit (the paper's weight, from k-means++ centres):
   a 6-sweep fit minus a 1-sweep fit, over 5, as ``bench_scale.py`` times it;
 * the floor: one pass that only finds each point's nearest centre with the
-  sweep's blocked distances (``fairkm._kernels._blocks``), nothing else.
+  sweep's blocked distances (``fairkm.cluster._kernels``), nothing else.
 
 ``--load N`` runs N busy processes beside the measurements, so the 1- and
 2-thread times compare on a shared machine (a 2-thread fit must not be slower
@@ -45,11 +45,11 @@ from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense  # one Lloyd
 from threadpoolctl import threadpool_limits
 
 from fairkm import FairKM
-from fairkm._columns import check_sensitive_features
-from fairkm._encoding import SensitiveEncoding
-from fairkm._engine import Stats, sweep
-from fairkm._kernels import _blocks
-from fairkm._progress import listening
+from fairkm.cluster import _kernels
+from fairkm.cluster._encoding import SensitiveEncoding
+from fairkm.cluster._engine import Stats, sweep
+from fairkm.utils._progress import listening
+from fairkm.utils._sensitive import check_sensitive_features
 
 N_VALUES = bench_scale.N_VALUES
 
@@ -108,12 +108,12 @@ def phases(X, sensitive, params):
 @numba.njit(cache=True, nogil=True)
 def nearest_pass(X, order, centers, labels):
     """The floor of a sweep: each point's nearest centre, by the sweep's blocks of distances."""
-    block = _blocks.BLOCK
+    block = _kernels.BLOCK
     coords, dist = np.empty((X.shape[1], block)), np.empty((centers.shape[1], block))
     for start in range(0, X.shape[0], block):
         m = min(block, X.shape[0] - start)
-        _blocks.gather_block(X, order, start, m, coords)
-        _blocks.all_distances(coords, m, centers, dist)
+        _kernels.gather_block(X, order, start, m, coords)
+        _kernels.all_distances(coords, m, centers, dist)
         for r in range(m):
             best = 0
             for c in range(1, centers.shape[1]):

@@ -46,9 +46,9 @@ import pandas as pd  # noqa: E402
 from joblib.externals.loky import get_reusable_executor, reusable_executor  # noqa: E402
 from sklearn.utils import check_random_state  # noqa: E402
 
-from fairkm import BlindKMeans  # noqa: E402
-from fairkm.experiments import reproduce  # noqa: E402
-from fairkm.experiments._protocol import load_dataset, protocol_parameters  # noqa: E402
+from fairkm import BlindKMeans
+from fairkm.experiments import reproduce
+from fairkm.experiments._protocol import load_dataset, protocol_parameters
 
 PAPER_SEEDS = 100
 TARGET_SECONDS = 600

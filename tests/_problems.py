@@ -13,10 +13,10 @@ from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 
 from fairkm import FairKM
-from fairkm._columns import check_sensitive_features
-from fairkm._encoding import SensitiveEncoding
-from fairkm._engine import Stats
-from fairkm.report import DataWarning
+from fairkm.cluster._encoding import SensitiveEncoding
+from fairkm.cluster._engine import Stats
+from fairkm.exceptions import DataWarning
+from fairkm.utils._sensitive import check_sensitive_features
 
 from . import _reference
 

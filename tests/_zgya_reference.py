@@ -4,7 +4,7 @@ The authors' released code (imtiazziko/Variational-Fair-Clustering,
 ``fair_clustering`` and ``bound_update``) as the library documents it: one
 row per point, no deduplication, no transposed layout, no split factors, no
 compiled code. The library never imports this; the tests compare
-``fairkm.baselines.ZGYA`` with it.
+``fairkm.ZGYA`` with it.
 """
 
 import numpy as np

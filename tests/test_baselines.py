@@ -10,8 +10,8 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from fairkm._params import Integer
-from fairkm.baselines import ZGYA, BlindKMeans
+from fairkm.cluster import ZGYA, BlindKMeans
+from fairkm.utils._param_validation import Integer
 
 # ---------------------------------------------------------------- local helpers
 

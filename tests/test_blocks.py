@@ -1,7 +1,7 @@
-"""Pricing by blocks (``fairkm._kernels._blocks``) against pricing one point at a time.
+"""Pricing by blocks (``fairkm.cluster._kernels``) against pricing one point at a time.
 
 Blocked pricing adds the same terms in the same order as the point-at-a-time
-formulas (:func:`fairkm._kernels._pricing.point_terms`), so nothing may differ
+formulas (:func:`fairkm.cluster._kernels.point_terms`), so nothing may differ
 in any bit: the prices, a sweep's moves and statistics for every block size
 (a block of one point is priced at its visit, against the statistics every
 earlier move left). The mini-batch proposals, priced one point at a time, are
@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
-from fairkm import _kernels
-from fairkm._kernels import _blocks, _pricing
+from fairkm.cluster import _kernels
 
 from . import _reference
 from ._problems import engine, problems
@@ -95,16 +94,16 @@ def test_block_terms_equal_point_terms(case):
     cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
     X, k, n = problem.X, problem.n_clusters, len(labels)
     coords, dist = np.empty((X.shape[1], n)), np.empty((k, n))
-    _blocks.gather_block(X, order, 0, n, coords)
-    _blocks.all_distances(coords, n, stats.centers, dist)
-    table = _blocks.lin_table(terms.value_prop, terms.offsets, cat_coef, stats.counts,
+    _kernels.gather_block(X, order, 0, n, coords)
+    _kernels.all_distances(coords, n, stats.centers, dist)
+    table = _kernels.lin_table(terms.value_prop, terms.offsets, cat_coef, stats.counts,
                               stats.value_counts, stats.cat_dev)
     want_dist, want_lin, lin = np.empty(k), np.empty(k), np.empty(k)
     for r, i in enumerate(order):
-        _pricing.point_terms(X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef, i,
+        _kernels.point_terms(X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef, i,
                              stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
                              stats.num_sums, want_dist, want_lin)
-        _blocks.table_lin(table, terms.codes, terms.Z, num_coef, stats.num_sums, i, lin)
+        _kernels.table_lin(table, terms.codes, terms.Z, num_coef, stats.num_sums, i, lin)
         assert_bits_equal(dist[:, r], want_dist)
         assert_bits_equal(lin, want_lin)
 
@@ -115,17 +114,17 @@ def point_prices(problem, terms, stats, i, a):
     cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
     k = problem.n_clusters
     p = 2 - terms.cluster_exponent
-    grow, shrink = _pricing.size_factors(stats.counts)
-    _, factors = _pricing.fair_factors(terms.value_prop, terms.offsets, cat_coef, num_coef,
+    grow, shrink = _kernels.size_factors(stats.counts)
+    _, factors = _kernels.fair_factors(terms.value_prop, terms.offsets, cat_coef, num_coef,
                                        stats.counts, stats.value_counts, stats.num_sums, p)
     dist, lin, costs = np.empty(k), np.empty(k), np.empty(k)
-    _pricing.point_terms(problem.X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef,
+    _kernels.point_terms(problem.X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef,
                          i, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
                          stats.num_sums, dist, lin)
     weighted = terms.weights.shape[0] > 0
-    w = _pricing.point_weight(terms.weights, i)
-    base = _pricing.point_base(terms.codes, terms.value_const, cat_coef, terms.Z, num_coef, i)
-    _pricing.move_prices(weighted, w, _pricing.point_change(weighted, w, base), dist, lin, a,
+    w = _kernels.point_weight(terms.weights, i)
+    base = _kernels.point_base(terms.codes, terms.value_const, cat_coef, terms.Z, num_coef, i)
+    _kernels.move_prices(weighted, w, _kernels.point_change(weighted, w, base), dist, lin, a,
                          stats.counts, grow, shrink, p, factors, costs)
     return costs, w
 
@@ -146,9 +145,9 @@ def test_proposals_equal_point_at_a_time_choices(case):
     for t, i in enumerate(order):
         a = labels[i]
         want = a
-        if _pricing.may_leave(stats.counts, a, _pricing.point_weight(terms.weights, i)):
+        if _kernels.may_leave(stats.counts, a, _kernels.point_weight(terms.weights, i)):
             costs, w = point_prices(problem, terms, stats, i, a)
-            want = _pricing.best_move(costs, a, problem.X, i, w)
+            want = _kernels.best_move(costs, a, problem.X, i, w)
         assert got[t] == want
 
 

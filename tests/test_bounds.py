@@ -14,15 +14,16 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from fairkm.bounds import (
-    BoundedKMeans,
-    BoundNotMetWarning,
-    InfeasibleBoundError,
-    check_bounds,
-    fair_assignment,
-)
+from fairkm.bounds import fair_assignment
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
-from fairkm.metrics import clustering_objective, max_euclidean, max_proportional_violation
+from fairkm.exceptions import BoundNotMetWarning, InfeasibleBoundError
+from fairkm.metrics import (
+    check_bounds,
+    clustering_objective,
+    max_euclidean,
+    max_proportional_violation,
+)
 
 from .conftest import examples
 
@@ -437,7 +438,7 @@ def test_sklearn_compatible(estimator, check):
     name = check.func.__name__ if isinstance(check, partial) else check.__name__
     if name == "check_all_zero_sample_weights_error" and not re.search(
             r"weight.*zero|zero.*weight", _zero_weight_message()):
-        pytest.skip("the shared fairkm._validation.check_sample_weight message does not say "
+        pytest.skip("the shared fairkm.utils._validation.check_sample_weight message does not say "
                     "'zero' (scikit-learn's check wants it); not this module's to change")
     with warnings.catch_warnings():
         # The suite fits with y and no sensitive_features, which the family warns about

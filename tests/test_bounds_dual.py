@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose
 from fairkm.bounds._dual import _CHUNKS, _TEMPERATURES, Multipliers, _soft, raise_bound
 from fairkm.bounds._model import _build, _prices, held_offsets, make_problem, solve_lp, sq_distances
 from fairkm.bounds._relax import lower_bound
-from fairkm.bounds._spec import resolve_bounds
+from fairkm.metrics._bound_spec import resolve_bounds
 
 from ._bounds_reference import plain_lp
 from .conftest import examples

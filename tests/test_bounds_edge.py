@@ -17,11 +17,13 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
 from fairkm import FairKM
-from fairkm.bounds import BoundedKMeans, InfeasibleBoundError, check_bounds, fair_assignment
+from fairkm.bounds import fair_assignment
 from fairkm.bounds._quiet import quiet_stdout
-from fairkm.bounds._spec import resolve_bounds
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
-from fairkm.report import DataWarning
+from fairkm.exceptions import DataWarning, InfeasibleBoundError
+from fairkm.metrics import check_bounds
+from fairkm.metrics._bound_spec import resolve_bounds
 
 
 def weighted_deviation(labels, column, weights):

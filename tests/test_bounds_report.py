@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from fairkm import FairKM, metrics
-from fairkm.bounds import BoundedKMeans, check_bounds
+from fairkm.cluster import BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.metrics import check_bounds
 from fairkm.report import audit
 
 from .conftest import examples

@@ -23,7 +23,7 @@ from numpy.testing import assert_allclose
 from fairkm.bounds._model import make_problem, sq_distances
 from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
 from fairkm.bounds._search_kernels import TOL, cluster_excess, overall_excess, search
-from fairkm.bounds._spec import resolve_bounds
+from fairkm.metrics._bound_spec import resolve_bounds
 
 from .conftest import examples
 

@@ -20,21 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm.bounds import (
-    BoundedKMeans,
-    BoundNotMetWarning,
-    InfeasibleBoundError,
-    _round,
-    check_bounds,
-    fair_assignment,
-)
+from fairkm.bounds import _round, fair_assignment
 from fairkm.bounds._infeasible import counting_reason, least_excess_rows, type_counts
 from fairkm.bounds._kernels import group_sums, priced_pass
 from fairkm.bounds._model import Prices, make_problem, sq_distances
 from fairkm.bounds._relax import relax
 from fairkm.bounds._round import move_to_counts
-from fairkm.bounds._spec import resolve_bounds
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import BoundNotMetWarning, InfeasibleBoundError
+from fairkm.metrics._bound_spec import resolve_bounds
 
 from ._bounds_reference import plain_bands, plain_lp
 from .conftest import examples
@@ -290,28 +284,3 @@ def test_prices_of_rows_follow_types_and_numeric_slopes():
     z = prob.num[0][0]
     want = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]) + np.outer(z, [0.5, -0.5])
     assert_allclose(prices.of(prob, np.arange(4)), want)
-
-
-# ----------------------------------------------------------------------------- renamed kind
-
-
-def test_kind_still_works_with_a_future_warning():
-    X = np.arange(8.0)[:, None]
-    S = np.array([0, 1, 0, 1, 0, 1, 0, 1])
-    new = fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2,
-                          deviation_kind="multiplicative")
-    with pytest.warns(FutureWarning, match="kind= was renamed deviation_kind="):
-        old = fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2, kind="multiplicative")
-    assert_array_equal(old.labels, new.labels)
-    with pytest.warns(FutureWarning, match="check_bounds: kind= was renamed"):
-        check = check_bounds(new.labels, S, max_deviation=0.2, kind="multiplicative")
-    assert check.deviation_kind == "multiplicative"
-    with pytest.warns(FutureWarning, match="BoundsCheck.kind was renamed"):
-        assert check.kind == "multiplicative"
-    with pytest.warns(FutureWarning, match="BoundedKMeans: kind= was renamed"):
-        model = BoundedKMeans(2, max_deviation=0.2, kind="multiplicative", n_init=1,
-                              random_state=0).fit(X, sensitive_features=S)
-    assert model.bounds_check_.deviation_kind == "multiplicative"
-    with pytest.raises(ValueError, match="kind must be 'additive' or 'multiplicative'"):
-        with pytest.warns(FutureWarning):
-            fair_assignment(X, [[0.0], [7.0]], S, max_deviation=0.2, kind="ratio")

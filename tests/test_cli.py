@@ -14,9 +14,9 @@ import tqdm
 
 import fairkm
 import fairkm.experiments
-from fairkm._progress import Progress, report
 from fairkm.cli import main
 from fairkm.cli._progress_bar import progress_bar
+from fairkm.utils._progress import Progress, report
 
 from ._people import BASE, FIT, make_people, run
 from ._people import write_table as _write

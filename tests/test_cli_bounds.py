@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from fairkm import FairKM
-from fairkm.bounds import check_bounds
+from fairkm.metrics import check_bounds
 
 from ._people import FIT, make_people, run
 
@@ -149,7 +149,7 @@ def test_demo_takes_a_bound(capsys):
 def test_fit_with_a_bound_reads_the_sensitive_columns_twice_at_most(
         capsys, people_150_csv, tmp_path, monkeypatch):
     """Once for the fit, once for the audit of both clusterings (bounds and measures alike)."""
-    from fairkm._columns import SensitiveFeatures
+    from fairkm.utils._sensitive import SensitiveFeatures
 
     built = []
     init = SensitiveFeatures.__init__

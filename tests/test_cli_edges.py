@@ -479,8 +479,8 @@ def test_first_run_says_it_compiles_and_the_second_does_not(people_csv, tmp_path
 
 def test_the_parsers_cluster_weightings_are_the_estimators():
     """The parser spells them itself (--help loads no scikit-learn): the same options."""
-    from fairkm._weights import CLUSTER_EXPONENTS
     from fairkm.cli._parser import build_parser
+    from fairkm.cluster._weighting import CLUSTER_EXPONENTS
 
     fit = build_parser()._subparsers._group_actions[0].choices["fit"]
     action = next(a for a in fit._actions if "--cluster-weighting" in a.option_strings)

@@ -9,7 +9,8 @@ import numba
 import pytest
 from numpy.testing import assert_array_equal
 
-from fairkm import FairKM, _cores, _engine
+from fairkm import FairKM
+from fairkm.cluster import _engine, _threads
 from fairkm.datasets import make_sensitive_blobs
 
 
@@ -21,13 +22,13 @@ def stat_line(user=0, idle=0, iowait=0, guest=0):
 def serve(monkeypatch, *lines):
     """Make the /proc/stat reader return ``lines`` one call after another."""
     readings = iter(lines)
-    monkeypatch.setattr(_cores, "_read_proc_stat", lambda: next(readings))
+    monkeypatch.setattr(_threads, "_read_proc_stat", lambda: next(readings))
 
 
 def serve_idle(monkeypatch):
     """Make /proc/stat show every core idle, however often it is read."""
     ticks = itertools.count(1000, 1000)
-    monkeypatch.setattr(_cores, "_read_proc_stat", lambda: stat_line(idle=next(ticks)))
+    monkeypatch.setattr(_threads, "_read_proc_stat", lambda: stat_line(idle=next(ticks)))
 
 
 def host(monkeypatch, *, threads=64, quota=64, affinity=64):
@@ -42,7 +43,7 @@ def host(monkeypatch, *, threads=64, quota=64, affinity=64):
 @pytest.fixture(autouse=True)
 def no_override(monkeypatch):
     """Each test starts without FAIRKM_NUM_THREADS, whatever the shell running pytest set."""
-    monkeypatch.delenv(_cores.ENV_VAR, raising=False)
+    monkeypatch.delenv(_threads.ENV_VAR, raising=False)
 
 
 @pytest.mark.parametrize("threads, quota, affinity, expected", [
@@ -53,13 +54,13 @@ def no_override(monkeypatch):
 ])
 def test_usable_threads_is_the_smallest_limit(monkeypatch, threads, quota, affinity, expected):
     host(monkeypatch, threads=threads, quota=quota, affinity=affinity)
-    assert _cores.usable_threads() == expected
+    assert _threads.usable_threads() == expected
 
 
 def test_usable_threads_without_an_affinity_mask(monkeypatch):
     host(monkeypatch, quota=5)
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # macOS, Windows
-    assert _cores.usable_threads() == 5
+    assert _threads.usable_threads() == 5
 
 
 @pytest.mark.parametrize("after, expected", [
@@ -73,7 +74,7 @@ def test_usable_threads_without_an_affinity_mask(monkeypatch):
 def test_the_idle_share_applies_to_the_usable_cores(monkeypatch, after, expected):
     host(monkeypatch, affinity=2)
     serve(monkeypatch, stat_line(user=1000, idle=8000), after)
-    assert _cores.idle_threads() == expected
+    assert _threads.idle_threads() == expected
 
 
 def test_guest_ticks_are_not_counted_twice(monkeypatch):
@@ -82,10 +83,10 @@ def test_guest_ticks_are_not_counted_twice(monkeypatch):
     host(monkeypatch, quota=8)
     serve(monkeypatch, stat_line(user=1000, idle=8000, guest=500),
           stat_line(user=1100, idle=8100, guest=700))
-    assert _cores.idle_cores(window=0.0) == pytest.approx(4.0)
+    assert _threads.idle_cores(window=0.0) == pytest.approx(4.0)
     serve(monkeypatch, stat_line(user=1000, idle=8000, guest=500),
           stat_line(user=1100, idle=8100, guest=700))
-    assert _cores.idle_threads() == 4
+    assert _threads.idle_threads() == 4
 
 
 GOOD = stat_line(user=1000, idle=8000)
@@ -110,7 +111,7 @@ def test_an_odd_proc_stat_falls_back_to_the_usable_cores(monkeypatch, first, sec
     serve(monkeypatch, first, second)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _cores.idle_threads() == 3
+        assert _threads.idle_threads() == 3
 
 
 @pytest.mark.parametrize("error", [PermissionError("denied"),
@@ -119,59 +120,59 @@ def test_an_unreadable_proc_stat_reads_as_none(monkeypatch, error):
     def refuse(*args, **kwargs):
         raise error
 
-    # The module-level name shadows the builtin for _cores alone.
-    monkeypatch.setattr(_cores, "open", refuse, raising=False)
-    assert _cores._read_proc_stat() is None
-    assert _cores._cpu_ticks() is None
+    # The module-level name shadows the builtin for _threads alone.
+    monkeypatch.setattr(_threads, "open", refuse, raising=False)
+    assert _threads._read_proc_stat() is None
+    assert _threads._cpu_ticks() is None
 
 
 def test_the_real_proc_stat():
-    ticks = _cores._cpu_ticks()
+    ticks = _threads._cpu_ticks()
     if os.path.exists("/proc/stat"):
         idle, total = ticks
         assert 0 <= idle <= total
     else:
         assert ticks is None
     # The real measurement: a share of the usable cores, the calling process asleep.
-    idle = _cores.idle_cores()
-    assert idle is None or 0 <= idle <= _cores._usable_cores() + 1e-9
+    idle = _threads.idle_cores()
+    assert idle is None or 0 <= idle <= _threads._usable_cores() + 1e-9
 
 
 @pytest.mark.parametrize("value, expected", [("1", 1), ("3", 3), (" 7 ", 7), ("100", 8)])
 def test_the_environment_variable_sets_the_count(monkeypatch, value, expected):
     # Above the quota and the affinity mask as asked, but never above numba's 8 threads.
     host(monkeypatch, threads=8, quota=2, affinity=2)
-    monkeypatch.setenv(_cores.ENV_VAR, value)
+    monkeypatch.setenv(_threads.ENV_VAR, value)
 
     def not_watched():
         raise AssertionError("the idle cores were watched despite FAIRKM_NUM_THREADS")
 
-    monkeypatch.setattr(_cores, "_read_proc_stat", not_watched)
-    assert _cores.usable_threads() == expected
-    assert _cores.idle_threads() == expected
+    monkeypatch.setattr(_threads, "_read_proc_stat", not_watched)
+    assert _threads.usable_threads() == expected
+    assert _threads.idle_threads() == expected
 
 
 def test_the_environment_variable_is_clipped_to_numbas_threads(monkeypatch):
-    monkeypatch.setenv(_cores.ENV_VAR, str(numba.config.NUMBA_NUM_THREADS + 5))
-    assert _cores.idle_threads() == numba.get_num_threads()
+    monkeypatch.setenv(_threads.ENV_VAR, str(numba.config.NUMBA_NUM_THREADS + 5))
+    assert _threads.idle_threads() == numba.get_num_threads()
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "", "2.5", "4 threads"])
 def test_a_bad_environment_variable_is_named(monkeypatch, value):
-    monkeypatch.setenv(_cores.ENV_VAR, value)
-    message = f"{_cores.ENV_VAR} must be a positive integer, got {value!r}"
+    monkeypatch.setenv(_threads.ENV_VAR, value)
+    message = f"{_threads.ENV_VAR} must be a positive integer, got {value!r}"
     with pytest.raises(ValueError, match=message.replace(".", r"\.")):
-        _cores.usable_threads()
-    with pytest.raises(ValueError, match=_cores.ENV_VAR):
-        _cores.idle_threads()
+        _threads.usable_threads()
+    with pytest.raises(ValueError, match=_threads.ENV_VAR):
+        _threads.idle_threads()
 
 
 def test_numba_threads_restores_the_count():
     before = numba.get_num_threads()
-    with _cores.numba_threads(1):
+    with _threads.numba_threads(1):
         assert numba.get_num_threads() == 1
     assert numba.get_num_threads() == before
-    with _cores.numba_threads(before + 10):  # never more than numba has
+    with _threads.numba_threads(before + 10):  # never more than numba has
         assert numba.get_num_threads() == before
     assert numba.get_num_threads() == before
 
@@ -182,7 +183,7 @@ def chosen(monkeypatch):
     seen = []
 
     def spy():
-        seen.append(_cores.idle_threads())
+        seen.append(_threads.idle_threads())
         return seen[-1]
 
     monkeypatch.setattr(_engine, "idle_threads", spy)
@@ -197,14 +198,14 @@ def test_minibatch_labels_do_not_depend_on_the_thread_count(monkeypatch, chosen)
             X, sensitive_features=sensitive)
 
     serve_idle(monkeypatch)
-    usable = _cores.usable_threads()
+    usable = _threads.usable_threads()
     if usable < 2:
         pytest.skip("one usable core: nothing to compare one thread with")
     many = fit()
     assert chosen and set(chosen) == {usable}
     assert many.n_threads_ == usable  # recorded on the fit
     chosen.clear()
-    monkeypatch.setenv(_cores.ENV_VAR, "1")
+    monkeypatch.setenv(_threads.ENV_VAR, "1")
     one = fit()
     assert chosen and set(chosen) == {1}
     assert one.n_threads_ == 1
@@ -213,8 +214,8 @@ def test_minibatch_labels_do_not_depend_on_the_thread_count(monkeypatch, chosen)
 
     # An odd /proc/stat: the fit goes on with every usable core, quietly.
     chosen.clear()
-    monkeypatch.delenv(_cores.ENV_VAR)
-    monkeypatch.setattr(_cores, "_read_proc_stat", lambda: "cpu  garbage\n")
+    monkeypatch.delenv(_threads.ENV_VAR)
+    monkeypatch.setattr(_threads, "_read_proc_stat", lambda: "cpu  garbage\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         odd = fit()
@@ -224,7 +225,7 @@ def test_minibatch_labels_do_not_depend_on_the_thread_count(monkeypatch, chosen)
 
 def test_a_bad_environment_variable_stops_a_minibatch_fit(monkeypatch):
     X, sensitive, _ = make_sensitive_blobs(300, n_values=(2, 3), random_state=0)
-    monkeypatch.setenv(_cores.ENV_VAR, "abc")
+    monkeypatch.setenv(_threads.ENV_VAR, "abc")
     with pytest.raises(ValueError, match="FAIRKM_NUM_THREADS must be a positive integer"):
         FairKM(3, algorithm="minibatch", random_state=0).fit(X, sensitive_features=sensitive)
 

@@ -22,10 +22,10 @@ import dask.dataframe as dd  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 from distributed.diagnostics.plugin import SchedulerPlugin  # noqa: E402
 
-from fairkm import FairKM as LocalFairKM  # noqa: E402
+from fairkm import FairKM as LocalFairKM
 from fairkm.dask import FairKM
-from fairkm.dask._tasks import random_labels as _random_labels  # noqa: E402
-from fairkm.datasets import make_sensitive_blobs  # noqa: E402
+from fairkm.dask._tasks import random_labels as _random_labels
+from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference  # noqa: E402
 from ._problems import EXPONENT_OF_WEIGHTING  # noqa: E402

@@ -23,7 +23,7 @@ IGNORED = {
 
 PACKAGES = [
     "fairkm", "fairkm.metrics", "fairkm.report", "fairkm.bounds", "fairkm.datasets",
-    "fairkm.baselines", "fairkm.tradeoff", "fairkm.experiments", "fairkm.dask",
+    "fairkm.cluster", "fairkm.tradeoff", "fairkm.experiments", "fairkm.dask",
 ]
 
 

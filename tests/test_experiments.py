@@ -16,18 +16,18 @@ import pytest  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
 import fairkm  # noqa: E402
-from fairkm.cli import main  # noqa: E402
-from fairkm.experiments import _protocol, _reproduce, reproduce, zgya_2019  # noqa: E402
-from fairkm.experiments._protocol import (  # noqa: E402
+from fairkm.cli import main
+from fairkm.experiments import _protocol, _reproduce, reproduce, zgya_2019
+from fairkm.experiments._protocol import (
     fit_recording_convergence,
     pairwise_distances_unique,
     protocol_parameters,
     silhouette_from_distances,
 )
-from fairkm.experiments._published import published_fairness, published_quality  # noqa: E402
-from fairkm.experiments._reproduce import write_results  # noqa: E402
-from fairkm.experiments._zgya_2019 import VARIANTS, comparison_table  # noqa: E402
-from fairkm.metrics import MEASURES, clustering_objective, silhouette  # noqa: E402
+from fairkm.experiments._published import published_fairness, published_quality
+from fairkm.experiments._reproduce import write_results
+from fairkm.experiments._zgya_2019 import VARIANTS, comparison_table
+from fairkm.metrics import MEASURES, clustering_objective, silhouette
 
 ADULT = ["marital-status", "relationship", "race", "sex", "native-country"]
 KINEMATICS = [f"type_{t}" for t in range(1, 6)]

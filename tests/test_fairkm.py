@@ -9,10 +9,10 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
-import fairkm._fairkm
+import fairkm.cluster._fairkm
 from fairkm import FairKM
-from fairkm._progress import listening
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.utils._progress import listening
 
 from . import _reference
 from ._problems import WEIGHTING_OF_EXPONENT
@@ -252,7 +252,7 @@ def test_predict_with_sensitive_features_is_cheapest_insertion(seed, weight, exp
 
 def test_score_reads_new_rows_once(planted, monkeypatch):
     """score predicts and measures on one reading of X and of the sensitive features."""
-    from fairkm._encoding import SensitiveEncoding
+    from fairkm.cluster._encoding import SensitiveEncoding
 
     X, sensitive, _ = planted
     model = FairKM(4, random_state=0).fit(X, sensitive_features=sensitive)
@@ -422,9 +422,9 @@ def test_auto_algorithm_is_exact_on_small_data_and_minibatch_on_large(planted, m
             FairKM(4, random_state=0, **params).fit(X, sensitive_features=sensitive)
         return set(kinds)
 
-    monkeypatch.setitem(fairkm._fairkm._EXACT_UP_TO, "absolute", len(X) - 1)
+    monkeypatch.setitem(fairkm.cluster._fairkm._EXACT_UP_TO, "absolute", len(X) - 1)
     assert passes(fairness_weight=50.0) == {"epoch", "sweep"}
     assert passes() == {"sweep"}
-    monkeypatch.setitem(fairkm._fairkm._EXACT_UP_TO, "walk", len(X) - 1)
+    monkeypatch.setitem(fairkm.cluster._fairkm._EXACT_UP_TO, "walk", len(X) - 1)
     large = FairKM(4, algorithm="auto", random_state=0).fit(X, sensitive_features=sensitive)
     assert_array_equal(large.labels_, fits["minibatch"].labels_)

@@ -15,15 +15,11 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from fairkm import FairKM
-from fairkm.bounds import (
-    BoundNotMetWarning,
-    InfeasibleBoundError,
-    _constrain,
-    check_bounds,
-    fair_assignment,
-)
-from fairkm.bounds._spec import resolve_bounds
+from fairkm.bounds import _repair, fair_assignment
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import BoundNotMetWarning, InfeasibleBoundError
+from fairkm.metrics import check_bounds
+from fairkm.metrics._bound_spec import resolve_bounds
 
 from . import _reference
 from .conftest import examples
@@ -176,7 +172,7 @@ def test_only_numeric_attributes_cannot_be_bounded():
 
 def test_fit_with_a_bound_reads_the_sensitive_features_and_weights_once(monkeypatch):
     """The bounds are built on the columns and weights the fit has read, not read again."""
-    import fairkm._columns as columns
+    import fairkm.utils._sensitive as columns
 
     X, S, _ = make_sensitive_blobs(300, n_values=(2, 3), random_state=0)
     real, reads = columns.read_columns, []
@@ -189,7 +185,7 @@ def test_fit_with_a_bound_reads_the_sensitive_features_and_weights_once(monkeypa
     # The weights too: every module that took check_sample_weight counts into one list.
     import sys
 
-    from fairkm import _validation
+    from fairkm.utils import _validation
 
     real_weights, weight_reads = _validation.check_sample_weight, []
 
@@ -271,7 +267,7 @@ def _stuck_problem():
 
 def test_where_the_repair_is_stuck_the_relaxation_picks_the_rows(monkeypatch):
     X, S, plain, bounds = _stuck_problem()
-    real = _constrain.local_search
+    real = _repair.local_search
     calls = []
 
     def stuck_first(space, dist, labels, **kwargs):
@@ -280,8 +276,8 @@ def test_where_the_repair_is_stuck_the_relaxation_picks_the_rows(monkeypatch):
             return np.asarray(labels).copy(), False
         return real(space, dist, labels, **kwargs)
 
-    monkeypatch.setattr(_constrain, "local_search", stuck_first)
-    out = _constrain.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
+    monkeypatch.setattr(_repair, "local_search", stuck_first)
+    out = _repair.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
                                bounds)
     assert out.how == "relaxed" and out.guarded and out.check.satisfied
     cols = [S[c].to_numpy() for c in S]
@@ -293,12 +289,12 @@ def test_where_the_repair_is_stuck_the_relaxation_picks_the_rows(monkeypatch):
 
 def test_the_last_resort_is_the_cheapest_assignment_under_the_bound(monkeypatch):
     X, S, plain, bounds = _stuck_problem()
-    monkeypatch.setattr(_constrain, "local_search",
+    monkeypatch.setattr(_repair, "local_search",
                         lambda space, dist, labels, **kw: (np.asarray(labels).copy(), False))
-    monkeypatch.setattr(_constrain, "_under_cells",
+    monkeypatch.setattr(_repair, "_under_cells",
                         lambda labels, bounds, problem, dist, live, *rest: (labels[live].copy(),
                                                                            False))
-    out = _constrain.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
+    out = _repair.constrain(X, plain.labels_.astype(np.int64), plain.cluster_centers_,
                                bounds)
     assert out.how == "reassigned" and not out.guarded and out.check.satisfied
     cheapest = fair_assignment(X, plain.cluster_centers_, S, max_deviation=0.03)

@@ -16,10 +16,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
-from fairkm._params import InvalidParameterError
-from fairkm.baselines import ZGYA, BlindKMeans
-from fairkm.bounds import BoundedKMeans
+from fairkm.cluster import ZGYA, BlindKMeans, BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import InvalidParameterError
 
 ESTIMATORS = {
     "FairKM": lambda: FairKM(3, random_state=0),

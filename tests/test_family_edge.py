@@ -3,7 +3,7 @@
 In the spirit of scikit-learn's ``check_estimator``: each case below runs
 against every estimator (and every function) it applies to, so a new member
 cannot read its inputs its own way. The rules themselves live in
-``fairkm._edge``; ``fairkm.dask.FairKM`` runs the same cases in test_dask.py
+``fairkm.utils._inputs``; ``fairkm.dask.FairKM`` runs the same cases in test_dask.py
 (it needs a cluster). Each case names the outside report it comes from.
 """
 
@@ -16,12 +16,12 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 
 from fairkm import FairKM
-from fairkm._params import InvalidParameterError
-from fairkm.baselines import ZGYA, BlindKMeans
-from fairkm.bounds import BoundedKMeans, check_bounds, fair_assignment
+from fairkm.bounds import fair_assignment
+from fairkm.cluster import ZGYA, BlindKMeans, BoundedKMeans
 from fairkm.datasets import make_sensitive_blobs
-from fairkm.metrics import fairness_report, make_fair_clustering_scorer
-from fairkm.report import DataWarning, audit
+from fairkm.exceptions import DataWarning, InvalidParameterError
+from fairkm.metrics import check_bounds, fairness_report, make_fair_clustering_scorer
+from fairkm.report import audit
 
 K = 3
 

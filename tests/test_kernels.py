@@ -7,9 +7,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import _kernels
-from fairkm._engine import sweep
-from fairkm._kernels._statistics import _STATISTICS_CHUNK
+from fairkm.cluster import _kernels
+from fairkm.cluster._engine import sweep
+from fairkm.cluster._kernels import _STATISTICS_CHUNK
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems

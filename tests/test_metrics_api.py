@@ -16,7 +16,7 @@ from fairkm.metrics._pieces import AttributePieces
 from fairkm.metrics._table import attribute_fairness
 from fairkm.report import audit
 
-REPORTS = (metrics.fairness_report, metrics.clustering_report)
+REPORTS = (metrics.fairness_report, metrics.clustering_report, metrics.check_bounds)
 HAND_LABELS = [0] * 6 + [1] * 4
 HAND_S = list("aaaabc") + list("abbc")
 
@@ -198,13 +198,13 @@ def test_docstrings_document_every_parameter():
 
 def test_the_audits_one_reading_measures_as_fairness_report():
     """The audit measures many clusterings on one reading: the same table as fairness_report."""
-    from fairkm._columns import check_sensitive_features
     from fairkm.datasets import make_sensitive_blobs
-    from fairkm.metrics import _fairness_of_read
+    from fairkm.metrics import fairness_of_read
+    from fairkm.utils._sensitive import check_sensitive_features
 
     _, S, labels = make_sensitive_blobs(300, n_values=(2, 3), numeric=1, random_state=0)
     read = check_sensitive_features(S)
     for clustering in (labels, np.arange(300) % 4, np.where(labels == 0, "a", "b")):
         pd.testing.assert_frame_equal(
-            _fairness_of_read(clustering, read),
+            fairness_of_read(clustering, read),
             metrics.fairness_report(clustering, sensitive_features=S))

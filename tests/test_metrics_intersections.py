@@ -288,7 +288,7 @@ def pairs_joining_alike(draw):
 @settings(max_examples=examples(200))
 @given(rows=pairs_joining_alike())
 def test_distinct_tuples_get_distinct_combined_values(rows):
-    from fairkm._columns import with_intersections
+    from fairkm.utils._sensitive import with_intersections
 
     frame = pd.DataFrame(rows, columns=["a", "b"])
     combined = with_intersections(frame, [("a", "b")])["a & b"]
@@ -298,7 +298,7 @@ def test_distinct_tuples_get_distinct_combined_values(rows):
 
 
 def test_combined_values_read_as_the_members_joined():
-    from fairkm._columns import with_intersections
+    from fairkm.utils._sensitive import with_intersections
 
     frame = pd.DataFrame({"sex": ["F", "M"], "band": [1, 2], "dept": ["R&D", "Sales & Ops"]})
     got = with_intersections(frame, [("sex", "band"), ("sex", "dept")])
@@ -308,7 +308,7 @@ def test_combined_values_read_as_the_members_joined():
 
 
 def test_intersections_of_no_rows():
-    from fairkm._columns import with_intersections
+    from fairkm.utils._sensitive import with_intersections
 
     frame = pd.DataFrame({"sex": pd.Series([], dtype=object), "race": pd.Series([], dtype=object)})
     got = with_intersections(frame, [("sex", "race")])
@@ -316,7 +316,7 @@ def test_intersections_of_no_rows():
 
 
 def test_values_that_print_alike_are_refused():
-    from fairkm._columns import with_intersections
+    from fairkm.utils._sensitive import with_intersections
 
     frame = pd.DataFrame({"a": pd.Series([1, "1"], dtype=object), "b": ["x", "x"]})
     with pytest.raises(ValueError, match="'a' holds distinct values that print alike"):

@@ -2,7 +2,7 @@
 
 A pandas ``sensitive_features``, ``sample_weight`` or ``reference_labels``
 goes with pandas labels (or ``X``) by index label, as in every fit of the
-family (``fairkm._edge``): the same rows in another order give the same
+family (``fairkm.utils._inputs``): the same rows in another order give the same
 measures, other labels are refused, and a default index beside other labels
 is paired by position with a warning. Arrays pair by position.
 """
@@ -15,12 +15,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM
-from fairkm.metrics import (
-    MEASURES,
-    clustering_report,
-    fairness_report,
-    make_fair_clustering_scorer,
-)
+from fairkm.metrics import MEASURES, clustering_report, fairness_report, make_fair_clustering_scorer
 
 FAIRNESS = {m.name: m.function for m in MEASURES.values() if m.kind == "fairness"}
 QUALITY = {m.name: m.function for m in MEASURES.values() if m.kind == "quality"}

@@ -7,11 +7,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM, _kernels
-from fairkm._columns import check_sensitive_features
-from fairkm._encoding import SensitiveEncoding
-from fairkm._engine import MIN_BATCH, Stats, minibatch_epoch
+from fairkm import FairKM
+from fairkm.cluster import _kernels
+from fairkm.cluster._encoding import SensitiveEncoding
+from fairkm.cluster._engine import MIN_BATCH, Stats, minibatch_epoch
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.utils._sensitive import check_sensitive_features
 
 from . import _reference
 from ._problems import assert_fit_ends_in_a_local_optimum, engine, problems

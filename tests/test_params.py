@@ -1,4 +1,4 @@
-"""The declared parameter constraints (fairkm._params) against plain predicates."""
+"""The declared parameter constraints (fairkm.utils._param_validation) against plain predicates."""
 
 import math
 
@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fairkm._params import (
+from fairkm.exceptions import InvalidParameterError
+from fairkm.utils._param_validation import (
     ArrayLike,
     Hidden,
     Instance,
     Integer,
-    InvalidParameterError,
     Options,
     Real,
     check_param,

@@ -15,8 +15,9 @@ from sklearn.cluster import KMeans
 from fairkm import FairKM
 from fairkm.cli import main
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import DataWarning
 from fairkm.metrics import fairness_report
-from fairkm.report import Audit, DataWarning, audit, drop_missing, format_number, missing_values
+from fairkm.report import Audit, audit, drop_missing, format_number, missing_values
 from fairkm.report._charts import segments
 
 IMAGE_URI = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')

@@ -18,8 +18,9 @@ from sklearn.cluster import KMeans
 from fairkm import FairKM
 from fairkm.cli._parser import build_parser
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import DataWarning
 from fairkm.metrics import fairness_report
-from fairkm.report import DataWarning, audit
+from fairkm.report import audit
 from fairkm.report._charts import weighted_percentiles
 
 BLIND = "S-blind K-Means (best of 10)"

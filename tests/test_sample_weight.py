@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm import FairKM, _kernels
+from fairkm import FairKM
+from fairkm.cluster import _kernels
 from fairkm.datasets import make_sensitive_blobs
 
 from . import _reference

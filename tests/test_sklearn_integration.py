@@ -12,9 +12,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from fairkm import FairKM
-from fairkm._columns import with_intersections
 from fairkm.datasets import make_sensitive_blobs
 from fairkm.metrics import fairness_report
+from fairkm.utils._sensitive import with_intersections
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 
-from fairkm import FairKM  # noqa: E402
-from fairkm.datasets import make_sensitive_blobs  # noqa: E402
-from fairkm.metrics import fairness_report  # noqa: E402
-from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff  # noqa: E402
+from fairkm import FairKM
+from fairkm.datasets import make_sensitive_blobs
+from fairkm.metrics import fairness_report
+from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from sklearn.preprocessing import StandardScaler
 from fairkm import FairKM
 from fairkm.bounds import fair_assignment
 from fairkm.datasets import make_sensitive_blobs
-from fairkm.report import DataWarning
+from fairkm.exceptions import DataWarning
 
 
 @pytest.fixture(scope="module")

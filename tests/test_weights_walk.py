@@ -11,7 +11,7 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 from fairkm import FairKM
-from fairkm._engine import Session
+from fairkm.cluster._engine import Session
 
 from ._problems import engine, problems
 

@@ -12,9 +12,9 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from fairkm.baselines import ZGYA
-from fairkm.baselines import _zgya_kernels as zgya_kernels
-from fairkm.baselines._zgya_kernels import (
+from fairkm.cluster import ZGYA
+from fairkm.cluster import _zgya_kernels as zgya_kernels
+from fairkm.cluster._zgya_kernels import (
     bound_factors,
     bound_step,
     center_distances,

@@ -8,12 +8,12 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["BlindKMeans", "FairKM", "ZGYA", "__version__"]
+__all__ = ["BlindKMeans", "BoundedKMeans", "FairKM", "ZGYA", "__version__"]
 
 # Each public estimator, and the module that defines it.
-_ESTIMATORS = {"FairKM": "._fairkm", "BlindKMeans": ".baselines", "ZGYA": ".baselines"}
-_SUBPACKAGES = ("baselines", "bounds", "cli", "dask", "datasets", "experiments", "metrics",
-                "report", "tradeoff")
+_ESTIMATORS = {name: ".cluster" for name in ("BlindKMeans", "BoundedKMeans", "FairKM", "ZGYA")}
+_SUBPACKAGES = ("bounds", "cli", "cluster", "dask", "datasets", "exceptions", "experiments",
+                "metrics", "report", "tradeoff")
 
 
 def __getattr__(name):

@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ._edge import as_frequencies, paired, read_weights, row_index
-from ._fairkm import FairKM
-from ._progress import Progress, report
+from fairkm.cluster import FairKM
+from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
+from fairkm.utils._progress import Progress, report
+
 from .metrics import MEASURES, clustering_report, fairness_report
 
 __all__ = ["fairness_tradeoff", "plot_tradeoff"]

@@ -1,9 +1,11 @@
-"""Guaranteed bounds: every cluster's mix within a stated distance of the dataset's.
+"""The solver behind the guaranteed bounds: every cluster's mix within a stated distance.
 
-FairKM lowers each cluster's distance from the dataset's mix on average, which
-wins on the averages but can leave one cluster with an odd mix. This package
-answers the auditor's question instead: *is every cluster within*
-``delta`` *of the dataset's mix, for every protected attribute at once?*
+FairKM lowers each cluster's distance from the dataset's mix on average; a
+bound asks that *every* cluster stay within ``delta`` of it, for every
+protected attribute at once. This package solves for whole rows under such a
+bound; what a bound means and whether labels meet it is
+:func:`fairkm.metrics.check_bounds`, and the estimators that use the solver
+are :class:`fairkm.BoundedKMeans` and ``fairkm.FairKM(max_deviation=...)``.
 
 * :func:`fair_assignment`: assign rows to given centres (from
   :class:`fairkm.FairKM`, :class:`sklearn.cluster.KMeans` or your own) at the
@@ -13,41 +15,23 @@ answers the auditor's question instead: *is every cluster within*
   whole rows by a compiled local search; the relaxation's prices certify how
   far from optimal the result can be; optionally alternating centres and
   assignments.
-* :class:`BoundedKMeans`: the cheapest clustering found under the bounds, as
-  a scikit-learn estimator that starts from FairKM's centres (or k-means++
-  seeds, or given ones) and alternates.
-* ``FairKM(max_deviation=...)`` (:func:`constrain`, below): FairKM's own
-  clustering kept within the bounds, changed only where they ask.
-* :func:`check_bounds`: whether any clustering meets the bounds, and its worst
-  cluster per attribute.
+* :func:`constrain`: a clustering one already has (FairKM's) kept within a
+  bound, its rows moved only where the bound asks (not public API).
 """
 
-from ._assign import BoundedAssignment, BoundNotMetWarning, fair_assignment
+from ._assign import SOLVER_CONSTRAINTS as SOLVER_CONSTRAINTS
+from ._assign import BoundedAssignment, fair_assignment
+from ._assign import relaxed_centers as relaxed_centers
 from ._assign import solve as solve
-from ._check import BoundsCheck, check_bounds
-from ._check import check_labels as check_labels
-from ._check import enforced as enforced
-from ._constrain import constrain as constrain
-from ._estimator import BoundedKMeans
-from ._infeasible import InfeasibleBoundError
-from ._spec import bounds_from_features as bounds_from_features
-from ._spec import check_kind as check_kind
-from ._spec import resolve_bounds as resolve_bounds
+from ._model import sq_distances as sq_distances
+from ._repair import constrain as constrain
 
-# solve (a bounded assignment from validated arrays), constrain (a bound on a clustering
-# one has: FairKM(max_deviation=...)), enforced (the bound a fit enforced),
-# resolve_bounds (raw columns),
-# bounds_from_features (columns a fit has read), check_labels (many clusterings
-# against one resolution) and check_kind
-# are the seam for fairkm's other packages (FairKM(max_deviation=...), the audit);
-# they are not in __all__ and not part of the public API.
+# Beside the public names, what the estimators of fairkm.cluster call: solve (a bounded
+# assignment from validated arrays), constrain (FairKM(max_deviation=...)), relaxed_centers,
+# sq_distances and SOLVER_CONSTRAINTS. Not in __all__: not public API.
+__all__ = ["BoundedAssignment", "fair_assignment"]
 
-__all__ = [
-    "BoundNotMetWarning",
-    "BoundedAssignment",
-    "BoundedKMeans",
-    "BoundsCheck",
-    "InfeasibleBoundError",
-    "check_bounds",
-    "fair_assignment",
-]
+
+def __dir__():
+    # The public names only: the estimators' names above stay importable.
+    return sorted(__all__)

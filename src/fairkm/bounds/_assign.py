@@ -18,17 +18,21 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_array
 
-from .._edge import row_index
-from .._params import MAX_ITER, RANDOM_STATE, TOL, Integer, check_n_samples, check_param
-from .._progress import Progress, report
-from ._check import BoundsCheck, from_codes
-from ._infeasible import (
-    check_rare_values,
-    counting_reason,
-    feasible,
-    prove_infeasible,
-    type_counts,
+from fairkm.exceptions import BoundNotMetWarning
+from fairkm.metrics import BoundsCheck, check_kind, from_codes, resolve_bounds
+from fairkm.utils._inputs import row_index
+from fairkm.utils._options import ADDITIVE
+from fairkm.utils._param_validation import (
+    MAX_ITER,
+    RANDOM_STATE,
+    TOL,
+    Integer,
+    check_n_samples,
+    check_param,
 )
+from fairkm.utils._progress import Progress, report
+
+from ._infeasible import check_rare_values, counting_reason, feasible, prove_infeasible, type_counts
 from ._model import excess, make_problem, sq_distances
 from ._relax import relax
 from ._round import (
@@ -41,20 +45,14 @@ from ._round import (
     soft_round,
 )
 from ._search import SearchSpace, local_search
-from ._spec import RENAMED, renamed_kind, resolve_bounds
 
 __all__ = [
-    "BoundNotMetWarning",
     "BoundedAssignment",
     "SOLVER_CONSTRAINTS",
     "check_solver_params",
     "fair_assignment",
     "solve",
 ]
-
-
-class BoundNotMetWarning(UserWarning):
-    """The rounded assignment leaves a violation (its size is on the result)."""
 
 
 @dataclass(frozen=True)
@@ -338,7 +336,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     smallest = max(float(sizes[sizes > 0].min()), 0.5 * float(sizes.sum()) / k)
     one_row = problem.w_min / smallest
     zero = [a for a in bounds.categorical() if a.delta == 0.0]
-    floors = {a.name: one_row if bounds.kind == "additive"
+    floors = {a.name: one_row if bounds.kind == ADDITIVE
               else min(one_row / float(a.proportions[a.proportions > 0].min()), 0.5)
               for a in zero}
 
@@ -489,7 +487,7 @@ def _check_centers(centers, n_features):
 def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                     deviation_kind="additive", numeric_bound=None, sample_weight=None,
                     numeric_sensitive="auto", intersections=None, max_iter=1, tol=1e-4,
-                    max_lp_variables=300_000, random_state=None, kind=RENAMED):
+                    max_lp_variables=300_000, random_state=None):
     """Assign rows to centres at the least K-Means cost with every cluster's mix within bounds.
 
     For every cluster ``C`` and every value ``v`` of every categorical
@@ -533,9 +531,6 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         (``check.note`` and ``check.table["bound"]`` say which).
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
-
-        .. versionchanged:: 0.2.0
-           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on ``|mean_C(z)|``, ``z`` a numeric attribute standardised over
         the dataset (standard deviations); None leaves numeric attributes free.
@@ -562,13 +557,6 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     random_state : int, RandomState instance or None, default=None
         Unused: the assignment draws nothing, so the same input gives the
         same labels.
-
-        .. versionchanged:: 0.2.0
-           No sample is drawn any more; the parameter is kept so that calls
-           that pass it keep working.
-    kind : {"additive", "multiplicative"}
-        Deprecated name of ``deviation_kind``: still read, with a
-        ``FutureWarning``, until 0.3.0.
 
     Returns
     -------
@@ -617,7 +605,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     >>> result.labels.tolist(), result.satisfied
     ([0, 0, 1, 0, 0, 1, 1, 1], True)
     """
-    deviation_kind = renamed_kind(kind, deviation_kind, "fair_assignment")
+    check_kind(deviation_kind)
     check_solver_params(max_iter=max_iter, tol=tol, max_lp_variables=max_lp_variables,
                         random_state=random_state)
     index = row_index(X)

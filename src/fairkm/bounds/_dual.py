@@ -30,7 +30,6 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
-from .._kernel_cache import cached_njit
 from ._model import Prices
 
 __all__ = ["Multipliers", "raise_bound"]
@@ -151,7 +150,7 @@ class Multipliers:
         return self._flatten(parts)
 
 
-@cached_njit(parallel=True)
+@numba.njit(cache=True, parallel=True)
 def _soft(dist, live, types, weights, base, z, slope, tau, value, per_type, per_slope):
     """Soft-minimum Lagrangian of the live rows: its value and its gradient in the prices.
 

@@ -27,40 +27,19 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.signal import fftconvolve
 
+from fairkm.exceptions import InfeasibleBoundError
+from fairkm.utils._options import MULTIPLICATIVE
+
 from ._model import MILP_NODE_LIMIT, MILP_TIME_LIMIT, held_offsets, make_problem, solve_milp
 from ._quiet import quiet_stdout
 from ._round import EXACT_PAIRS
 
-__all__ = ["InfeasibleBoundError", "check_rare_values", "counting_reason", "feasible",
+__all__ = ["check_rare_values", "counting_reason", "feasible",
            "prove_infeasible", "type_counts"]
 
 _CHECK_TIME = 5.0       # seconds per feasibility check of the search for the tightest bound
-_SHARE_TOL = 1e-9       # as fairkm.bounds.check_bounds
+_SHARE_TOL = 1e-9       # as fairkm.metrics.check_bounds
 _DP_MAX_ROWS = 2_000_000
-
-
-class InfeasibleBoundError(ValueError):
-    """No integral assignment of the rows to non-empty clusters meets the bound asked for.
-
-    Attributes
-    ----------
-    max_deviation : float or dict
-        The bound asked for.
-    tightest : float or None
-        The tightest bound found that an integral assignment meets (None if
-        none was found).
-    excess_rows : float or None
-        With unit weights: over the assignments to non-empty clusters, the
-        least largest number of rows by which a cluster's count of a value
-        lies outside its band (the least found when the search stops at its
-        node limit, as the message says); None if not computed.
-    """
-
-    def __init__(self, message, *, max_deviation=None, tightest=None, excess_rows=None):
-        super().__init__(message)
-        self.max_deviation = max_deviation
-        self.tightest = tightest
-        self.excess_rows = excess_rows
 
 
 def _unit(problem, live):
@@ -344,7 +323,7 @@ def _tightest(problem, bounds, live, reached):
 
 def check_rare_values(bounds, live, n_clusters):
     """Multiplicative bounds need every value in every cluster: values with < k rows fail."""
-    if bounds.kind != "multiplicative":
+    if bounds.kind != MULTIPLICATIVE:
         return
     for attr in bounds.categorical():
         counts = np.bincount(attr.values[live], minlength=len(attr.categories))

@@ -7,12 +7,10 @@ the rows (a parallel region each), the small per-cluster work inside a row.
 import numba
 import numpy as np
 
-from .._kernel_cache import cached_njit
-
 __all__ = ["group_sums", "priced_pass"]
 
 
-@cached_njit(parallel=True)
+@numba.njit(cache=True, parallel=True)
 def priced_pass(dist, live, types, base, z, slope, labels, best, second, regret, floor,
                 at_label):
     """Price every live row: its best and second cluster, margin, least and current cost.
@@ -49,7 +47,7 @@ def priced_pass(dist, live, types, base, z, slope, labels, best, second, regret,
         at_label[j] = here
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def group_sums(rows, group, weights, dist, z, g_weight, g_cost, g_z):
     """Per group of rows: total weight, weighted cost in each cluster, weighted numeric sums.
 

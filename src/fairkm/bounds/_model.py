@@ -142,10 +142,10 @@ def types_of(cat, n):
 
 
 def make_problem(X, bounds, n_clusters):
-    """Arrays of one problem from ``X`` and a :class:`~fairkm.bounds._spec.BoundSet`.
+    """Arrays of one problem from ``X`` and a :class:`~fairkm.metrics._bound_spec.BoundSet`.
 
     The bound set's weights are already near 1 (a typical row weighs 1, see
-    :func:`fairkm.bounds._spec.solver_weights`): weights of 1e300 or 1e-300
+    :func:`fairkm.metrics._bound_spec.solver_weights`): weights of 1e300 or 1e-300
     would overflow or underflow in the programmes' costs (HiGHS refuses
     them). Costs are reported in the user's unit (``cost_scale``).
     """

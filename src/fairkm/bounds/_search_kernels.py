@@ -17,7 +17,7 @@ and caps:
   cluster size (so that it reads in rows too).
 
 Every band and cap is widened by ``TOL`` (a share), the tolerance of
-:func:`fairkm.bounds.check_bounds`.
+:func:`fairkm.metrics.check_bounds`.
 
 Rows of one *type* (one combination of the categorical values) are
 interchangeable for the bands when every weight is 1 and there is no numeric
@@ -40,9 +40,8 @@ assignment with the same counts) is cancelled at once.
    none does.
 """
 
+import numba
 import numpy as np
-
-from .._kernel_cache import cached_njit
 
 __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 
@@ -51,13 +50,13 @@ _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _penalty(count, size, lower, upper):
     return (max(count - (upper + TOL) * size, 0.0)
             + max((lower - TOL) * size - count, 0.0))
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap, hard,
                    measures):
     """Cluster ``c``'s own excess (O(values + numeric)); its distances go to ``measures``.
@@ -85,7 +84,7 @@ def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_ca
     return total
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def overall_excess(msum, mean_cap, mean_scale):
     """Excess of the means over the clusters above their caps, in rows."""
     total = 0.0
@@ -95,7 +94,7 @@ def overall_excess(msum, mean_cap, mean_scale):
     return mean_scale * total
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
     """Move row ``i``'s weight from cluster ``a`` to ``b`` in the state (not its label)."""
     w = weights[i]
@@ -109,7 +108,7 @@ def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
         zsum[b, q] += w * z[i, q]
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _state(labels, weights, codes, z, k, n_values):
     size = np.zeros(k)
     cnt = np.zeros((k, n_values))
@@ -128,7 +127,7 @@ def _state(labels, weights, codes, z, k, n_values):
 # ---------------------------------------------------------------------------- candidate lists
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _insert(rows, cost, count, t, a, b, i, value):
     """Insert row ``i`` (moving ``a -> b`` costs ``value``) in the sorted list of (t, a, b)."""
     n = count[t, a, b]
@@ -146,7 +145,7 @@ def _insert(rows, cost, count, t, a, b, i, value):
         count[t, a, b] = n + 1
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _fill(t, only, first, members, labels, dist, weights, rows, cost, count):
     """(Re)build the lists of type ``t`` (from cluster ``only``; every cluster if -1)."""
     k = dist.shape[1]
@@ -164,7 +163,7 @@ def _fill(t, only, first, members, labels, dist, weights, rows, cost, count):
                 _insert(rows, cost, count, t, a, b, i, weights[i] * (dist[i, b] - dist[i, a]))
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _head(t, a, b, first, members, labels, dist, weights, rows, cost, count):
     """Return the cheapest row of type ``t`` in ``a`` to move to ``b`` (-1: none)."""
     for attempt in range(2):
@@ -186,7 +185,7 @@ def _head(t, a, b, first, members, labels, dist, weights, rows, cost, count):
     return -1
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _paths(t, heads, dist, weights, D, nxt, chains, eps):
     """Cheapest way to move one row of type ``t`` between each pair of clusters.
 
@@ -224,7 +223,7 @@ def _paths(t, heads, dist, weights, D, nxt, chains, eps):
     return -1
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _relabel(i, a, b, labels, weights, codes, z, dist, types, size, cnt, zsum,
              rows, cost, count):
     labels[i] = b
@@ -235,7 +234,7 @@ def _relabel(i, a, b, labels, weights, codes, z, dist, types, size, cnt, zsum,
             _insert(rows, cost, count, t, b, c, i, weights[i] * (dist[i, c] - dist[i, b]))
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
     """Rows and clusters of the negative cycle of type ``t`` through ``c0`` (n = 0: none)."""
     seq = np.empty(k + 1, dtype=np.int64)
@@ -260,7 +259,7 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 # ---------------------------------------------------------------------------- the search
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
               offsets, tv_cap, z_cap, hard, mean_cap, mean_scale, scratch):
     """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
@@ -286,7 +285,7 @@ def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, u
     return old - left, left
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _score(repair, gain, left, dcost, ex_tol):
     """Return a step's score, lower is better; inf when it does not qualify.
 
@@ -298,7 +297,7 @@ def _score(repair, gain, left, dcost, ex_tol):
     return dcost if left <= ex_tol else np.inf
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _affected(a, b, x, y, clusters):
     """Write the distinct clusters among a, b, x, y (-1: none) to ``clusters``; count them."""
     n = 0
@@ -315,7 +314,7 @@ def _affected(a, b, x, y, clusters):
     return n
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets, tv_cap,
            z_cap, mean_cap, w_min, unit, labels, polish, max_steps, hard):
     """Repair ``labels`` until no excess is left, then (``polish``) lower their cost.

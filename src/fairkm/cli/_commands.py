@@ -21,11 +21,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 from sklearn.cluster import KMeans
 
-from .. import FairKM, __version__, experiments
-from .._weights import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
-from ..datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
-from ..report import DataWarning, audit, format_number
-from ..tradeoff import fairness_tradeoff, plot_tradeoff
+from fairkm import __version__, experiments
+from fairkm.cluster import FairKM
+from fairkm.datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
+from fairkm.exceptions import DataWarning
+from fairkm.report import audit, format_number
+from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff
+from fairkm.utils._options import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
+
 from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
 from ._printing import print_facts, print_tradeoff

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from fairkm import __version__
+from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS
+
 from ._errors import UsageError
 from ._help import (
     DEMO_EPILOG,
@@ -312,8 +314,7 @@ def _add_clustering_options(parser, *, weight=True):
                         help="relative weight of some sensitive attributes (others get 1), e.g. "
                         "race=2,sex=0.5")
     parser.add_argument("--cluster-weighting",
-                        # Spelled here: --help loads no scikit-learn, which _weights does.
-                        choices=("auto", "equal", "size", "paper"),
+                        choices=("auto", *CLUSTER_WEIGHTINGS),
                         default="auto",
                         help="how much each cluster's deviations count: 'equal' (every cluster "
                         "alike), 'size' (by its share of the rows), 'paper' (by the square of "
@@ -336,7 +337,7 @@ def _add_bound_options(parser, *, what):
                         "categorical sensitive column within SHARE of the dataset's (0.05 or "
                         f"5%%: five percentage points); NAME=SHARE,... bounds those columns only. "
                         f"{what}")
-    parser.add_argument("--deviation-kind", choices=("additive", "multiplicative"),
+    parser.add_argument("--deviation-kind", choices=DEVIATION_KINDS,
                         metavar="additive|multiplicative",
                         help="how --max-deviation reads: 'additive' (the default) asks "
                         "|share - p| <= SHARE of each value of dataset share p, "

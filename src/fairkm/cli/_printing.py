@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..report import format_number
+from fairkm.report import format_number
 
 __all__ = ["print_facts", "print_tradeoff"]
 

@@ -1,7 +1,7 @@
 """The command line's progress bar, and its notice that the kernels are being compiled.
 
 The engines tell listeners about every pass over the data
-(:func:`fairkm._progress.listening`); :class:`BarListener` is such a listener,
+(:func:`fairkm.utils._progress.listening`); :class:`BarListener` is such a listener,
 so the bar follows the fit without reading anything it prints.
 """
 
@@ -12,7 +12,7 @@ import sys
 
 from tqdm import tqdm
 
-from .._progress import listening
+from fairkm.utils._progress import listening
 
 __all__ = ["COMPILE_NOTICE", "BarListener", "compile_notice", "progress_bar"]
 
@@ -41,7 +41,7 @@ class BarListener:
         self._per_fit = per_fit
 
     def __call__(self, progress):
-        """Take one :class:`fairkm._progress.Progress` report."""
+        """Take one :class:`fairkm.utils._progress.Progress` report."""
         # The objective as FairKM's verbose line prints it.
         objective = f"{progress.objective:.10g}"
         if self._per_fit:

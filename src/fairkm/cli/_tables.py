@@ -16,14 +16,17 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from .._hygiene import (
+from fairkm.exceptions import DataWarning
+from fairkm.report import drop_missing, missing_values
+from fairkm.utils._data_checks import (
     id_like_features,
     missing_values_message,
     sensitive_in_features,
     sensitive_kind_notes,
     weight_like_features,
 )
-from ..report import DataWarning, drop_missing, missing_values
+from fairkm.utils._options import MULTIPLICATIVE
+
 from ._errors import DataError, UsageError
 from ._io import read_table
 
@@ -302,7 +305,7 @@ def copy_notes(X, sources, sensitive, numeric, *, how_to_exclude):
     """Sentences about feature columns of the file that copy a sensitive column.
 
     ``sources`` names the file's column of each column of ``X``. The test is
-    :func:`fairkm._hygiene.sensitive_in_features`' (FairKM's own, which would
+    :func:`fairkm.utils._data_checks.sensitive_in_features`' (FairKM's own, which would
     name the encoded columns), asked of each file column and sensitive
     column in turn, so that one sentence names the column the user can leave
     out, whatever its encoding.
@@ -401,7 +404,7 @@ def check_bound(args, sensitive, numeric):
         raise UsageError("--max-deviation bounds categorical columns, and every sensitive "
                          "column is numeric")
     values = bounds.values() if bounds else [bound]
-    if kind == "multiplicative" and max(values) >= 1:
+    if kind == MULTIPLICATIVE and max(values) >= 1:
         raise UsageError(
             f"--max-deviation must be below 1 with --deviation-kind multiplicative (the band "
             f"is [(1 - SHARE) p, p / (1 - SHARE)]), got {max(values):g}"

@@ -3,7 +3,7 @@
 The rows stay on the workers; only the per-cluster statistics travel. Each
 round the client sends the global statistics (sums, counts, value counts and
 numeric sums per cluster: O(k (d + V)) numbers) to one task per partition. The
-task runs one exact sweep of :func:`fairkm._engine.sweep` over the partition's
+task runs one exact sweep of :func:`fairkm.cluster._engine.sweep` over the partition's
 rows against a private copy of them, so every move is priced exactly as long
 as the other partitions stand still, and returns the partition's new labels
 (kept on the worker) and its exact statistics. The client then applies the

@@ -11,7 +11,7 @@ from distributed import Client, KilledWorker, get_client, wait
 from distributed.comm import CommClosedError
 from distributed.utils import CancelledError
 
-from .._validation import check_sample_weight
+from fairkm.utils._validation import check_sample_weight
 
 __all__ = [
     "LOST",
@@ -124,7 +124,7 @@ def w_blocks(sample_weight, n_parts):
 
 
 def _check_weight_dtype(dtype):
-    # The rule of fairkm._validation.check_sample_weight, read from the collection's dtype.
+    # The rule of fairkm.utils._validation.check_sample_weight, read from the collection's dtype.
     if np.dtype(dtype).kind not in "iuf":
         raise TypeError(
             f"sample_weight must hold real numbers, got an array of dtype {dtype}."

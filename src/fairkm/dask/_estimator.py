@@ -10,13 +10,14 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
-from .._base import BaseFairKM, FitOutcome
-from .._columns import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
-from .._edge import warn_if_sensitive_as_y
-from .._encoding import SensitiveEncoding
-from .._engine import Stats, fill_moves
-from .._params import check_n_samples
-from .._weights import fit_weighted
+from fairkm.cluster._base import BaseFairKM, FitOutcome
+from fairkm.cluster._encoding import SensitiveEncoding
+from fairkm.cluster._engine import Stats, fill_moves
+from fairkm.cluster._weighting import fit_weighted
+from fairkm.utils._inputs import warn_if_sensitive_as_y
+from fairkm.utils._param_validation import check_n_samples
+from fairkm.utils._sensitive import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
+
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,

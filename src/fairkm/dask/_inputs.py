@@ -3,7 +3,7 @@
 :meth:`fairkm.FairKM.fit` refuses ``X`` whose squared distances would overflow
 and weights that are all zero or span more than 100 powers of ten, and runs on
 the weights divided by a power of two near their geometric mean
-(:func:`fairkm._validation.weight_scale`). Those rules read only a few numbers
+(:func:`fairkm.utils._validation.weight_scale`). Those rules read only a few numbers
 of the whole data (the largest ``|x|``, the extremes of the positive weights,
 the sum of their logarithms and their count), which each partition sends
 (:func:`fairkm.dask._tasks.shape_summary`); here they are applied to them, so
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_no_overflow, check_sample_weight, weight_scale
+from fairkm.utils._validation import check_no_overflow, check_sample_weight, weight_scale
 
 __all__ = ["check_largest", "weight_unit"]
 
 
 def check_largest(largest, n_features):
-    """Refuse ``X`` as :func:`fairkm._validation.check_no_overflow` refuses it.
+    """Refuse ``X`` as :func:`fairkm.utils._validation.check_no_overflow` refuses it.
 
     That rule reads the largest ``|x|`` and the number of columns alone: one
     row holding the largest value in every column is refused exactly when
@@ -35,7 +35,7 @@ def weight_unit(summaries):
 
     ``summaries`` are the partitions' :func:`fairkm.dask._tasks.weight_summary`.
     The unit is ``2 ** round(mean(log2(w)))`` over the positive weights, as
-    :func:`fairkm._validation.weight_scale` computes it (summed per partition,
+    :func:`fairkm.utils._validation.weight_scale` computes it (summed per partition,
     so the mean may differ in its last bit; the unit is still a power of two
     near the weights, and dividing by a power of two is exact, so the fit is
     the same whichever it is).

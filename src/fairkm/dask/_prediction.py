@@ -1,7 +1,7 @@
 """What the Dask FairKM does with rows after ``fit``: predict, transform and score.
 
 Each block of new rows is handled by the code :class:`fairkm.FairKM` runs on
-all of them (:class:`fairkm._prediction.Predictor`, the same distances), so the
+all of them (:class:`fairkm.cluster._prediction.Predictor`, the same distances), so the
 results are those of the in-memory model with the same fitted state.
 ``predict`` and ``transform`` are lazy, a dask array chunked like the rows;
 ``score`` adds up the blocks' inertias and statistics into one number.
@@ -13,7 +13,8 @@ import dask
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._engine import Stats
+from fairkm.cluster._engine import Stats
+
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,

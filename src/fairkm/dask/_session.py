@@ -16,8 +16,9 @@ import operator
 
 import numpy as np
 
-from .._engine import Stats, stopping_rule_met
-from .._progress import Progress, report
+from fairkm.cluster._engine import Stats, stopping_rule_met
+from fairkm.utils._progress import Progress, report
+
 from . import _tasks as tasks
 from ._collections import gather
 

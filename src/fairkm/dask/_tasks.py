@@ -10,10 +10,10 @@ import numpy as np
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_array
 
-from .. import _kernels
-from .._columns import check_sensitive_features, with_intersections
-from .._engine import statistics_of, sweep
-from .._validation import check_weight_values
+from fairkm.cluster import _kernels
+from fairkm.cluster._engine import statistics_of, sweep
+from fairkm.utils._sensitive import check_sensitive_features, with_intersections
+from fairkm.utils._validation import check_weight_values
 
 __all__ = [
     "check_weights",
@@ -50,7 +50,7 @@ def _rows(x_block):
 def check_weights(w_block, n_rows, partition):
     """Return one partition's sample weights as float64, checked as ``fairkm.FairKM.fit`` does.
 
-    The rules of :func:`fairkm._validation.check_sample_weight` for one
+    The rules of :func:`fairkm.utils._validation.check_sample_weight` for one
     partition: real numbers, 1-D, finite and non-negative (a number stands for
     that weight on each of the ``n_rows`` rows). That some weight is positive
     is a rule over all partitions, checked on their :func:`weight_summary`.
@@ -140,7 +140,7 @@ def totals(prepared):
 
 
 def on_features(prepared, func, *args):
-    """Apply one of :mod:`fairkm._encoding`'s partition summaries to the partition."""
+    """Apply one of :mod:`fairkm.cluster._encoding`'s partition summaries to the partition."""
     return func(prepared[1], prepared[2], *args)
 
 
@@ -248,7 +248,7 @@ def relabel_weightless(part, labels, centers):
 
 
 def predict_block(predictor, x_block, s_block):
-    """Labels of one block of new rows (see :meth:`fairkm._prediction.Predictor.predict`)."""
+    """Labels of one block of new rows (as ``Predictor.predict`` gives them)."""
     X = _rows(x_block)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
@@ -269,7 +269,7 @@ def score_block(predictor, x_block, s_block, w_block, unit, partition):
     The rows are labelled as :func:`predict_block` labels them; their weights
     are divided by ``unit`` (a power of two), and the inertia and the total
     weight are in that unit. The statistics are flat (see
-    :meth:`fairkm._engine.Stats.flat`; None without sensitive features or
+    :meth:`fairkm.cluster._engine.Stats.flat`; None without sensitive features or
     rows) and add up over the blocks.
     """
     X = _rows(x_block)

@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.datasets import make_blobs
 from sklearn.utils import check_random_state
 
-from .._params import Integer, Real, check_param
+from fairkm.utils._param_validation import Integer, Real, check_param
 
 __all__ = ["make_sensitive_blobs"]
 

@@ -5,7 +5,8 @@ paper ran it (the June 2019 code of Ziko et al.) and :func:`zgya_2019_comparison
 sets it beside the released algorithm (:class:`fairkm.ZGYA`) on Adult.
 """
 
-from ..tradeoff import fairness_tradeoff, plot_tradeoff
+from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff
+
 from ._reproduce import reproduce
 from ._zgya_2019 import zgya_2019, zgya_2019_comparison
 

@@ -19,16 +19,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from .._fairkm import FairKM
-from ..baselines import ZGYA, BlindKMeans
-from ..datasets import fetch_adult, fetch_kinematics
-from ..metrics import (
+from fairkm.cluster import ZGYA, BlindKMeans, FairKM
+from fairkm.datasets import fetch_adult, fetch_kinematics
+from fairkm.metrics import (
     centroid_deviation,
     clustering_objective,
     fairness_report,
     object_pair_deviation,
 )
-from ..tradeoff import fairness_tradeoff
+from fairkm.tradeoff import fairness_tradeoff
+
 from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
 
 __all__ = [

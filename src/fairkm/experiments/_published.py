@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..metrics import MEASURES
+from fairkm.metrics import MEASURES
 
 __all__ = ["published_fairness", "published_quality"]
 

@@ -23,8 +23,9 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from .._params import Integer, check_param
-from ..tradeoff import plot_tradeoff
+from fairkm.tradeoff import plot_tradeoff
+from fairkm.utils._param_validation import Integer, check_param
+
 from ._protocol import (
     DATASETS,
     FAIRKM_ALL,

@@ -6,12 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import CONVENTIONS, FAIRKM_ALL, FAIRKM_S, KMEANS, ZGYA_S, run_columns
-from ._published import (
-    FAIRNESS_MEASURES,
-    QUALITY_MEASURES,
-    published_fairness,
-    published_quality,
-)
+from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_fairness, published_quality
 
 __all__ = [
     "fairness_table",

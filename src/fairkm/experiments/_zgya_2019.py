@@ -23,8 +23,9 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch, check_random_state
 
-from ..baselines import ZGYA
-from ..metrics import clustering_objective, fairness_report
+from fairkm.cluster import ZGYA
+from fairkm.metrics import clustering_objective, fairness_report
+
 from ._protocol import (
     load_dataset,
     pairwise_distances_unique,

@@ -9,7 +9,7 @@ dropped before anything else (so are the clusters and values only such rows
 have), and unit weights are returned as ``None``, so every measure takes its
 unweighted code path and gives bit-identical results.
 
-Rows are paired as everywhere in fairkm (:mod:`fairkm._edge`): a pandas
+Rows are paired as everywhere in fairkm (:mod:`fairkm.utils._inputs`): a pandas
 ``sensitive_features``, ``sample_weight`` or ``reference_labels`` goes with
 the labels (or ``X``) by index label when the labels (or ``X``) are a pandas
 object, and by position when they are an array or a list.
@@ -21,15 +21,15 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_array
 
-from fairkm._columns import (
+from fairkm.utils._inputs import paired, read_weights, row_index
+from fairkm.utils._param_validation import Options, Real, check_param
+from fairkm.utils._sensitive import (
     CATEGORICAL,
     SensitiveFeatures,
     check_sensitive_features,
     with_intersections,
 )
-from fairkm._edge import paired, read_weights, row_index
-from fairkm._params import Options, Real, check_param
-from fairkm._validation import check_sample_weight
+from fairkm.utils._validation import check_sample_weight
 
 __all__ = [
     "Rows",
@@ -68,7 +68,7 @@ class Rows:
                 break
 
     def pair(self, value, name):
-        """Return ``value`` in the rows' order (:func:`fairkm._edge.paired`), with their index.
+        """Return ``value`` in the rows' order (``fairkm.utils._inputs.paired``), with their index.
 
         Paired by position (with a warning) when ``value`` has the default
         index beside other labels; either way it comes back with the rows'
@@ -82,7 +82,7 @@ class Rows:
         return value.set_axis(self.index, axis=0)
 
     def weights(self, sample_weight, n_samples):
-        """Return ``(weights, unit)`` paired with the rows (:func:`fairkm._edge.read_weights`).
+        """Return ``(weights, unit)`` paired with the rows (``utils._inputs.read_weights``).
 
         ``weights`` are the user's, checked (None for unit weights); ``unit``
         the power of two that brings them near 1.
@@ -254,7 +254,7 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
         Row weights; see :func:`check_sample_weight`.
     intersections : sequence of sequence of str, default=None
         Combined attributes appended as further attributes
-        (:func:`fairkm._columns.with_intersections`).
+        (:func:`fairkm.utils._sensitive.with_intersections`).
 
     Returns
     -------
@@ -262,7 +262,7 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
         Cluster codes of the rows of positive weight.
     n_clusters : int
         Number of clusters with a row of positive weight.
-    sf : fairkm._columns.SensitiveFeatures
+    sf : fairkm.utils._sensitive.SensitiveFeatures
         The encoded attributes of those rows.
     weights : ndarray of shape (n_kept,) or None
         Their weights brought near 1 by a power of two (the measures are

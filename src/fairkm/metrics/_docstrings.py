@@ -71,7 +71,7 @@ max_deviation : float, dict or None, default=None
     A guarantee to check: every cluster's share of every value of every
     categorical attribute within this distance of the dataset's share
     (a float for all attributes, ``{name: float}`` for some), read as
-    ``deviation_kind`` says; see :func:`fairkm.bounds.check_bounds`. None
+    ``deviation_kind`` says; see :func:`fairkm.metrics.check_bounds`. None
     checks nothing.""",
     "deviation_kind": """\
 deviation_kind : {"additive", "multiplicative"}, default="additive"

@@ -16,8 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from fairkm._columns import CATEGORICAL
-from fairkm._encoding import standardize_numeric
+from fairkm.utils._sensitive import CATEGORICAL, standardize_numeric
 
 from ._wasserstein import categorical_wasserstein, numeric_wasserstein
 
@@ -52,7 +51,7 @@ class AttributePieces:
         Number of non-empty clusters.
     sizes : ndarray of shape (n_clusters,)
         Cluster sizes, ``np.bincount(codes, weights=weights)``.
-    sf : fairkm._columns.SensitiveFeatures
+    sf : fairkm.utils._sensitive.SensitiveFeatures
         The encoded attributes.
     j : int
         Which attribute.

@@ -22,15 +22,9 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import silhouette_score
 from sklearn.utils import check_random_state
 
-from fairkm._params import Integer, check_param
+from fairkm.utils._param_validation import Integer, check_param
 
-from ._checks import (
-    Rows,
-    check_reference,
-    check_X,
-    drop_zero_weights,
-    encode_labels,
-)
+from ._checks import Rows, check_reference, check_X, drop_zero_weights, encode_labels
 from ._docstrings import fill_docstring
 
 __all__ = [

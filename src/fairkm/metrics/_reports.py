@@ -10,6 +10,8 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from fairkm.utils._options import DEVIATION_KINDS
+
 from ._checks import (
     Rows,
     check_delta,
@@ -35,7 +37,6 @@ __all__ = ["clustering_report", "fairness_report"]
 _QUALITY = [m for m in MEASURES.values() if m.kind == "quality"]
 #: Columns a guarantee (``max_deviation``) adds to :func:`fairness_report`.
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
-_DEVIATION_KINDS = ("additive", "multiplicative")
 
 
 def _fill_columns(func):
@@ -132,7 +133,7 @@ def fairness_report(
     AE or AW as the typical deviation.
 
     **Guarantee.** ``max_deviation`` asks the auditor's question of
-    :func:`fairkm.bounds.check_bounds` (which computes the three columns,
+    :func:`fairkm.metrics.check_bounds` (which computes the three columns,
     with the same weights, numeric attributes and intersections): is
     *every* cluster within the bound of the dataset's mix, for every value?
     Unlike ME, which measures a whole distribution's distance, ``deviation``
@@ -153,7 +154,7 @@ def fairness_report(
     check_option(wasserstein, "wasserstein", CONVENTIONS)
     check_eps(eps)
     check_delta(delta)
-    check_option(deviation_kind, "deviation_kind", _DEVIATION_KINDS)
+    check_option(deviation_kind, "deviation_kind", DEVIATION_KINDS)
     # Paired once, so that the guarantee's check reads the same rows.
     rows = Rows(("labels", labels))
     sensitive_features = rows.pair(sensitive_features, "sensitive_features")
@@ -197,7 +198,7 @@ def fairness_of_read(labels, sf):
 
     For measuring many clusterings of the same rows on one reading of their
     sensitive features (the audit); ``sf`` as
-    :func:`fairkm._columns.check_sensitive_features` returns it.
+    :func:`fairkm.utils._sensitive.check_sensitive_features` returns it.
     """
     codes, n_clusters = encode_labels(labels)
     check_same_rows(sf, codes)
@@ -210,13 +211,13 @@ def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **e
     # fairkm.bounds sits above the measures and loads numba's kernels: imported when a
     # bound is asked for, so that importing fairkm.metrics stays light (a seam in
     # tests/test_architecture.py).
-    from ..bounds import check_bounds
+    from . import check_bounds
 
     check = check_bounds(labels, sensitive_features, max_deviation=max_deviation,
                          deviation_kind=kind,
                          **encoding)
     table = check.table.reindex(report.index)
-    categorical = table["kind"].isin(_DEVIATION_KINDS)
+    categorical = table["kind"].isin(DEVIATION_KINDS)
     bounded = categorical & table["bound"].notna()
     deviation = table["deviation"].where(categorical)
     deviation["mean"] = deviation.drop("mean").mean()

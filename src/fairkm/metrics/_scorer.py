@@ -18,7 +18,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
-from fairkm._params import (
+from fairkm.utils._param_validation import (
     NUMERIC_SENSITIVE,
     RANDOM_STATE,
     Instance,

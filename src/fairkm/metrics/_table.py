@@ -31,12 +31,7 @@ from ._fairness import (
     mean_cluster_wasserstein,
     mean_cluster_wasserstein_of,
 )
-from ._quality import (
-    centroid_deviation,
-    clustering_objective,
-    object_pair_deviation,
-    silhouette,
-)
+from ._quality import centroid_deviation, clustering_objective, object_pair_deviation, silhouette
 
 __all__ = ["MEASURES", "Measure", "attribute_fairness", "fairness_names"]
 

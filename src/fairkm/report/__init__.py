@@ -10,12 +10,13 @@ it returns prints as text, writes HTML (:meth:`Audit.to_html`) and renders
 itself in a notebook. The ``fairkm`` command's reports are made here.
 
 :func:`drop_missing` drops incomplete rows and says how many went (the
-command line's ``--dropna``); :class:`DataWarning` flags columns whose kind
-or role looks wrong.
+command line's ``--dropna``); :class:`fairkm.exceptions.DataWarning` flags
+columns whose kind or role looks wrong.
 """
 
-from .._hygiene import DataWarning, drop_missing, missing_values
+from fairkm.utils._data_checks import drop_missing, missing_values
+
 from ._audit import Audit, audit
 from ._text import format_number
 
-__all__ = ["Audit", "DataWarning", "audit", "drop_missing", "format_number", "missing_values"]
+__all__ = ["Audit", "audit", "drop_missing", "format_number", "missing_values"]

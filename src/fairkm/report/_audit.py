@@ -10,16 +10,17 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
 
-from .._columns import check_sensitive_features
-from .._edge import as_frequencies, paired, read_weights, row_index
-from .._hygiene import (
-    DataWarning,
+from fairkm.exceptions import DataWarning
+from fairkm.metrics import bounds_from_features, check_kind, check_labels, resolve_bounds
+from fairkm.utils._data_checks import (
     id_like_features,
     missing_values,
     sensitive_kind_notes,
     weight_like_features,
 )
-from ..bounds import bounds_from_features, check_kind, check_labels, resolve_bounds
+from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
+from fairkm.utils._sensitive import check_sensitive_features
+
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -103,10 +104,10 @@ class Audit:
     own_blind_inertia : float
         The K-Means term of the S-blind clustering a :class:`fairkm.FairKM`
         fit started from (NaN when unknown).
-    bounds : dict of str to fairkm.bounds.BoundsCheck
+    bounds : dict of str to fairkm.metrics.BoundsCheck
         With a guarantee asked (``max_deviation``), per clustering: is every
         cluster within the bound of the dataset's mix, and its worst cluster
-        per attribute (:func:`fairkm.bounds.check_bounds`); empty otherwise.
+        per attribute (:func:`fairkm.metrics.check_bounds`); empty otherwise.
     settings : dict or None
         The run that made the audited clustering, when it was a fitted
         estimator: ``"estimator"`` (its class name), its parameters and, for
@@ -377,7 +378,7 @@ def audit(
         A guarantee to check of the clustering and of the reference: is every
         cluster's share of every value of every categorical attribute within
         this distance of the dataset's (a float for all attributes,
-        ``{name: float}`` for some)? See :func:`fairkm.bounds.check_bounds`.
+        ``{name: float}`` for some)? See :func:`fairkm.metrics.check_bounds`.
         None takes the bound of a fitted estimator that has one (such as
         ``FairKM(max_deviation=0.05)``, with the intersections it was fitted
         with), else checks nothing.

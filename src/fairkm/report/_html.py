@@ -15,7 +15,9 @@ import io
 import numpy as np
 import pandas as pd
 
-from ..metrics import MEASURES
+from fairkm.metrics import MEASURES
+from fairkm.utils._options import MULTIPLICATIVE
+
 from ._charts import composition_chart
 from ._measure import TOLERANCE
 from ._text import advice, bound_cell, bound_sentences, cluster_size, format_number, headline
@@ -175,7 +177,7 @@ def _bounds_table(audit):
                 f"<td>{esc(bound_cell(row, audit.weighted))}</td></tr>"
             )
     what = ("the smallest delta whose band [(1 - delta) p, p / (1 - delta)] holds every "
-            "share" if kind == "multiplicative" else "the largest |share - p|")
+            "share" if kind == MULTIPLICATIVE else "the largest |share - p|")
     return (
         '<div class="scroll" id="bounds"><table class="worst"><thead><tr><th>attribute</th>'
         f"<th>clustering</th><th>bound ({esc(kind)})</th><th>deviation: {esc(what)}</th>"

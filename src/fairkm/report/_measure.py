@@ -10,16 +10,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._columns import check_sensitive_features, columns_frame, read_columns, resolve_numeric
-from .._edge import as_frequencies
-from ..metrics import (
+from fairkm.metrics import (
     MEASURES,
-    _fairness_of_read,
     centroid_deviation,
     clustering_objective,
+    fairness_of_read,
     fairness_report,
     object_pair_deviation,
     silhouette,
+)
+from fairkm.utils._inputs import as_frequencies
+from fairkm.utils._sensitive import (
+    check_sensitive_features,
+    columns_frame,
+    read_columns,
+    resolve_numeric,
 )
 
 __all__ = [
@@ -47,7 +52,7 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     """Return the sensitive attributes as a DataFrame and the names of the numeric ones.
 
     Read by the same rules as :class:`fairkm.FairKM` and
-    :func:`fairkm.metrics.fairness_report` (``fairkm._columns.read_columns``
+    :func:`fairkm.metrics.fairness_report` (``fairkm.utils._sensitive.read_columns``
     and ``resolve_numeric``): a DataFrame, a dict of columns, a Series or an
     array; names from the columns, a Series' name, else ``"s0"``, ``"s1"``...;
     ``numeric_sensitive`` as names or positions (negative ones count from the
@@ -88,7 +93,7 @@ def fairness_table(labels, sensitive, numeric, features=None, sample_weight=None
         return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
     if features is None:
         features = check_sensitive_features(sensitive, numeric=numeric)
-    fairness = {name: _fairness_of_read(values, features) for name, values in labels.items()}
+    fairness = {name: fairness_of_read(values, features) for name, values in labels.items()}
     fairness = pd.concat(fairness, names=["clustering", "attribute"])
     return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
 

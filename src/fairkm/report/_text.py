@@ -7,7 +7,8 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from .._weights import PAPER_WEIGHTING, SIZE_WEIGHTING
+from fairkm.utils._options import PAPER_WEIGHTING, SIZE_WEIGHTING
+
 from ._measure import TOLERANCE
 
 __all__ = [

@@ -14,34 +14,33 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm import tqdm
 
-from .._columns import check_sensitive_features, with_intersections
-from .._edge import (
+from fairkm.bounds import SOLVER_CONSTRAINTS, relaxed_centers, solve, sq_distances
+from fairkm.exceptions import BoundNotMetWarning
+from fairkm.metrics import bounds_from_features, enforced, no_bounds, resolve_bounds
+from fairkm.utils._inputs import (
     feature_names,
     read_fit,
     row_index,
     warn_if_duplicate_centers,
     warn_on_fit,
 )
-from .._family import SensitiveFeaturesMixin
-from .._params import (
+from fairkm.utils._param_validation import (
     BOUND,
     DEVIATION_KIND,
     INTERSECTIONS,
     N_CLUSTERS,
     NUMERIC_SENSITIVE,
     ArrayLike,
-    Hidden,
     Instance,
     Integer,
     Options,
     check_init_centers,
     check_n_samples,
 )
-from .._progress import listening
-from ._assign import SOLVER_CONSTRAINTS, BoundNotMetWarning, relaxed_centers, solve
-from ._check import enforced
-from ._model import sq_distances
-from ._spec import RENAMED, bounds_from_features, no_bounds, renamed_kind, resolve_bounds
+from fairkm.utils._progress import listening
+from fairkm.utils._sensitive import check_sensitive_features, with_intersections
+
+from ._mixin import SensitiveFeaturesMixin
 
 __all__ = ["BoundedKMeans"]
 
@@ -76,9 +75,6 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         :func:`fair_assignment`).
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
-
-        .. versionchanged:: 0.2.0
-           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on the clusters' standardised means of numeric attributes
         (standard deviations); None leaves them free.
@@ -94,17 +90,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         to where the bound is cheap: the relaxation alternated with its
         fractional clusters' means), or given centres
         (``KMeans(...).cluster_centers_``, say).
-
-        .. versionchanged:: 0.2.0
-           The default is "fairkm" (was "k-means++").
     n_init : "auto" or int, default="auto"
         Number of starts (FairKM fits or k-means++ seedings, each from its own
         seed), each alternated to the end; the clustering with the smallest
         violation, then the lowest cost, is kept. Must be 1 with given
         centres. "auto": 1 with "fairkm" or given centres, 3 with k-means++.
-
-        .. versionchanged:: 0.2.0
-           The default is "auto" (was 1).
     max_iter : int, default=20
         Number of bounded assignments per seeding at most.
     tol : float, default=1e-4
@@ -120,9 +110,6 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Show a progress bar (tqdm) on standard error, one step per bounded
         assignment, when the fit lasts more than 3 seconds and standard
         error is a terminal.
-    kind : {"additive", "multiplicative"}
-        Deprecated name of ``deviation_kind``: still read, with a
-        ``FutureWarning``, until 0.3.0.
 
     Attributes
     ----------
@@ -210,13 +197,12 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         "n_init": [Options("auto"), Integer(1)],
         **SOLVER_CONSTRAINTS,
         "progress": [Instance(bool, "a bool")],
-        "kind": [*DEVIATION_KIND, Hidden(Options(RENAMED))],
     }
 
     def __init__(self, n_clusters=8, *, max_deviation=0.05, deviation_kind="additive",
                  numeric_bound=None, numeric_sensitive="auto", intersections=None,
                  init="fairkm", n_init="auto", max_iter=20, tol=1e-4, max_lp_variables=300_000,
-                 random_state=None, progress=True, kind=RENAMED):
+                 random_state=None, progress=True):
         self.n_clusters = n_clusters
         self.max_deviation = max_deviation
         self.deviation_kind = deviation_kind
@@ -230,7 +216,6 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.max_lp_variables = max_lp_variables
         self.random_state = random_state
         self.progress = progress
-        self.kind = kind
 
     def _check_params_vs_input(self, X, n_positive):
         """Check the parameters against ``X``; return the ``init`` centres (None: seeded).
@@ -246,7 +231,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         if given is not None:
             return given
         if self.init == "fairkm":
-            from .. import FairKM  # FairKM itself uses this package's bounds
+            from . import FairKM
 
             model = FairKM(self.n_clusters, numeric_sensitive=self.numeric_sensitive,
                            intersections=self.intersections, random_state=seed)
@@ -315,7 +300,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             When no assignment to non-empty clusters can meet the bounds.
         """
         self._validate_params()
-        deviation_kind = renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans")
+        deviation_kind = self.deviation_kind
         inputs = read_fit(self, X, y, sensitive_features, sample_weight,
                           lambda X: validate_data(self, X, dtype=np.float64, order="C"))
         X, sensitive_features, sample_weight = (inputs.X, inputs.sensitive_features,
@@ -405,7 +390,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
         bounds = resolve_bounds(
             sensitive_features, X.shape[0], max_deviation=self.max_deviation,
-            deviation_kind=renamed_kind(self.kind, self.deviation_kind, "BoundedKMeans"),
+            deviation_kind=self.deviation_kind,
             numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
             intersections=self.intersections, index=index)
         return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,

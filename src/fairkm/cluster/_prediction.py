@@ -18,9 +18,10 @@ from sklearn.base import TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fairkm.utils._inputs import paired, read_weights, row_index
+from fairkm.utils._sensitive import with_intersections
+
 from . import _kernels
-from ._columns import with_intersections
-from ._edge import paired, read_weights, row_index
 from ._engine import Stats
 
 __all__ = ["PredictionMixin", "Predictor"]

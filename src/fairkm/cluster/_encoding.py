@@ -1,12 +1,12 @@
 """What a fit learns from the sensitive attributes, and the codes the engines see.
 
-The raw columns are read and checked by :mod:`fairkm._columns`; here, the
+The raw columns are read and checked by :mod:`fairkm.utils._sensitive`; here, the
 per-partition summaries a fitted :class:`SensitiveEncoding` is learned from
 (one partition in memory, one per worker on Dask), the standardisation of
 numeric attributes (which the measures of :mod:`fairkm.metrics` share), and
 the encoding of rows into the terms the kernels read
-(:class:`fairkm._terms.Terms`). It imports :mod:`fairkm._columns` and
-:mod:`fairkm._terms`, never the engine, so the measures load no compiled code.
+(:class:`fairkm.cluster._terms.Terms`). It imports :mod:`fairkm.utils._sensitive` and
+:mod:`fairkm.cluster._terms`, never the engine, so the measures load no compiled code.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._columns import CATEGORICAL, NUMERIC, check_sensitive_features, read_columns
+from fairkm.utils._sensitive import (
+    CATEGORICAL,
+    NUMERIC,
+    check_sensitive_features,
+    checked_scale,
+    read_columns,
+    value_range,
+    weighted_sum,
+)
+
 from ._terms import build_terms
 
 __all__ = [
@@ -24,7 +33,6 @@ __all__ = [
     "partition_squares",
     "partition_standard_sums",
     "partition_summary",
-    "standardize_numeric",
 ]
 
 
@@ -33,18 +41,6 @@ __all__ = [
 # A fitted encoding is learned from these, whether the rows are in memory (one
 # partition) or spread over Dask workers (one summary per partition, combined
 # on the client): the two engines cannot encode alike by accident.
-
-
-def _weighted_sum(values, weights):
-    return float(np.sum(values)) if weights is None else float(np.dot(weights, values))
-
-
-def _value_range(values, weights):
-    """Smallest and largest value of the rows of positive weight (inf, -inf for none)."""
-    kept = values if weights is None else values[weights > 0]
-    if kept.size == 0:
-        return np.inf, -np.inf
-    return float(kept.min()), float(kept.max())
 
 
 def partition_summary(features, weights):
@@ -62,8 +58,8 @@ def partition_summary(features, weights):
         if kind == NUMERIC:
             # The range (of the rows that count) tells a variance that underflowed from
             # a constant column.
-            low, high = _value_range(column, weights)
-            parts.append((_weighted_sum(column, weights), low, high))
+            low, high = value_range(column, weights)
+            parts.append((weighted_sum(column, weights), low, high))
         else:
             parts.append((values, np.bincount(column, weights=weights, minlength=len(values))))
     total = features.n_samples if weights is None else float(np.sum(weights))
@@ -75,8 +71,8 @@ def partition_squares(features, weights, means):
     out = np.zeros(features.n_attributes)
     for j in features.select(NUMERIC):
         centred = features.columns[j] - means[j]
-        with np.errstate(over="ignore", invalid="ignore"):  # _checked_scale says so
-            out[j] = _weighted_sum(centred * centred, weights)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked_scale says so
+            out[j] = weighted_sum(centred * centred, weights)
     return out
 
 
@@ -84,59 +80,8 @@ def partition_standard_sums(features, weights, means, scales):
     """Per attribute, the (weighted) sum of the standardised values (0 for categorical)."""
     out = np.zeros(features.n_attributes)
     for j in features.select(NUMERIC):
-        out[j] = _weighted_sum((features.columns[j] - means[j]) / scales[j], weights)
+        out[j] = weighted_sum((features.columns[j] - means[j]) / scales[j], weights)
     return out
-
-
-def _checked_scale(mean_square, name, mean, low, high):
-    scale = float(np.sqrt(mean_square))
-    if not (np.isfinite(mean) and np.isfinite(scale)):
-        raise ValueError(
-            f"numeric sensitive attribute {name!r} is too large to standardise: its mean "
-            f"or variance overflows float64 (mean {mean:.3g}); rescale it (divide it by a "
-            "power of ten, say)."
-        )
-    if not scale > 0.0 and high > low:
-        raise ValueError(
-            f"numeric sensitive attribute {name!r} varies by too little to standardise "
-            f"(from {low:.3g} to {high:.3g}: its variance underflows float64); multiply it "
-            "by a power of ten."
-        )
-    if not scale > 0.0:
-        raise ValueError(
-            f"numeric sensitive attribute {name!r} has zero variance (every value is "
-            f"{mean!r}); it carries no fairness information. Drop it or treat it as "
-            "categorical."
-        )
-    return scale
-
-
-def standardize_numeric(values, name, weights=None):
-    """Mean and standard deviation of a numeric attribute, rejecting zero variance.
-
-    Computed as :class:`SensitiveEncoding` computes them, so the measures and
-    the estimators standardise alike.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,)
-        Finite values.
-    name : str
-        The attribute's name, for the error message.
-    weights : ndarray of shape (n_samples,) or None, default=None
-        Sample weights (a row of weight w counts as w rows); None for unit weights.
-
-    Returns
-    -------
-    mean, scale : float
-        ``(values - mean) / scale`` has (weighted) mean 0 and (population) variance 1.
-    """
-    n = values.shape[0] if weights is None else float(np.sum(weights))
-    with np.errstate(over="ignore", invalid="ignore"):  # _checked_scale says so
-        mean = _weighted_sum(values, weights) / n
-        centred = values - mean
-        mean_square = _weighted_sum(centred * centred, weights) / n
-    return mean, _checked_scale(mean_square, name, mean, *_value_range(values, weights))
 
 
 # --------------------------------------------------------------------------- the fitted encoding
@@ -222,7 +167,7 @@ class SensitiveEncoding:
         if numeric:
             squares = np.sum(each_partition(partition_squares, means), axis=0)
             for j in numeric:
-                scales[j] = _checked_scale(squares[j] / n, names[j], means[j], lows[j],
+                scales[j] = checked_scale(squares[j] / n, names[j], means[j], lows[j],
                                            highs[j])
             sums = np.sum(each_partition(partition_standard_sums, means, scales), axis=0)
             offsets[numeric] = sums[numeric] / n
@@ -349,7 +294,7 @@ class SensitiveEncoding:
 
     def terms(self, features, attribute_weights, *, n_samples=None, unseen_slot=False,
               n_rows=0, sample_weight=None, cluster_exponent=2):
-        """Return the kernels' :class:`~fairkm._terms.Terms` for ``features``.
+        """Return the kernels' :class:`~fairkm.cluster._terms.Terms` for ``features``.
 
         ``features`` None gives ``n_rows`` rows without attributes (only an
         encoding without attributes has such rows, or none for constants).

@@ -33,12 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_array
 
+from fairkm.exceptions import InvalidParameterError
+from fairkm.utils._options import DEVIATION_KINDS
+
 __all__ = [
     "ArrayLike",
     "Hidden",
     "Instance",
     "Integer",
-    "InvalidParameterError",
     "Options",
     "Real",
     "check_init_centers",
@@ -46,14 +48,6 @@ __all__ = [
     "check_param",
     "validate_params",
 ]
-
-
-class InvalidParameterError(ValueError, TypeError):
-    """A parameter outside what it accepts.
-
-    Both a ``ValueError`` and a ``TypeError`` (as in scikit-learn): code that
-    catches either for a wrong value or a wrong type keeps working.
-    """
 
 
 def _is_int(value):
@@ -259,7 +253,6 @@ N_CLUSTERS = [Integer(1)]
 MAX_ITER = [Integer(1)]
 TOL = [Real()]
 BOUND = [Real(), Instance(Mapping, "a dict {attribute name: float}")]
-DEVIATION_KINDS = ("additive", "multiplicative")
 DEVIATION_KIND = [Options(*DEVIATION_KINDS)]
 NUMERIC_SENSITIVE = [Options("auto"), Instance(bool, "a bool"),
                      ArrayLike("a list of attribute names or positions")]

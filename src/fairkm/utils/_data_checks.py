@@ -17,8 +17,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from fairkm.exceptions import DataWarning
+
 __all__ = [
-    "DataWarning",
     "MANY_VALUES",
     "coded_numeric_note",
     "drop_missing",
@@ -46,15 +47,6 @@ _WEIGHT_NAME = re.compile(
     r"|n|count|counts|cnt|freq|frequency|frequencies|n[\s_.\-]?obs|nobs",
     re.I,
 )
-
-
-class DataWarning(UserWarning):
-    """A column is probably not what the analysis takes it for (a kind, a role).
-
-    Raised by :func:`fairkm.report.audit` and :meth:`fairkm.FairKM.fit`; the
-    ``fairkm`` command prints the same sentences as ``fairkm: warning: ...``
-    lines.
-    """
 
 
 def _looks_numeric(column):
@@ -406,7 +398,7 @@ def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
     """Warn (:class:`DataWarning`) about what a fit is given, as the audit does.
 
     ``features`` are the encoded sensitive attributes
-    (:class:`fairkm._columns.SensitiveFeatures`). Features that copy a
+    (:class:`fairkm.utils._sensitive.SensitiveFeatures`). Features that copy a
     sensitive attribute are named, and, when the kinds were read from the
     dtypes (``kinds_by_dtype``) rather than named by the user, a numeric
     attribute with at most two values and a categorical one of numbers with

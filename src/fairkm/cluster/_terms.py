@@ -1,8 +1,8 @@
 """The terms the kernels read: one encoding's per-row codes and per-value constants.
 
-:meth:`fairkm._encoding.SensitiveEncoding.terms` builds them for some rows;
-the engine (:mod:`fairkm._engine`) and prediction hand their arrays to the
-kernels (:mod:`fairkm._kernels`), whose notation they follow. Plain NumPy, so
+:meth:`fairkm.cluster._encoding.SensitiveEncoding.terms` builds them for some rows;
+the engine (:mod:`fairkm.cluster._engine`) and prediction hand their arrays to the
+kernels (:mod:`fairkm.cluster._kernels`), whose notation they follow. Plain NumPy, so
 the encoding that builds them loads no compiled code.
 """
 

@@ -34,9 +34,8 @@ stream more than the caches hold and gained nothing from a second thread
 (benchmarks/bench_baselines.py --threads-under-load).
 """
 
+import numba
 import numpy as np
-
-from .._kernel_cache import cached_njit
 
 # Group masses V_j^T S_k are floored at this inside the KL, as in the authors'
 # released code (fairness_term_V_j: np.maximum(., 1e-20)). A cluster whose soft
@@ -111,7 +110,7 @@ def segments(codes, weights):  # IN, IN
 # ---------------------------------------------------------------- NumPy helpers
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def center_distances(X, centers):  # IN, IN
     """Squared Euclidean distances of the rows to the centres, shape (n_clusters, n).
 
@@ -156,7 +155,7 @@ def bound_factors(dist, lipschitz):  # IN, IN
     return factors, col_min
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def group_masses(S, codes, weights, n_values):  # IN, IN, IN, IN
     """``(V_j^T S_k)`` as a (n_values, n_clusters) table and ``1^T S_k`` per cluster.
 
@@ -177,7 +176,7 @@ def group_masses(S, codes, weights, n_values):  # IN, IN, IN, IN
     return group_mass, mass
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def weighted_sum(S, dist, weights):  # IN, IN, IN
     """``sum_kp w_p s_kp a_kp`` for ``S`` and ``dist`` of shape (k, n), ``weights`` (n,)."""
     k, n = S.shape
@@ -190,7 +189,7 @@ def weighted_sum(S, dist, weights):  # IN, IN, IN
     return total
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def gradient_table(group_mass, mass, targets):  # IN, IN, IN
     """Tabulate the fairness gradient ``b``, shape (n_values, n_clusters).
 
@@ -233,7 +232,7 @@ def one_hot(labels, weights, n_clusters):  # IN, IN, IN
     return S
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def weighted_means(X, labels, weights, centers):  # IN, IN, IN, IN
     """Weighted mean of the rows of each label, shape (n_clusters, n_features).
 
@@ -262,7 +261,7 @@ def weighted_means(X, labels, weights, centers):  # IN, IN, IN, IN
 # ---------------------------------------------------------------- the bound update
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _redo_column(S, dist, col_min, table, j, scale, inv_lipschitz, p):  # IN/OUT S
     """Update column ``p`` of ``S`` from logarithms; return its ``log z_p``.
 
@@ -287,7 +286,7 @@ def _redo_column(S, dist, col_min, table, j, scale, inv_lipschitz, p):  # IN/OUT
     return top + np.log(total)
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def _update_pass(
     S,  # IN/OUT
     factors, dist, col_min, codes, starts, stops, gfactors, table, scale, inv_lipschitz,  # IN
@@ -374,7 +373,7 @@ def _update_pass(
             part_mass[seg, c] = (s0 + s1) + (s2 + s3)
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def bound_step(
     S,  # IN/OUT
     factors, dist, col_min, codes, weights, starts, stops, table, fairness_weight,
@@ -462,7 +461,7 @@ def bound_step(
     return -lipschitz * log_z + shift
 
 
-@cached_njit()
+@numba.njit(cache=True)
 def optimise_bound(
     S,  # IN/OUT
     factors, dist, col_min, codes, weights, starts, stops, targets, fairness_weight,

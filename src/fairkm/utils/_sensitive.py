@@ -21,10 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._params import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
+from ._param_validation import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
 from ._validation import check_no_missing
 
 __all__ = [
+    "checked_scale",
+    "standardize_numeric",
+    "value_range",
+    "weighted_sum",
     "CATEGORICAL",
     "NUMERIC",
     "SensitiveFeatures",
@@ -395,3 +399,69 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
     if isinstance(sensitive_features, pd.DataFrame):
         frame.index = sensitive_features.index
     return frame
+
+
+# ----------------------------------------------------------- numeric attributes standardised
+
+
+def weighted_sum(values, weights):
+    return float(np.sum(values)) if weights is None else float(np.dot(weights, values))
+
+
+def value_range(values, weights):
+    """Smallest and largest value of the rows of positive weight (inf, -inf for none)."""
+    kept = values if weights is None else values[weights > 0]
+    if kept.size == 0:
+        return np.inf, -np.inf
+    return float(kept.min()), float(kept.max())
+
+
+def checked_scale(mean_square, name, mean, low, high):
+    scale = float(np.sqrt(mean_square))
+    if not (np.isfinite(mean) and np.isfinite(scale)):
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} is too large to standardise: its mean "
+            f"or variance overflows float64 (mean {mean:.3g}); rescale it (divide it by a "
+            "power of ten, say)."
+        )
+    if not scale > 0.0 and high > low:
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} varies by too little to standardise "
+            f"(from {low:.3g} to {high:.3g}: its variance underflows float64); multiply it "
+            "by a power of ten."
+        )
+    if not scale > 0.0:
+        raise ValueError(
+            f"numeric sensitive attribute {name!r} has zero variance (every value is "
+            f"{mean!r}); it carries no fairness information. Drop it or treat it as "
+            "categorical."
+        )
+    return scale
+
+
+def standardize_numeric(values, name, weights=None):
+    """Mean and standard deviation of a numeric attribute, rejecting zero variance.
+
+    Computed as :class:`SensitiveEncoding` computes them, so the measures and
+    the estimators standardise alike.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples,)
+        Finite values.
+    name : str
+        The attribute's name, for the error message.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Sample weights (a row of weight w counts as w rows); None for unit weights.
+
+    Returns
+    -------
+    mean, scale : float
+        ``(values - mean) / scale`` has (weighted) mean 0 and (population) variance 1.
+    """
+    n = values.shape[0] if weights is None else float(np.sum(weights))
+    with np.errstate(over="ignore", invalid="ignore"):  # checked_scale says so
+        mean = weighted_sum(values, weights) / n
+        centred = values - mean
+        mean_square = weighted_sum(centred * centred, weights) / n
+    return mean, checked_scale(mean_square, name, mean, *value_range(values, weights))

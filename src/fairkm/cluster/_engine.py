@@ -1,8 +1,8 @@
 """The FairKM engines: per-cluster statistics and the loops that lower the objective.
 
 A :class:`Session` runs one initialisation in phases with one of two engines,
-which share the statistics and the kernels of :mod:`fairkm._kernels`, reading
-the rows' terms (:class:`fairkm._terms.Terms`, built by the encoding):
+which share the statistics and the kernels of :mod:`fairkm.cluster._kernels`, reading
+the rows' terms (:class:`fairkm.cluster._terms.Terms`, built by the encoding):
 
 * exact sweeps visit the points one at a time in data order, each move priced
   against statistics that already include every earlier move (the paper's
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairkm.utils._progress import Progress, report
+
 from . import _kernels
-from ._cores import idle_threads, numba_threads
-from ._progress import Progress, report
+from ._threads import idle_threads, numba_threads
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
 # an epoch would halve a batch below this many points, or undoes more than this
@@ -81,7 +82,7 @@ class Stats:
             excess = self._excess(terms)
             cat = np.add.reduceat(excess * excess, terms.offsets[:-1], axis=0)
         num = self.num_sums**2
-        p = 2 - terms.cluster_exponent  # as in fairkm._kernels._pricing
+        p = 2 - terms.cluster_exponent  # as in fairkm.cluster._kernels
         if p:
             inv = np.zeros_like(self.counts)
             np.divide(1.0, self.counts**p, out=inv, where=self.counts > 0)
@@ -136,7 +137,7 @@ class Stats:
         ``total_sq_norm`` is the constant first part. Rounding makes it
         differ from the point-by-point sum in the last digits only, and
         identically for two labellings of the same data, so it can compare
-        them (:func:`fairkm._kernels.statistics_objective`, what the
+        them (:func:`fairkm.cluster._kernels.statistics_objective`, what the
         mini-batch epochs compare).
         """
         return _kernels.statistics_objective(
@@ -259,7 +260,7 @@ def sweep(X, terms, lam, order, labels, stats):
 
 def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
                     total_sq_norm):
-    """One mini-batch epoch (:func:`fairkm._kernels.minibatch_epoch`) on ``stats``.
+    """One mini-batch epoch (:func:`fairkm.cluster._kernels.minibatch_epoch`) on ``stats``.
 
     Returns ``(n_moved, n_kept, n_rejected, stopped)``.
     """
@@ -283,7 +284,7 @@ class Session:
     Parameters
     ----------
     X : ndarray of shape (n, d)
-    terms : fairkm._terms.Terms
+    terms : fairkm.cluster._terms.Terms
         The rows' terms, with the attribute weights of the objective.
     lam : float
         ``fairness_weight``; with 0 the moves ignore the sensitive attributes.
@@ -411,7 +412,7 @@ class Session:
 
         Each epoch visits the points in a random order of blocks of
         consecutive rows (:func:`_block_order`), ``batch_size`` at a time
-        (:func:`fairkm._kernels.minibatch_epoch`). Where batches overshoot
+        (:func:`fairkm.cluster._kernels.minibatch_epoch`). Where batches overshoot
         (an epoch would halve them below :data:`MIN_BATCH` points, or undoes
         more than :data:`MAX_UNDONE` of them), or once an epoch meets the
         stopping rule, exact sweeps finish the phase, unless the epoch moved

@@ -17,7 +17,7 @@ import inspect
 
 from sklearn.base import ClusterMixin
 
-from ._params import validate_params
+from fairkm.utils._param_validation import validate_params
 
 __all__ = ["SensitiveFeaturesMixin"]
 

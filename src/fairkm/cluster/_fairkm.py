@@ -1,9 +1,9 @@
 """The in-memory FairKM estimator: data checks, initialisation, restarts and engines.
 
 The shared contract (parameters, fitted attributes, prediction) is in
-:mod:`fairkm._base`, what the model does with new rows (predict, transform,
-score) in :mod:`fairkm._prediction`, the engines in :mod:`fairkm._engine`, the
-sweeps in :mod:`fairkm._kernels`.
+:mod:`fairkm.cluster._base`, what the model does with new rows (predict, transform,
+score) in :mod:`fairkm.cluster._prediction`, the engines in :mod:`fairkm.cluster._engine`, the
+sweeps in :mod:`fairkm.cluster._kernels`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,18 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
+from fairkm.bounds import constrain
+from fairkm.metrics import bounds_from_features, enforced
+from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
+from fairkm.utils._param_validation import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
+from fairkm.utils._sensitive import check_sensitive_features
+
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
-from ._columns import check_sensitive_features
-from ._edge import feature_names, read_fit, warn_on_fit
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
-from ._params import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from ._prediction import PredictionMixin
-from ._weights import fit_weighted
-from .bounds import bounds_from_features, constrain, enforced
+from ._weighting import fit_weighted
 
 __all__ = ["FairKM"]
 
@@ -140,7 +142,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         tightest bound they meet (``max_deviation_`` says which). A dict
         bounds the named attributes only. ``None``: no guarantee. Numeric
         attributes are not bounded (see
-        :class:`fairkm.bounds.BoundedKMeans`'s ``numeric_bound``), but no
+        :class:`fairkm.BoundedKMeans`'s ``numeric_bound``), but no
         repair makes their clusters' means further from the dataset's. With
         a budget (``max_cost``) the budget chooses FairKM's clustering and
         the bound, a guarantee, wins over it: a ``UserWarning`` says when
@@ -305,7 +307,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     sensitive_means_, sensitive_scales_ : ndarray of shape (n_attributes,)
         Mean and standard deviation used to standardise each numeric
         attribute (``nan`` for categorical ones).
-    bounds_check_ : fairkm.bounds.BoundsCheck or None
+    bounds_check_ : fairkm.metrics.BoundsCheck or None
         With ``max_deviation``: the bounds measured on ``labels_``
         (``satisfied``, ``violation``, per attribute the largest deviation
         and its cluster, ``summary()``); None without.
@@ -369,13 +371,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     are its clusters' means); ``objective_history_`` and ``n_iter_`` stay
     those of the FairKM run it started from. For the cheapest clustering
     under a bound instead, fairness inside the band aside, use
-    :class:`fairkm.bounds.BoundedKMeans`. Bounds that no assignment of whole
-    rows can meet raise :class:`fairkm.bounds.InfeasibleBoundError` (a
+    :class:`fairkm.BoundedKMeans`. Bounds that no assignment of whole
+    rows can meet raise :class:`fairkm.exceptions.InfeasibleBoundError` (a
     ``ValueError``) naming the tightest bound found that can be met; a
     violation the rounding leaves is in ``violation_`` and warned about
-    (:class:`fairkm.bounds.BoundNotMetWarning`). :meth:`predict` prices new
+    (:class:`fairkm.exceptions.BoundNotMetWarning`). :meth:`predict` prices new
     rows against the fitted clustering and does not bound them; to assign
-    new rows within the bounds, use :class:`fairkm.bounds.BoundedKMeans`.
+    new rows within the bounds, use :class:`fairkm.BoundedKMeans`.
 
     The exact engine visits the points round-robin in data order, as the
     paper's algorithm does, and moves each to the cluster that lowers the
@@ -644,7 +646,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         if not bounds.categorical():
             raise ValueError(
                 f"max_deviation={self.max_deviation!r} bounds categorical attributes, and "
-                "there is none: bound numeric ones with fairkm.bounds.BoundedKMeans's "
+                "there is none: bound numeric ones with fairkm.BoundedKMeans's "
                 "numeric_bound."
             )
         return bounds

@@ -78,24 +78,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._columns import NUMERIC
+from fairkm.utils._options import CLUSTER_EXPONENTS, EQUAL_WEIGHTING, PAPER_WEIGHTING
+from fairkm.utils._sensitive import NUMERIC
 
 __all__ = [
-    "CLUSTER_EXPONENTS",
-    "EQUAL_WEIGHTING",
-    "PAPER_WEIGHTING",
-    "SIZE_WEIGHTING",
     "Plan",
     "Weighting",
     "cluster_exponent_of",
     "fit_weighted",
 ]
 
-# cluster_weighting's options, spelled here only: every cluster counts alike, by its
-# share of the rows, or by the square of that share (the paper's).
-EQUAL_WEIGHTING, SIZE_WEIGHTING, PAPER_WEIGHTING = "equal", "size", "paper"
-# Each option's e, the exponent of each cluster's weight (|C|/n)^e in the fairness term.
-CLUSTER_EXPONENTS = {PAPER_WEIGHTING: 2, SIZE_WEIGHTING: 1, EQUAL_WEIGHTING: 0}
 
 # The fair phase's ladder of relative weights: from _FIRST_RUNG up by doublings to at most
 # _LAST_RUNG; below the first rung, halvings down to _SMALLEST_STEP.
@@ -237,7 +229,7 @@ def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_ro
     starts : iterable of callable
         Each ``start(lam)`` returns a new session (one initialisation) whose
         objective is ``inertia + lam * fairness`` with ``user_weights``; the
-        session has the interface of :class:`fairkm._engine.Session`
+        session has the interface of :class:`fairkm.cluster._engine.Session`
         (``minimise``, ``set_weights``, ``inertia``, ``objective``,
         ``attribute_fairness``, ``cluster_deviation``, ``counts``,
         ``snapshot``, ``restore``; optionally ``blend_order`` and ``blend``,

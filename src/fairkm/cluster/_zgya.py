@@ -16,10 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._columns import NUMERIC, check_sensitive_features
-from .._edge import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
-from .._family import SensitiveFeaturesMixin
-from .._params import (
+from fairkm.utils._inputs import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
+from fairkm.utils._param_validation import (
     MAX_ITER,
     N_CLUSTERS,
     RANDOM_STATE,
@@ -31,6 +29,9 @@ from .._params import (
     check_init_centers,
     check_n_samples,
 )
+from fairkm.utils._sensitive import NUMERIC, check_sensitive_features
+
+from ._mixin import SensitiveFeaturesMixin
 from ._zgya_kernels import (
     KL_FLOOR,
     bound_factors,
@@ -240,7 +241,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from fairkm.baselines import ZGYA
+    >>> from fairkm.cluster import ZGYA
     >>> rng = np.random.RandomState(0)
     >>> corners = np.repeat([[0.0, 0.0], [0.0, 0.9], [1.0, 0.0], [1.0, 0.9]], 50, axis=0)
     >>> X = corners + rng.normal(scale=0.075, size=corners.shape)
@@ -304,7 +305,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
 
         Returns ``None`` without sensitive features, else ``(features,
         targets)``: the attribute read
-        (:class:`fairkm._columns.SensitiveFeatures`) and the target mix.
+        (:class:`fairkm.utils._sensitive.SensitiveFeatures`) and the target mix.
         """
         if sensitive_features is None:
             if self.target_proportions is not None:

@@ -10,7 +10,7 @@ means one thing across the family:
   are refused, and a default ``0..n-1`` index beside other labels is paired
   by position with a warning (:func:`paired`). ``X`` without an index (an
   array, a list) pairs by position.
-- **Weights.** One rule (:func:`fairkm._validation.check_sample_weight`) and
+- **Weights.** One rule (:func:`fairkm.utils._validation.check_sample_weight`) and
   one scale: the weights are brought near 1 by an exact power of two
   (:func:`read_weights`), so weights scaled alike give the same results.
 - **Mistakes that run.** The sensitive attributes passed as ``y``
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from ._hygiene import warn_on_data
+from ._data_checks import warn_on_data
 from ._validation import check_no_overflow, check_sample_weight, weight_scale
 
 __all__ = [
@@ -114,7 +114,7 @@ def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
 
     ``weights`` is a float64 array (None for unit weights, which take the
     unweighted code paths); ``unit`` the power of two that brings them near 1
-    (:func:`fairkm._validation.weight_scale`). A computation on
+    (:func:`fairkm.utils._validation.weight_scale`). A computation on
     ``weights / unit`` is the computation on ``weights`` to the bit, with every
     sum divided by ``unit``, and weights multiplied by any factor give the same
     ``weights / unit`` up to that power of two.
@@ -195,7 +195,7 @@ def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4, how
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
     ``features`` are the sensitive features the fit read
-    (:class:`fairkm._columns.SensitiveFeatures`); None warns about nothing. ``how_numeric``
+    (:class:`fairkm.utils._sensitive.SensitiveFeatures`); None warns about nothing. ``how_numeric``
     says how to take a many-valued number as a quantity, for an estimator
     without ``numeric_sensitive``.
     """

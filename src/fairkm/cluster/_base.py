@@ -2,7 +2,7 @@
 
 Parameters and their checks, the fitted attributes, the convergence warning
 and the fitted model as prediction reads it (:meth:`BaseFairKM._predictor`, a
-:class:`fairkm._prediction.Predictor`) live here once; the subclasses bring
+:class:`fairkm.cluster._prediction.Predictor`) live here once; the subclasses bring
 the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
 """
 
@@ -18,11 +18,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 
-from ._columns import with_intersections
-from ._edge import warn_if_duplicate_centers
-from ._engine import Stats
-from ._family import SensitiveFeaturesMixin
-from ._params import (
+from fairkm.utils._inputs import warn_if_duplicate_centers
+from fairkm.utils._options import CLUSTER_EXPONENTS
+from fairkm.utils._param_validation import (
     INTERSECTIONS,
     MAX_ITER,
     N_CLUSTERS,
@@ -37,8 +35,12 @@ from ._params import (
     check_init_centers,
     check_n_samples,
 )
+from fairkm.utils._sensitive import with_intersections
+
+from ._engine import Stats
+from ._mixin import SensitiveFeaturesMixin
 from ._prediction import Predictor
-from ._weights import CLUSTER_EXPONENTS, Plan, cluster_exponent_of
+from ._weighting import Plan, cluster_exponent_of
 
 __all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters"]
 

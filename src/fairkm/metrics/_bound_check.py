@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .._columns import CATEGORICAL
-from .._edge import row_index
-from ._spec import RENAMED, renamed_kind, resolve_bounds
+from fairkm.utils._inputs import row_index
+from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
+from fairkm.utils._sensitive import CATEGORICAL
+
+from ._bound_spec import check_kind, resolve_bounds
 
 __all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "enforced", "from_codes",
            "measure"]
@@ -36,7 +37,7 @@ def _categorical_cells(attr, kind, codes, n_clusters, weights, sizes):
     live = np.flatnonzero(sizes > 0)
     shares = counts[live] / sizes[live, None]
     p = attr.proportions[None, :]
-    if kind == "additive":
+    if kind == ADDITIVE:
         deviation = np.abs(shares - p)
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -56,7 +57,7 @@ def measure(bounds, codes, n_clusters):
     Parameters
     ----------
     bounds : BoundSet
-        From :func:`fairkm.bounds._spec.resolve_bounds`.
+        From :func:`fairkm.metrics._bound_spec.resolve_bounds`.
     codes : ndarray of shape (n_samples,), int64
         Cluster codes 0..n_clusters-1.
     n_clusters : int
@@ -123,10 +124,6 @@ class BoundsCheck:
         ``violation <= 1e-9``.
     deviation_kind : {"additive", "multiplicative"}
         How the categorical bounds read.
-
-        .. versionchanged:: 0.2.0
-           Renamed from ``kind``, which still reads it, with a ``FutureWarning``,
-           until 0.3.0.
     note : str
         When the bounds are not the ones asked for: ``max_deviation=0`` asks
         for the dataset's exact mix, and the bound checked is the tightest
@@ -143,13 +140,6 @@ class BoundsCheck:
     note: str = ""
     weighted: bool = False
 
-    @property
-    def kind(self):
-        """Deprecated name of :attr:`deviation_kind` (removed in 0.3.0)."""
-        warnings.warn("BoundsCheck.kind was renamed deviation_kind in 0.2.0 and will be "
-                      "removed in 0.3.0.", FutureWarning, stacklevel=2)
-        return self.deviation_kind
-
     def summary(self):
         """One sentence: is every cluster within the bounds, and which cluster is worst.
 
@@ -164,7 +154,7 @@ class BoundsCheck:
         bounds = sorted(set(bounded["bound"].round(6)))
         what = (f"within {bounds[0]:g} of the dataset's mix" if len(bounds) == 1
                 else "within the bounds asked")
-        if self.deviation_kind == "multiplicative" and (bounded["kind"] != "numeric").any():
+        if self.deviation_kind == MULTIPLICATIVE and (bounded["kind"] != "numeric").any():
             what += " (multiplicative)"
         name = bounded["violation"].idxmax() if not self.satisfied else bounded[
             "deviation"].idxmax()
@@ -211,7 +201,7 @@ def from_codes(bounds, codes, n_clusters, cluster_labels=None):
 
 def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="additive",
                  numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
-                 intersections=None, kind=RENAMED):
+                 intersections=None):
     """Check that every cluster's mix stays within bounds of the dataset's, for every attribute.
 
     For every cluster ``C`` and every value ``v`` of every bounded categorical
@@ -236,9 +226,6 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
         some of them (the others are reported, not bounded), or None.
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads (see above).
-
-        .. versionchanged:: 0.2.0
-           Renamed from ``kind``, as in :class:`fairkm.FairKM`.
     numeric_bound : float, dict or None, default=None
         Bound on the standardised cluster means of numeric attributes.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -247,9 +234,6 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
         Which attributes are numeric (as in :class:`fairkm.FairKM`).
     intersections : sequence of sequence of str, default=None
         Combined attributes (``[("sex", "race")]``), bounded as the others.
-    kind : {"additive", "multiplicative"}
-        Deprecated name of ``deviation_kind``: still read, with a
-        ``FutureWarning``, until 0.3.0.
 
     Returns
     -------
@@ -266,7 +250,7 @@ def check_bounds(labels, sensitive_features, *, max_deviation, deviation_kind="a
     >>> check_bounds([0, 0, 1, 1], ["a", "b", "a", "a"], max_deviation=0.2).satisfied
     False
     """
-    deviation_kind = renamed_kind(kind, deviation_kind, "check_bounds")
+    check_kind(deviation_kind)
     arr = _labels_1d(labels)  # before the sensitive features are read
     bounds = resolve_bounds(sensitive_features, None, max_deviation=max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
@@ -289,7 +273,7 @@ def check_labels(bounds, labels):
     Parameters
     ----------
     bounds : BoundSet
-        As :func:`fairkm.bounds._spec.resolve_bounds` returns it.
+        As :func:`fairkm.metrics._bound_spec.resolve_bounds` returns it.
     labels : ndarray of shape (n_samples,)
         Cluster labels of any kind (factorised, sorted).
 

@@ -3,31 +3,33 @@
 A bound set holds, for every sensitive attribute, the dataset's mix (weighted
 proportions of a categorical attribute's values, or the standardised values of
 a numeric one) and the band each cluster must stay in. Both the check of a
-clustering (:func:`fairkm.bounds.check_bounds`) and the solver read it, so they
+clustering (:func:`fairkm.metrics.check_bounds`) and the solver read it, so they
 cannot disagree on what a bound means.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .._columns import CATEGORICAL, check_sensitive_features, with_intersections
-from .._edge import paired, read_weights
-from .._encoding import standardize_numeric
-from .._params import BOUND, DEVIATION_KIND, DEVIATION_KINDS, Real, check_param
-from .._validation import weight_scale
+from fairkm.utils._inputs import paired, read_weights
+from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
+from fairkm.utils._param_validation import BOUND, DEVIATION_KIND, DEVIATION_KINDS, Real, check_param
+from fairkm.utils._sensitive import (
+    CATEGORICAL,
+    check_sensitive_features,
+    standardize_numeric,
+    with_intersections,
+)
+from fairkm.utils._validation import weight_scale
 
-__all__ = ["KINDS", "RENAMED", "Attribute", "BoundSet", "check_kind", "no_bounds",
-           "renamed_kind", "resolve_bounds", "solver_weights"]
+__all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "no_bounds",
+           "resolve_bounds", "solver_weights"]
 
 KINDS = DEVIATION_KINDS
-# Default of the ``kind`` parameter renamed ``deviation_kind`` in 0.2.0 (removed in 0.3.0).
-RENAMED = "deprecated"
 # The weights the bounds see are rounded to this many significant bits (about 10 digits).
 _WEIGHT_BITS = 32
 
@@ -162,46 +164,16 @@ def check_kind(kind, parameter="deviation_kind"):
     check_param(parameter, kind, DEVIATION_KIND)
 
 
-def renamed_kind(kind, deviation_kind, where, stacklevel=3):
-    """Return the deviation kind asked for, warning when it came as the old ``kind=``.
-
-    Parameters
-    ----------
-    kind : str
-        The old parameter's value; ``RENAMED`` when it was not given.
-    deviation_kind : str
-        The new parameter's value.
-    where : str
-        The function or class that was called, for the message.
-    stacklevel : int, default=3
-        Passed to :func:`warnings.warn`.
-
-    Returns
-    -------
-    str
-        ``kind`` if it was given (checked), else ``deviation_kind`` (checked).
-    """
-    if isinstance(kind, str) and kind == RENAMED:
-        check_kind(deviation_kind)
-        return deviation_kind
-    warnings.warn(
-        f"{where}: kind= was renamed deviation_kind= in 0.2.0 and will be removed in 0.3.0; "
-        f"pass deviation_kind={kind!r} instead.", FutureWarning, stacklevel=stacklevel,
-    )
-    check_kind(kind, "kind")
-    return kind
-
-
 def band(proportions, delta, kind):
     """Share band ``(lower, upper)`` of each value for a bound ``delta`` of the given kind."""
-    if kind == "additive":
+    if kind == ADDITIVE:
         return proportions - delta, proportions + delta
     return (1.0 - delta) * proportions, proportions / (1.0 - delta)
 
 
 def _check_delta(name, value, kind):
     check_param(name, value, [Real()])
-    if kind == "multiplicative" and name.startswith("max_deviation") and not value < 1.0:
+    if kind == MULTIPLICATIVE and name.startswith("max_deviation") and not value < 1.0:
         raise ValueError(
             f"{name} must be < 1 with deviation_kind='multiplicative' (the band is "
             f"[(1 - delta) p, p / (1 - delta)]), got {value!r}."
@@ -264,7 +236,7 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
     index : pandas.Index or None, default=None
         The index of the rows (``X``'s, or the labels'): pandas sensitive
         features and weights are paired with it by label
-        (:func:`fairkm._edge.paired`). None pairs by position.
+        (:func:`fairkm.utils._inputs.paired`). None pairs by position.
     of : str, default="X"
         What ``index`` belongs to, for the messages.
 
@@ -292,7 +264,7 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
     Parameters
     ----------
     sf : SensitiveFeatures
-        As :func:`fairkm._columns.check_sensitive_features` returns them
+        As :func:`fairkm.utils._sensitive.check_sensitive_features` returns them
         (intersections included).
     weights : ndarray of shape (n_samples,) or None
         Checked row weights, in any unit (only their ratios matter: weights

@@ -28,12 +28,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairkm.metrics import BoundsCheck, BoundSet, from_codes
+
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
-from ._check import BoundsCheck, from_codes
 from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
 from ._search import SearchSpace, local_search, own_guard
-from ._spec import BoundSet
 
 __all__ = ["Constrained", "constrain"]
 

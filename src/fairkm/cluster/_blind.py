@@ -9,10 +9,20 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._columns import check_sensitive_features
-from .._edge import feature_names, read_fit, warn_on_fit
-from .._family import SensitiveFeaturesMixin
-from .._params import MAX_ITER, N_CLUSTERS, RANDOM_STATE, TOL, ArrayLike, Instance, Integer, Options
+from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
+from fairkm.utils._param_validation import (
+    MAX_ITER,
+    N_CLUSTERS,
+    RANDOM_STATE,
+    TOL,
+    ArrayLike,
+    Instance,
+    Integer,
+    Options,
+)
+from fairkm.utils._sensitive import check_sensitive_features
+
+from ._mixin import SensitiveFeaturesMixin
 
 __all__ = ["BlindKMeans"]
 
@@ -71,7 +81,7 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from fairkm.baselines import BlindKMeans
+    >>> from fairkm.cluster import BlindKMeans
     >>> X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
     >>> group = np.array(["a", "a", "a", "b", "b", "b"])
     >>> model = BlindKMeans(n_clusters=2, random_state=0).fit(X, sensitive_features=group)

@@ -1,0 +1,52 @@
+"""Every error and warning fairkm raises of its own, in one public home.
+
+Each is also a built-in exception (``ValueError``, ``TypeError``,
+``UserWarning``), so code that catches those keeps working.
+"""
+
+__all__ = ["BoundNotMetWarning", "DataWarning", "InfeasibleBoundError", "InvalidParameterError"]
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter outside what it accepts.
+
+    Both a ``ValueError`` and a ``TypeError`` (as in scikit-learn): code that
+    catches either for a wrong value or a wrong type keeps working.
+    """
+
+
+class DataWarning(UserWarning):
+    """A column is probably not what the analysis takes it for (a kind, a role).
+
+    Raised by :func:`fairkm.report.audit` and :meth:`fairkm.FairKM.fit`; the
+    ``fairkm`` command prints the same sentences as ``fairkm: warning: ...``
+    lines.
+    """
+
+
+class BoundNotMetWarning(UserWarning):
+    """The rounded assignment leaves a violation (its size is on the result)."""
+
+
+class InfeasibleBoundError(ValueError):
+    """No integral assignment of the rows to non-empty clusters meets the bound asked for.
+
+    Attributes
+    ----------
+    max_deviation : float or dict
+        The bound asked for.
+    tightest : float or None
+        The tightest bound found that an integral assignment meets (None if
+        none was found).
+    excess_rows : float or None
+        With unit weights: over the assignments to non-empty clusters, the
+        least largest number of rows by which a cluster's count of a value
+        lies outside its band (the least found when the search stops at its
+        node limit, as the message says); None if not computed.
+    """
+
+    def __init__(self, message, *, max_deviation=None, tightest=None, excess_rows=None):
+        super().__init__(message)
+        self.max_deviation = max_deviation
+        self.tightest = tightest
+        self.excess_rows = excess_rows
