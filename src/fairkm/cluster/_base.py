@@ -40,7 +40,7 @@ from fairkm.utils._sensitive import with_intersections
 from ._engine import Stats
 from ._mixin import SensitiveFeaturesMixin
 from ._prediction import Predictor
-from ._weighting import Plan, cluster_exponent_of
+from ._weighting import AbsoluteWeight, CostBudget, PaperWeight, RelativeWeight, UnfairnessTarget
 
 __all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters"]
 
@@ -89,13 +89,13 @@ class FitOutcome:
 class FitParameters:
     """The parameters resolved against the data: what a fit runs with.
 
-    ``plan`` is the weighting (the paper's weight needs ``n``), ``init_centers``
+    ``policy`` says how much fairness counts (:mod:`fairkm.cluster._weighting`), ``init_centers``
     None when ``init`` names a method, ``attribute_weights`` one per attribute,
     ``cluster_exponent`` the ``e`` of ``(|C|/n)^e``, ``n_init`` the starts and
     ``bounds`` what ``max_deviation`` asks for (None: no bounds).
     """
 
-    plan: Plan
+    policy: object
     init_centers: object
     attribute_weights: np.ndarray
     cluster_exponent: int
@@ -145,9 +145,9 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         # The Dask estimator has no n_init: it makes one start.
         init_centers = check_init_centers(self.init, getattr(self, "n_init", 1), self.n_clusters,
                                           n_features)
-        plan = self._plan(n_samples)
-        return FitParameters(plan, init_centers, self._check_attribute_weights(names),
-                             cluster_exponent_of(self.cluster_weighting, plan))
+        policy = self._policy(n_samples)
+        return FitParameters(policy, init_centers, self._check_attribute_weights(names),
+                             policy.cluster_exponent(self.cluster_weighting))
 
     def _seeding_rows(self, n_samples, seed):
         """Rows k-means++ seeds on: None for all of them, else a sorted seeded sample."""
@@ -158,8 +158,8 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
             return None
         return np.sort(sample_without_replacement(n_samples, size, random_state=seed))
 
-    def _plan(self, n_samples):
-        """Resolve ``fairness_weight``, ``relative_weight`` and the budgets into a plan."""
+    def _policy(self, n_samples):
+        """Resolve ``fairness_weight``, ``relative_weight`` and the budgets into a policy."""
         weight = self.fairness_weight
         budgets = {name: getattr(self, name) for name in ("max_cost", "max_unfairness")}
         given = [name for name, value in budgets.items() if value is not None]
@@ -171,13 +171,14 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
             )
         if isinstance(weight, str) and weight == "auto":
             if not given:
-                return Plan("relative", float(self.relative_weight))
+                return RelativeWeight(float(self.relative_weight))
             if self.relative_weight != 1.0:
                 raise ValueError(
                     f"{given[0]} chooses relative_weight itself; leave relative_weight "
                     f"at its default, got relative_weight={self.relative_weight!r}."
                 )
-            return Plan(given[0], float(budgets[given[0]]))
+            budget = CostBudget if given[0] == "max_cost" else UnfairnessTarget
+            return budget(float(budgets[given[0]]))
         unused = [(name, budgets[name]) for name in given]
         if self.relative_weight != 1.0:
             unused.append(("relative_weight", self.relative_weight))
@@ -188,30 +189,8 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
                 f"got {name}={value!r}."
             )
         if isinstance(weight, str):  # "paper"
-            return Plan("absolute", (n_samples / self.n_clusters) ** 2)
-        return Plan("absolute", float(weight))
-
-    def _plan_in_weight_unit(self, plan, unit, total, weighted):
-        """Return ``plan`` for a run on weights divided by ``unit`` (``total``: their sum).
-
-        The K-Means term is in the weights' unit, so an absolute weight is
-        divided by it; ``"paper"``'s ``(n / k)^2`` counts the rows the
-        weighted rows stand for, as repeated rows would.
-        """
-        if plan.kind != "absolute":
-            return plan
-        if isinstance(self.fairness_weight, str) and weighted:  # "paper", the one absolute str
-            # (total * unit / k)^2 / unit: the unit's square over the unit is one unit.
-            plan = Plan("absolute", (total / self.n_clusters) ** 2 * unit)
-        else:
-            plan = Plan("absolute", plan.value / unit)
-        if not np.isfinite(plan.value):
-            raise ValueError(
-                f"fairness_weight={self.fairness_weight!r} overflows float64 with this "
-                f"sample_weight (total {total * unit:.3g}); give an absolute fairness_weight "
-                "or rescale the weights."
-            )
-        return plan
+            return PaperWeight.of(n_samples, self.n_clusters)
+        return AbsoluteWeight(float(weight))
 
     def _check_attribute_weights(self, names):
         """Return one weight per attribute from ``attribute_weights``."""

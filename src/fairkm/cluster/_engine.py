@@ -292,6 +292,8 @@ class Session:
         Initial labels, modified in place.
     """
 
+    can_blend = True  # see fairkm.cluster._walk.Session
+
     def __init__(self, X, terms, lam, labels, *, n_clusters, verbose, algorithm="exact",
                  batch_size=None, rng=None):
         self.X, self.labels, self.verbose = X, labels, verbose

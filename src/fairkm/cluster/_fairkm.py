@@ -8,7 +8,6 @@ sweeps in :mod:`fairkm.cluster._kernels`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -21,13 +20,14 @@ from fairkm.metrics import bounds_from_features, enforced
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
 from fairkm.utils._param_validation import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
 from fairkm.utils._sensitive import check_sensitive_features
+from fairkm.utils._warnings import warn
 
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._prediction import PredictionMixin
-from ._weighting import fit_weighted
+from ._weighting import Problem
 
 __all__ = ["FairKM"]
 
@@ -469,7 +469,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             n_init = 1
             if isinstance(self.init, str) and (
                 self.init == "random"
-                or (checked.plan.kind != "absolute" and n_samples <= _MANY_STARTS_UP_TO)
+                or (checked.policy.walks and n_samples <= _MANY_STARTS_UP_TO)
             ):
                 n_init = 10
         else:
@@ -547,9 +547,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         # Rows of weight 0 take no part: a cluster of them alone would be empty.
         n_rows = inputs.n_positive
         check_n_samples(n_rows, self.n_clusters, " (of positive weight)")
-        plan, cluster_exponent = checked.plan, checked.cluster_exponent
+        cluster_exponent = checked.cluster_exponent
         total = n_samples if sample_weight is None else float(sample_weight.sum())
-        plan = self._plan_in_weight_unit(plan, unit, total, sample_weight is not None)
+        policy = checked.policy.in_weight_unit(unit, total)
         encoding = SensitiveEncoding.from_features(features, total, sample_weight)
         # Once the attributes are known to standardise.
         warn_on_fit(X, feature_names(self, X.shape[1]), features,
@@ -559,7 +559,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
 
         algorithm = self.algorithm
         if algorithm == "auto":
-            limit = _EXACT_UP_TO["absolute" if plan.kind == "absolute" else "walk"]
+            limit = _EXACT_UP_TO["walk" if policy.walks else "absolute"]
             algorithm = "minibatch" if n_samples > limit else "exact"
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
@@ -576,17 +576,16 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                     )
                 yield start
 
-        session, weighting, converged = fit_weighted(
-            starts(), plan, encoding, checked.attribute_weights,
-            cluster_exponent=cluster_exponent, n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
-        )
+        fitted = policy.fit(starts(), Problem(encoding, checked.attribute_weights,
+                                              cluster_exponent, n_rows, self.max_iter, self.tol))
+        session, weighting, converged = fitted.session, fitted.weighting, fitted.converged
         bounded = None
         if checked.bounds is not None:
             bounded = constrain(X, session.labels, session.stats.cluster_centers(),
                                 checked.bounds)
             session.labels[:] = bounded.labels
             session.inertia, session.fairness, session.objective = session.evaluate()
-            self._warn_if_the_bound_broke_the_budget(plan, session.inertia,
+            self._warn_if_the_bound_broke_the_budget(policy, session.inertia,
                                                      weighting.blind_inertia)
         labels = session.labels
         if sample_weight is not None and np.any(sample_weight == 0):
@@ -615,16 +614,15 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         self.max_deviation_ = (None if bounded is None
                                else enforced(self.max_deviation, bounded.check))
 
-    def _warn_if_the_bound_broke_the_budget(self, plan, inertia, blind_inertia):
+    def _warn_if_the_bound_broke_the_budget(self, policy, inertia, blind_inertia):
         """Warn when the bound, a guarantee that wins over ``max_cost``, broke the budget."""
-        if plan.kind != "max_cost" or inertia <= (1.0 + plan.value) * blind_inertia:
+        if policy.cost_limit is None or inertia <= policy.cost_limit * blind_inertia:
             return
-        warnings.warn(
-            f"max_deviation={self.max_deviation!r} broke the budget max_cost={plan.value:g}: "
+        warn(
+            f"max_deviation={self.max_deviation!r} broke the budget max_cost={self.max_cost:g}: "
             f"the bounded clustering costs {inertia / blind_inertia - 1:+.1%} against the "
             "S-blind clustering (the budget chose FairKM's centres, and the bound, a "
-            "guarantee, wins over it). Loosen max_deviation, or allow a larger max_cost.",
-            UserWarning, stacklevel=3,
+            "guarantee, wins over it). Loosen max_deviation, or allow a larger max_cost."
         )
 
     def _check_bounds(self, features, sample_weight):

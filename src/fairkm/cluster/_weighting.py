@@ -73,70 +73,32 @@ itself, warns and says what the next clustering would cost.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from fairkm.utils._options import CLUSTER_EXPONENTS, EQUAL_WEIGHTING, PAPER_WEIGHTING
-from fairkm.utils._sensitive import NUMERIC
+from fairkm.utils._warnings import warn
+
+from ._walk import GROWTH, REPAIRS, Reference, Walk, Walker, unfairness_ratio
 
 __all__ = [
-    "Plan",
+    "AbsoluteWeight",
+    "CostBudget",
+    "FairnessPolicy",
+    "Fit",
+    "PaperWeight",
+    "Problem",
+    "RelativeWeight",
+    "UnfairnessTarget",
     "Weighting",
-    "cluster_exponent_of",
-    "fit_weighted",
 ]
 
-
-# The fair phase's ladder of relative weights: from _FIRST_RUNG up by doublings to at most
-# _LAST_RUNG; below the first rung, halvings down to _SMALLEST_STEP.
-_FIRST_RUNG = 1.0 / 8.0
-_LAST_RUNG = 4096.0
-_SMALLEST_STEP = 1.0 / 1024.0
-# Geometric bisections between the last rung kept and the first refused: the weight
-# kept is within a factor 2^(1/8) of the first refused.
-_BISECTIONS = 3
 # A cost budget whose clustering spends less than this share of it, while a costlier
 # clustering was found, mixes the two (and warns if it still spends less).
 _SPENT = 0.5
 # Prefix lengths tried when mixing two neighbouring clusterings (a bisection).
 _MIX_TRIALS = 12
-# Growth of the weight of an attribute left less fair than the S-blind clustering.
-_GROWTH = 4.0
-# Rounds that raise the weight of an attribute left less fair than the S-blind clustering.
-_REPAIRS = 3
-# Squared deviation per cluster, as a fraction of full segregation, below which
-# unfairness means little (see negligible_level).
-_NEGLIGIBLE = 0.01
-# An attribute counts as left less fair when its mean or worst cluster is further
-# from the dataset's mix than in the S-blind clustering by more than this fraction.
-_WORSE = 0.01
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What the user asked for.
-
-    ``kind`` is ``"absolute"`` (``value``: lambda), ``"relative"`` (alpha),
-    ``"max_cost"`` (the budget, a fraction) or ``"max_unfairness"`` (the
-    target, a fraction of the S-blind unfairness).
-    """
-
-    kind: str
-    value: float
-
-
-def cluster_exponent_of(cluster_weighting, plan):
-    """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` that ``cluster_weighting`` asks for.
-
-    ``"auto"`` keeps the paper's weighting beside an absolute weight (the
-    paper's objective) and weighs every cluster alike with the scale-free
-    weight and the budgets, where each cluster's mix counts as a report shows it.
-    """
-    if cluster_weighting == "auto":
-        cluster_weighting = PAPER_WEIGHTING if plan.kind == "absolute" else EQUAL_WEIGHTING
-    return CLUSTER_EXPONENTS[cluster_weighting]
 
 
 @dataclass(frozen=True)
@@ -164,6 +126,14 @@ class Weighting:
             object.__setattr__(self, "blind_deviation", nan[:, None])
             object.__setattr__(self, "user_weights", self.attribute_weights)
 
+    @classmethod
+    def measured(cls, walker, relative_weight, refit_params=None):
+        """Return the weights of the walker's step, with its S-blind reference."""
+        lam, weights = walker.weights(walker.step)
+        ref = walker.reference
+        return cls(lam, weights, relative_weight, ref.inertia, ref.fairness, ref.deviation,
+                   ref.requested, {} if refit_params is None else refit_params)
+
     def in_weight_unit(self, unit):
         """Return the weighting for sample weights ``unit`` times larger (sums scale)."""
         return replace(self, fairness_weight=self.fairness_weight * unit,
@@ -178,348 +148,246 @@ class Weighting:
         """
         if not np.isfinite(self.blind_inertia):
             return math.nan
-        return _unfairness(self.user_weights, deviation, self.blind_deviation)
-
-
-def _unfairness(weights, deviation, reference):
-    """``sum_a u_a mean_C dev`` over the reference's, 0 when the reference is perfectly fair."""
-    reference = float(np.dot(weights, np.nanmean(reference, axis=1)))
-    if not reference > 0:
-        return 0.0
-    return float(np.dot(weights, np.nanmean(deviation, axis=1))) / reference
-
-
-def attribute_scales(encoding):
-    """Each attribute's fairness term in a fully segregated clustering, per unit weight.
-
-    ``(1 - sum_v p_v^2) / m_a`` for a categorical attribute (every cluster
-    holding a single value; 0 for a single-valued attribute), 1 for a
-    standardised numeric one (column order).
-    """
-    out = np.empty(encoding.n_attributes)
-    for j, kind in enumerate(encoding.kinds):
-        if kind == NUMERIC:
-            out[j] = 1.0
-        else:
-            p = encoding.proportions[j]
-            out[j] = (1.0 - float(np.dot(p, p))) / np.count_nonzero(p)
-    return out
-
-
-def negligible_level(sizes, cluster_exponent, n_rows):
-    """Return the fairness term (relative to a scale) below which unfairness means little.
-
-    Per cluster of ``n_C`` of the ``n_rows`` rows, a squared deviation of
-    :data:`_NEGLIGIBLE` of full segregation, or the ``1 / n_C`` a random
-    split already has when that is larger; each cluster weighted by
-    ``(n_C / n)^e`` as in the fairness term. Counted in rows, so scaling the
-    sample weights changes nothing.
-    """
-    share = sizes[sizes > 0] / sizes.sum()
-    return float(np.sum(share**cluster_exponent
-                        * np.maximum(_NEGLIGIBLE, 1.0 / (share * n_rows))))
-
-
-def fit_weighted(starts, plan, encoding, user_weights, *, cluster_exponent, n_rows, max_iter,
-                 tol):
-    """Run the engine's sessions as ``plan`` asks; return the kept session and its weights.
-
-    Parameters
-    ----------
-    starts : iterable of callable
-        Each ``start(lam)`` returns a new session (one initialisation) whose
-        objective is ``inertia + lam * fairness`` with ``user_weights``; the
-        session has the interface of :class:`fairkm.cluster._engine.Session`
-        (``minimise``, ``set_weights``, ``inertia``, ``objective``,
-        ``attribute_fairness``, ``cluster_deviation``, ``counts``,
-        ``snapshot``, ``restore``; optionally ``blend_order`` and ``blend``,
-        with which a cost budget mixes two neighbouring clusterings), its
-        per-attribute vectors listing the categorical attributes first.
-    plan : Plan
-    encoding : SensitiveEncoding
-    user_weights : ndarray of shape (n_attributes,)
-    cluster_exponent : int
-        The ``e`` of the sessions' fairness term.
-    n_rows : int
-        Number of rows with a positive weight (the negligible level counts rows).
-    max_iter, tol : the stopping rule of each phase.
-
-    Returns
-    -------
-    session, weighting, converged
-        The kept session (at its final labels), the weights it was fitted
-        with, and whether every phase met the stopping rule.
-    """
-    user_weights = np.asarray(user_weights, dtype=np.float64)
-    if plan.kind == "absolute":
-        best = converged = None
-        for start in starts:
-            session = start(plan.value)
-            ok = session.minimise(max_iter, tol)
-            if best is None or session.objective < best.objective:
-                best, converged = session, ok
-        return best, Weighting(plan.value, user_weights), converged
-    best = converged = None
-    for start in starts:
-        session = start(0.0)
-        ok = session.minimise(max_iter, tol)
-        if best is None or session.inertia < best.inertia:
-            best, converged = session, ok
-    driver = _Driver(best, encoding, user_weights, cluster_exponent, n_rows, max_iter, tol,
-                     converged)
-    refit = {}
-    if plan.kind == "relative":
-        alpha = plan.value
-        # Weight 0 asks for the S-blind clustering, which the fit holds already; so does a
-        # fit without an attribute to weigh.
-        if alpha > 0 and driver.can_weigh():
-            driver.reach(alpha)
-            driver.repair(alpha)
-        step = driver.step
-    else:
-        point, refit = driver.budget(plan)
-        alpha, step = point.relative_weight, point.step
-        # A budget fixes the price, so no repair: but an attribute left less fair is named.
-        worse = driver.worse()
-        if worse.any():
-            driver.warn_worse(worse, f"at the weight the budget chose (relative_weight="
-                                     f"{alpha:g})", stacklevel=5)
-    lam, weights = driver.weights(step)
-    weighting = Weighting(lam, weights, alpha, driver.blind_inertia, driver.blind_fairness,
-                          driver.blind_deviation, driver.requested, refit)
-    return best, weighting, driver.converged
+        return unfairness_ratio(self.user_weights, deviation, self.blind_deviation)
 
 
 @dataclass(frozen=True)
-class _Point:
-    """A clustering of the walk: its step (the weight it was minimised at) and measures."""
+class Fit:
+    """What a policy's fit ends with: the kept session, its weights, and convergence."""
 
-    step: float
-    labels: object  # the session's snapshot
-    cost: float  # K-Means cost over the S-blind clustering's, minus 1
-    unfairness: float
-
-    @property
-    def relative_weight(self):
-        """The relative weight whose walk ends here: the step, priced at its own cost."""
-        return float(self.step * (1.0 + self.cost))
+    session: object
+    weighting: Weighting
+    converged: bool
 
 
-@dataclass
-class _Walk:
-    """A walk from the S-blind clustering: every trial with its verdict (kept or not).
+@dataclass(frozen=True)
+class Problem:
+    """What every policy's fit reads beside the sessions.
 
-    ``low`` is the last point kept (``blind`` when none was), ``high`` the
-    first refused after it (None: none was).
+    ``user_weights`` are the attribute weights asked for (column order),
+    ``cluster_exponent`` the sessions' ``e``, ``n_rows`` the rows of positive
+    weight (the negligible level counts rows), ``max_iter`` and ``tol`` each
+    phase's stopping rule.
     """
 
-    blind: _Point
-    low: _Point
-    high: _Point | None = None
-    trials: list = field(default_factory=list)
+    encoding: object
+    user_weights: np.ndarray
+    cluster_exponent: int
+    n_rows: int
+    max_iter: int
+    tol: float
 
 
-class _Driver:
-    """Phases of one session measured against its S-blind clustering (where it stands now)."""
+class FairnessPolicy:
+    """How much fairness counts in a fit; :meth:`fit` runs the engine's sessions as it asks.
 
-    def __init__(self, session, encoding, user, cluster_exponent, n_rows, max_iter, tol,
-                 converged):
-        self.session, self.encoding = session, encoding
-        self.requested, self.user = user, user.copy()
-        self.max_iter, self.tol, self.converged = max_iter, tol, converged
-        self.blind_inertia = session.inertia
-        self.blind_fairness = self.columns(session.attribute_fairness())
-        self.blind_deviation = self.deviation()
-        self.blind_labels = session.snapshot()
-        self.scales = attribute_scales(encoding)
-        self.negligible = negligible_level(session.counts(), cluster_exponent, n_rows)
-        self.step = 0.0  # the weight the session's labels were minimised at
+    ``starts`` is an iterable of callables, each ``start(lam)`` returning a new
+    :class:`fairkm.cluster._walk.Session` (one initialisation) whose objective
+    is ``inertia + lam * fairness`` with the problem's attribute weights.
+    """
 
-    def columns(self, values):
-        """Reorder a session's per-attribute array (categorical first) into column order."""
-        return self.encoding.in_column_order(values)
+    #: Whether the fit is measured against the S-blind clustering (a walk from it).
+    walks = True
+    #: With ``cluster_weighting="auto"``: each cluster alike, as a report reads it.
+    cluster_weighting = EQUAL_WEIGHTING
+    #: The largest K-Means cost the policy allows, over the S-blind clustering's (None: any).
+    cost_limit = None
 
-    def deviation(self):
-        """Each cluster's distance from the dataset's mix, (n_attributes, k), column order."""
-        return self.columns(self.session.cluster_deviation())
+    def cluster_exponent(self, cluster_weighting):
+        """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` for ``cluster_weighting``."""
+        if cluster_weighting == "auto":
+            cluster_weighting = self.cluster_weighting
+        return CLUSTER_EXPONENTS[cluster_weighting]
 
-    def weights(self, alpha):
-        """Return ``(lambda, attribute weights)`` for ``alpha`` (column order)."""
-        can = self.scales > 0  # a single-valued attribute is always fair
-        weights = np.zeros(len(self.user))
-        weights[can] = self.user[can] / self.scales[can]
-        blind = float(np.dot(weights, self.blind_fairness))
-        total = float(self.user[can].sum())
-        if alpha == 0 or not weights.any():
-            return 0.0, self.user.copy()
-        lam = alpha * self.blind_inertia / (2.0 * max(blind, self.negligible * total))
-        # Reported with the user's total, lambda taking the scale.
-        scale = total / weights.sum()
-        return lam / scale, weights * scale
+    def in_weight_unit(self, unit, total):
+        """Return the policy for a run on sample weights divided by ``unit`` (summing to ``total``).
 
-    def unfairness(self):
-        """Return the session's unfairness ratio (1 at the S-blind clustering, 0 when fair)."""
-        return _unfairness(self.requested, self.deviation(), self.blind_deviation)
-
-    def can_weigh(self):
-        """Whether any attribute has a weight and more than one value (else no phase moves)."""
-        return bool(np.any((self.scales > 0) & (self.user > 0)))
-
-    def point(self, step):
-        """Return the session's clustering as a point of the walk, minimised at ``step``."""
-        inertia, blind = self.session.inertia, self.blind_inertia
-        cost = inertia / blind - 1.0 if blind > 0 else (0.0 if inertia <= 0 else math.inf)
-        return _Point(step, self.session.snapshot(), cost, self.unfairness())
-
-    def set(self, alpha):
-        lam, weights = self.weights(alpha)
-        self.session.set_weights(lam, *self.encoding.split(weights))
-        self.step = alpha
-
-    def settle(self, point):
-        """Come back to ``point``'s clustering, with the weights it was minimised at."""
-        self.session.restore(point.labels)
-        self.set(point.step)
-
-    def apply(self, alpha):
-        """Minimise with ``alpha``'s weights from the session's current labels."""
-        self.set(alpha)
-        self.converged &= self.session.minimise(self.max_iter, self.tol)
-
-    def walk(self, keep):
-        """Climb the ladder of weights from the S-blind clustering while ``keep(point)``.
-
-        Every trial starts from the last point kept. Below a refused first
-        rung the step halves until one is kept (down to _SMALLEST_STEP);
-        _BISECTIONS geometric bisections then narrow the last step. A weight
-        above the last rung (4096) acts as it. The session is left at the
-        last trial's clustering.
+        A weight relative to the S-blind clustering reads only the weights' ratios.
         """
-        session = self.session
-        session.restore(self.blind_labels)
-        self.set(0.0)
-        blind = self.point(0.0)
-        walk = _Walk(blind, blind)
-        at_low = True
+        return self
 
-        def trial(step):
-            nonlocal at_low
-            if not at_low:
-                session.restore(walk.low.labels)
-            self.apply(step)
-            point = self.point(step)
-            kept = bool(keep(point))
-            walk.trials.append((point, kept))
-            if kept:
-                walk.low = point
-            else:
-                walk.high = point
-            at_low = kept
-            return kept
+    def fit(self, starts, problem):
+        """Reach the S-blind clustering from every start, keep the cheapest, then walk from it."""
+        best = converged = None
+        for start in starts:
+            session = start(0.0)
+            ok = session.minimise(problem.max_iter, problem.tol)
+            if best is None or session.inertia < best.inertia:
+                best, converged = session, ok
+        reference = Reference.measure(best, problem.encoding, problem.user_weights,
+                                      problem.cluster_exponent, problem.n_rows)
+        walker = Walker(best, reference, max_iter=problem.max_iter, tol=problem.tol,
+                        converged=converged)
+        weighting = self.walk(walker)
+        return Fit(best, weighting, walker.converged)
 
-        step = _FIRST_RUNG
-        while step <= _LAST_RUNG and trial(step):
-            step *= 2.0  # exact: a weight of 1, 2, 4... given by the user is a rung
-        if walk.high is None:
-            return walk
-        while walk.low.step == 0 and walk.high.step / 2 >= _SMALLEST_STEP:
-            trial(walk.high.step / 2)
-        if walk.low.step > 0:
-            for _ in range(_BISECTIONS):
-                trial(math.sqrt(walk.low.step * walk.high.step))
-        return walk
+    def walk(self, walker):
+        """Walk from the S-blind clustering as the policy asks; return the :class:`Weighting`."""
+        raise NotImplementedError
 
-    def reach(self, alpha):
-        """Walk to the relative weight ``alpha`` and settle at the last phase it keeps."""
-        self.settle(self.walk(lambda point: point.relative_weight <= alpha).low)
 
-    def worse(self):
-        """Attributes whose mean or worst cluster is further from the mix than S-blind's."""
-        now, blind = self.deviation(), self.blind_deviation
-        limit = 1.0 + _WORSE
-        return (self.user > 0) & (
-            (np.nanmean(now, axis=1) > limit * np.nanmean(blind, axis=1))
-            | (np.nanmax(now, axis=1) > limit * np.nanmax(blind, axis=1))
-        )
+@dataclass(frozen=True)
+class AbsoluteWeight(FairnessPolicy):
+    """The paper's ``lambda``: the objective is ``inertia + lambda * fairness`` from every start."""
 
-    def repair(self, alpha):
+    weight: float
+    walks = False
+    cluster_weighting = PAPER_WEIGHTING
+
+    def in_weight_unit(self, unit, total):
+        """Divide lambda by ``unit``: the K-Means term is in the weights' unit."""
+        return self._checked(self.weight / unit, self.weight, total * unit)
+
+    @staticmethod
+    def _checked(weight, asked, total):
+        if not np.isfinite(weight):
+            raise ValueError(
+                f"fairness_weight={asked!r} overflows float64 with this sample_weight (total "
+                f"{total:.3g}); give an absolute fairness_weight or rescale the weights."
+            )
+        return AbsoluteWeight(weight)
+
+    def fit(self, starts, problem):
+        """Minimise from every start; keep the lowest objective."""
+        best = converged = None
+        for start in starts:
+            session = start(self.weight)
+            ok = session.minimise(problem.max_iter, problem.tol)
+            if best is None or session.objective < best.objective:
+                best, converged = session, ok
+        return Fit(best, Weighting(self.weight, problem.user_weights), converged)
+
+
+@dataclass(frozen=True)
+class PaperWeight(AbsoluteWeight):
+    """The paper's heuristic ``lambda = (n / k)^2`` (section 5.4), ``n`` the rows' total weight."""
+
+    n_clusters: int = 1
+
+    @classmethod
+    def of(cls, n_samples, n_clusters):
+        """Return the weight of ``n_samples`` unit rows in ``n_clusters`` clusters."""
+        return cls((n_samples / n_clusters) ** 2, n_clusters)
+
+    def in_weight_unit(self, unit, total):
+        """Return ``(total * unit / k)^2 / unit``: the weighted rows counted as repeated rows."""
+        return self._checked((total / self.n_clusters) ** 2 * unit, "paper", total * unit)
+
+
+@dataclass(frozen=True)
+class RelativeWeight(FairnessPolicy):
+    """``relative_weight``: 1% less unfairness is worth ``alpha`` % more K-Means cost."""
+
+    alpha: float
+
+    def walk(self, walker):
+        """Walk to ``alpha`` and repair attributes left less fair than the S-blind clustering."""
+        # Weight 0 asks for the S-blind clustering, which the fit holds already; so does a
+        # fit without an attribute to weigh.
+        if self.alpha > 0 and walker.can_weigh():
+            self._reach(walker)
+            self._repair(walker)
+        return Weighting.measured(walker, self.alpha)
+
+    def _reach(self, walker):
+        walker.settle(walker.walk(lambda point: point.relative_weight <= self.alpha).low)
+
+    def _repair(self, walker):
         """Raise the weight of attributes left less fair than S-blind; warn if in vain."""
-        for round_ in range(_REPAIRS + 1):
-            worse = self.worse()
+        for round_ in range(REPAIRS + 1):
+            worse = walker.worse()
             if not worse.any():
                 return
-            if round_ == _REPAIRS:
+            if round_ == REPAIRS:
                 break
             # Again from the S-blind clustering, as if the user had asked for these weights:
             # from where the last phase stopped, moves that hurt the attribute stay made.
-            self.user[worse] *= _GROWTH
-            self.reach(alpha)
-        self.warn_worse(worse, f"even with their weight raised {_GROWTH**_REPAIRS:g}-fold",
-                        stacklevel=6)
+            walker.user[worse] *= GROWTH
+            self._reach(walker)
+        walker.warn_worse(worse, f"even with their weight raised {GROWTH**REPAIRS:g}-fold")
 
-    def warn_worse(self, worse, how, stacklevel):
-        """Name the attributes left less fair than in the S-blind clustering."""
-        names = [self.encoding.names[j] for j in np.flatnonzero(worse)]
-        warnings.warn(
-            f"sensitive attribute(s) {names} ended with their mean or worst cluster further "
-            f"from the dataset's mix than in the S-blind clustering the fit started from, {how}"
-            ": the other attributes' gains outweigh theirs. Give them a larger "
-            "attribute_weights, or fit them separately.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
 
-    def budget(self, plan):
-        """Walk the ladder as a budget asks; return its point and ``refit_params``.
+class _Budget(FairnessPolicy):
+    """A budget walks the ladder by its own rule, and names attributes left less fair."""
 
-        ``max_cost`` keeps the fairest point within the cost (mixing the last
-        rung with the next where it spends under half the budget);
-        ``max_unfairness`` the cheapest reaching the target. The session is
-        left at the point's clustering, with its weights.
+    #: The parameter, for ``refit_params_``.
+    parameter = ""
+
+    def walk(self, walker):
+        point, walk = self._choose(walker)
+        refit = self._refit_params(walker, walk, point)
+        alpha = point.relative_weight
+        # A budget fixes the price, so no repair: but an attribute left less fair is named.
+        worse = walker.worse()
+        if worse.any():
+            walker.warn_worse(worse, "at the weight the budget chose (relative_weight="
+                                     f"{alpha:g})")
+        return Weighting.measured(walker, alpha, refit)
+
+    def _choose(self, walker):
+        """Return the budget's point and its walk; the session left there, with its weights."""
+        raise NotImplementedError
+
+    def _refit_params(self, walker, walk, point):
+        """Return the parameters to change for a fresh fit to give the budget's clustering.
+
+        A fit at ``relative_weight = point.relative_weight`` walks the same
+        path when its rule (keep a point while its relative weight is at
+        most that) agrees with the budget's verdict on every trial, and it
+        then ends at ``point`` unless it repairs an attribute left less fair.
+        Otherwise the budget itself is needed ({}).
         """
-        budget = plan.value
-        blind = self.point(0.0)
-        if not self.can_weigh() or (plan.kind == "max_unfairness"
-                                    and blind.unfairness <= budget):
-            # Nothing to weigh, or the S-blind clustering meets the target already.
-            return blind, self.refit_params(plan, _Walk(blind, blind), blind)
-        if plan.kind == "max_cost":
-            walk = self.walk(lambda point: point.cost <= budget)
-            # The fairest within the budget, the cheaper of two as fair (the S-blind
-            # clustering first): the squared deviations the walk lowers can fall while the
-            # clusters' mean distance from the mix does not.
-            kept = [walk.blind] + [trial for trial, ok in walk.trials if ok]
-            point = min(kept, key=lambda p: (p.unfairness, p.cost))
-            if walk.low.cost < _SPENT * budget and walk.high is not None:
-                mixed = self.mix(walk.low, walk.high, budget)
-                if mixed.unfairness < point.unfairness:
-                    point = mixed
-            self.settle(point)
-            self.warn_if_unspent(plan, point, walk.high)
-        else:
-            walk = self.walk(lambda point: point.unfairness > budget)
-            if walk.trials and walk.high is None:
-                point = walk.low
-                warnings.warn(
-                    f"max_unfairness={budget:g} was not reached: the fairest clustering found "
-                    f"(relative_weight={point.relative_weight:g}) keeps "
-                    f"{point.unfairness:.3g} of the S-blind clustering's unfairness.",
-                    UserWarning,
-                    stacklevel=5,
-                )
-            else:
-                point = walk.high
-            self.settle(point)
-        return point, self.refit_params(plan, walk, point)
+        if point is walk.blind:  # relative_weight=0 is the S-blind clustering
+            return {self.parameter: None, "relative_weight": 0.0}
+        alpha = point.relative_weight
+        retraced = (
+            any(point is trial for trial, _ in walk.trials)
+            and all((trial.relative_weight <= alpha) == kept for trial, kept in walk.trials)
+            and not walker.worse().any()
+        )
+        if not retraced:
+            return {}
+        return {self.parameter: None, "relative_weight": alpha}
 
-    def mix(self, low, high, budget):
+
+@dataclass(frozen=True)
+class CostBudget(_Budget):
+    """``max_cost``: the fairest clustering found within ``1 + max_cost`` of the S-blind cost."""
+
+    max_cost: float
+    parameter = "max_cost"
+
+    @property
+    def cost_limit(self):
+        return 1.0 + self.max_cost
+
+    def _choose(self, walker):
+        blind = walker.point(0.0)
+        if not walker.can_weigh():
+            return blind, Walk(blind, blind)
+        budget = self.max_cost
+        walk = walker.walk(lambda point: point.cost <= budget)
+        # The fairest within the budget, the cheaper of two as fair (the S-blind
+        # clustering first): the squared deviations the walk lowers can fall while the
+        # clusters' mean distance from the mix does not.
+        kept = [walk.blind] + [trial for trial, ok in walk.trials if ok]
+        point = min(kept, key=lambda p: (p.unfairness, p.cost))
+        if walk.low.cost < _SPENT * budget and walk.high is not None:
+            mixed = self._mix(walker, walk.low, walk.high)
+            if mixed.unfairness < point.unfairness:
+                point = mixed
+        walker.settle(point)
+        self._warn_if_unspent(point, walk.high)
+        return point, walk
+
+    def _mix(self, walker, low, high):
         """Move the rows where two neighbouring clusterings differ, cheapest first, within budget.
 
-        Returns the fairest mixture found that costs at most ``budget``,
-        or ``low`` (also where the session cannot order the rows).
+        Returns the fairest mixture found that costs at most the budget, or
+        ``low`` (also where the session cannot mix clusterings row by row).
         """
-        session = self.session
-        if not hasattr(session, "blend_order"):  # fairkm.dask: labels spread over workers
+        session = walker.session
+        if not session.can_blend:
             return low
         rows = session.blend_order(low.labels, high.labels)
         best, kept, refused = low, 0, len(rows)
@@ -532,8 +400,8 @@ class _Driver:
                 refused = middle
                 continue
             session.restore(labels)
-            point = self.point(high.step)
-            if point.cost <= budget:
+            point = walker.point(high.step)
+            if point.cost <= self.max_cost:
                 kept = middle
                 if point.unfairness < best.unfairness:
                     best = point
@@ -541,9 +409,9 @@ class _Driver:
                 refused = middle
         return best
 
-    def warn_if_unspent(self, plan, point, costlier):
-        """Warn when a cost budget bought no fairness, or spent under half of itself."""
-        budget = plan.value
+    def _warn_if_unspent(self, point, costlier):
+        """Warn when the budget bought no fairness, or spent under half of itself."""
+        budget = self.max_cost
         if point.unfairness < 1.0 and point.cost >= _SPENT * budget:
             return
         bought = ("bought no fairness (the S-blind clustering is kept)"
@@ -555,25 +423,29 @@ class _Driver:
                f"the next clustering found costs {costlier.cost:+.1%} (unfairness "
                f"{costlier.unfairness:.3g}), over the budget, and nothing was found in "
                "between: a larger max_cost buys more")
-        warnings.warn(f"max_cost={budget:g} {bought}: {nxt}.", UserWarning, stacklevel=6)
+        warn(f"max_cost={budget:g} {bought}: {nxt}.")
 
-    def refit_params(self, plan, walk, point):
-        """Return the parameters to change for a fresh fit to give the budget's clustering.
 
-        A fit at ``relative_weight = point.relative_weight`` walks the same
-        path when its rule (keep a point while its relative weight is at
-        most that) agrees with the budget's verdict on every trial, and it
-        then ends at ``point`` unless it repairs an attribute left less fair.
-        Otherwise the budget itself is needed ({}).
-        """
-        if point is walk.blind:  # relative_weight=0 is the S-blind clustering
-            return {plan.kind: None, "relative_weight": 0.0}
-        alpha = point.relative_weight
-        retraced = (
-            any(point is trial for trial, _ in walk.trials)
-            and all((trial.relative_weight <= alpha) == kept for trial, kept in walk.trials)
-            and not self.worse().any()
-        )
-        if not retraced:
-            return {}
-        return {plan.kind: None, "relative_weight": alpha}
+@dataclass(frozen=True)
+class UnfairnessTarget(_Budget):
+    """``max_unfairness``: the cheapest clustering found whose unfairness ratio reaches it."""
+
+    max_unfairness: float
+    parameter = "max_unfairness"
+
+    def _choose(self, walker):
+        blind = walker.point(0.0)
+        target = self.max_unfairness
+        if not walker.can_weigh() or blind.unfairness <= target:
+            # Nothing to weigh, or the S-blind clustering meets the target already.
+            return blind, Walk(blind, blind)
+        walk = walker.walk(lambda point: point.unfairness > target)
+        if walk.trials and walk.high is None:
+            point = walk.low
+            warn(f"max_unfairness={target:g} was not reached: the fairest clustering found "
+                 f"(relative_weight={point.relative_weight:g}) keeps "
+                 f"{point.unfairness:.3g} of the S-blind clustering's unfairness.")
+        else:
+            point = walk.high
+        walker.settle(point)
+        return point, walk

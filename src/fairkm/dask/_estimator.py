@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from fairkm.cluster._base import BaseFairKM, FitOutcome
 from fairkm.cluster._encoding import SensitiveEncoding
 from fairkm.cluster._engine import Stats, fill_moves
-from fairkm.cluster._weighting import fit_weighted
+from fairkm.cluster._weighting import Problem
 from fairkm.utils._inputs import warn_if_sensitive_as_y
 from fairkm.utils._param_validation import check_n_samples
 from fairkm.utils._sensitive import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
@@ -347,7 +347,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             )
         total = float(sum(weight for _, weight in sums)) if weighted else n_samples
         cluster_exponent = checked.cluster_exponent
-        plan = self._plan_in_weight_unit(checked.plan, unit, total, weighted)
+        policy = checked.policy.in_weight_unit(unit, total)
 
         encoding = (
             SensitiveEncoding.from_features(None, total) if sensitive_features is None
@@ -370,10 +370,9 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                                n_features=n_features, total_sq_norm=total_sq_norm,
                                verbose=self.verbose, token=token)
 
-        session, weighting, converged = fit_weighted(
-            [start], plan, encoding, checked.attribute_weights, cluster_exponent=cluster_exponent,
-            n_rows=n_rows, max_iter=self.max_iter, tol=self.tol,
-        )
+        fitted = policy.fit([start], Problem(encoding, checked.attribute_weights,
+                                             cluster_exponent, n_rows, self.max_iter, self.tol))
+        session, weighting, converged = fitted.session, fitted.weighting, fitted.converged
         if weighted:
             session.labels = [
                 client.submit(tasks.relabel_weightless, parts[p], session.labels[p],

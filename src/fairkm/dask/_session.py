@@ -31,7 +31,10 @@ RETRIES = 2
 
 
 class DaskSession:
-    """Rounds of the Dask engine from given labels (the interface of ``_engine.Session``).
+    """Rounds of the Dask engine from given labels (a :class:`fairkm.cluster._walk.Session`).
+
+    The rows stay on the workers, so it does not mix two clusterings row by
+    row (``can_blend`` is False).
 
     Parameters
     ----------
@@ -45,6 +48,8 @@ class DaskSession:
     lam : float
         ``fairness_weight``; with 0 the moves ignore the sensitive attributes.
     """
+
+    can_blend = False
 
     def __init__(self, client, parts, labels, terms, lam, *, n_clusters, n_features,
                  total_sq_norm, verbose, token):
