@@ -29,6 +29,9 @@ from .conftest import examples
 
 # ----------------------------------------------------------------------------- NumPy references
 
+# What an int of the engine accepts, in scikit-learn's words.
+INT1 = r"an int in the range \[1, 9223372036854775807\]"
+
 
 def ref_deviation(labels, S, weights, kind, k):
     """Per attribute, the largest deviation of a cluster's share from the dataset's."""
@@ -457,20 +460,25 @@ C2 = X6[:2]
 
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(max_deviation=-0.1), ValueError,
-     r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.1"),
+     r"'max_deviation' .* must be a float in the range \[0.0, inf\) or an instance of "
+     r"'dict'. Got -0\.1 instead"),
     (dict(max_deviation="0.1"), TypeError,
-     r"max_deviation must be a finite float >= 0 or a dict .*, got '0\.1'"),
+     r"'max_deviation' .* must be a float in the range \[0.0, inf\) or an instance of "
+     r"'dict'. Got '0\.1' instead"),
     (dict(max_deviation=1.0, deviation_kind="multiplicative"), ValueError,
      r"max_deviation must be < 1"),
     (dict(max_deviation={"s9": 0.1}), ValueError, r"max_deviation names 's9'"),
     (dict(max_deviation=0.1, deviation_kind="relative"), ValueError,
-     r"deviation_kind must be .* got 'relative'"),
-    (dict(max_deviation=0.1, numeric_bound=-1.0), ValueError, r"numeric_bound must be"),
-    (dict(max_deviation=0.1, max_iter=0), ValueError, r"max_iter must be an int >= 1, got 0"),
-    (dict(max_deviation=0.1, max_iter=1.5), TypeError, r"max_iter must be an int >= 1, got 1\.5"),
-    (dict(max_deviation=0.1, tol=-1.0), ValueError, r"tol must be a finite float >= 0"),
+     r"'deviation_kind' .* must be a str among .*'additive'.*. Got 'relative'"),
+    (dict(max_deviation=0.1, numeric_bound=-1.0), ValueError, r"'numeric_bound' .* must be"),
+    (dict(max_deviation=0.1, max_iter=0), ValueError,
+     rf"'max_iter' parameter of fair_assignment must be {INT1}. Got 0 instead"),
+    (dict(max_deviation=0.1, max_iter=1.5), TypeError,
+     rf"'max_iter' parameter of fair_assignment must be {INT1}. Got 1\.5 instead"),
+    (dict(max_deviation=0.1, tol=-1.0), ValueError,
+     r"'tol' parameter of fair_assignment must be a float in the range \[0.0, inf\)"),
     (dict(max_deviation=0.1, max_lp_variables=0), ValueError,
-     r"max_lp_variables must be an int >= 1, got 0"),
+     rf"'max_lp_variables' .* must be {INT1}. Got 0 instead"),
     (dict(max_deviation=0.1, sample_weight=[1, 1, 1, 1, 1, -1]), ValueError, r"sample_weight"),
     (dict(max_deviation=0.1, intersections=[("s0",)]), ValueError, r"intersection"),
 ])
@@ -501,17 +509,20 @@ def test_bad_inputs_are_named():
 
 @pytest.mark.parametrize("params, error, match", [
     (dict(init="random"), ValueError,
-     r"init must be 'fairkm', 'k-means\+\+' or an array .* got 'random'"),
+     r"'init' parameter of BoundedKMeans must be a str among .*'fairkm'.* or an array-like. "
+     r"Got 'random' instead"),
     (dict(init=np.zeros((3, 2))), ValueError,
      r"init array must have shape .*=\(2, 2\), got \(3, 2\)"),
     (dict(init=np.zeros((2, 2)), n_init=2), ValueError,
      r"n_init must be 1 .*when init is an array of centres, got 2"),
-    (dict(n_init=0), ValueError, r"n_init must be 'auto' or an int >= 1, got 0"),
-    (dict(n_clusters=0), ValueError, r"n_clusters must be an int >= 1"),
+    (dict(n_init=0), ValueError,
+     rf"'n_init' parameter of BoundedKMeans must be a str among {{'auto'}} or {INT1}. Got 0"),
+    (dict(n_clusters=0), ValueError, rf"'n_clusters' parameter of BoundedKMeans must be {INT1}"),
     (dict(n_clusters=7), ValueError, r"n_samples=6 should be >= n_clusters=7"),
-    (dict(deviation_kind="ratio"), ValueError, r"deviation_kind must be"),
+    (dict(deviation_kind="ratio"), ValueError, r"'deviation_kind' parameter of BoundedKMeans"),
     (dict(max_deviation=[0.1]), TypeError,
-     r"max_deviation must be a finite float >= 0 or a dict .*, got \[0\.1\]"),
+     r"'max_deviation' parameter of BoundedKMeans must be a float in the range \[0.0, inf\) "
+     r"or an instance of 'dict'. Got \[0\.1\] instead"),
 ])
 def test_estimator_bad_parameters_are_named(params, error, match):
     model = BoundedKMeans(**{"n_clusters": 2, **params})

@@ -592,7 +592,8 @@ def test_overflowing_x_and_huge_parameters_as_in_memory(client, data):
         FairKM(K).fit(Xd * 1e200, client=client)
     assert str(got.value) == str(local.value)
     for name in ("n_clusters", "max_iter", "init_size"):  # past int64: refused by name
-        with pytest.raises(ValueError, match=rf"^{name} must be .*, got 9223372036854775808"):
+        with pytest.raises(ValueError, match=rf"^The '{name}' parameter of FairKM must be .* "
+                                             r"Got 9223372036854775808 instead"):
             FairKM(**{"n_clusters": K, name: 2**63}).fit(Xd, client=client)
     # As in memory, bounds past any data mean no bound: the same seeds, the same fit.
     huge = FairKM(K, init_size=2**63 - 1, max_iter=2**63 - 1, random_state=0).fit(

@@ -334,8 +334,9 @@ def test_only_convergence_warnings_are_caught():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"n_seeds": 1}, r"n_seeds must be an int >= 2, got 1\."),
-     ({"n_seeds": 2.5}, r"n_seeds must be an int >= 2, got 2\.5\."),
+    [({"n_seeds": 1}, r"'n_seeds' parameter of reproduce must be an int in the range \[2, "
+                      r"9223372036854775807\]. Got 1 instead\."),
+     ({"n_seeds": 2.5}, r"'n_seeds' parameter of reproduce .* Got 2\.5 instead\."),
      ({"datasets": ["iris"]}, "datasets"), ({"datasets": []}, "datasets"),
      ({"n_jobs": 0}, "n_jobs"), ({"n_jobs": 1.5}, "n_jobs")],
 )

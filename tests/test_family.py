@@ -111,13 +111,14 @@ def test_every_parameter_is_declared_and_every_default_is_accepted(cls):
 
 
 # A value wrong for each parameter the family shares, and the one message every member
-# must give for it: the parameter, what it accepts, and the value received.
+# must give for it (scikit-learn's words, the class named): the parameter, what it accepts,
+# and the value received.
 SHARED_REFUSALS = {
-    "n_clusters": (0, "n_clusters must be an int >= 1, got 0."),
-    "max_iter": (2.5, "max_iter must be an int >= 1, got 2.5."),
-    "tol": (-1.0, "tol must be a finite float >= 0, got -1.0."),
-    "random_state": ("seed", "random_state must be None, an int in [0, 4294967295] or a "
-                             "RandomState, got 'seed'."),
+    "n_clusters": (0, "must be an int in the range [1, 9223372036854775807]. Got 0 instead."),
+    "max_iter": (2.5, "must be an int in the range [1, 9223372036854775807]. Got 2.5 instead."),
+    "tol": (-1.0, "must be a float in the range [0.0, inf). Got -1.0 instead."),
+    "random_state": ("seed", "must be an int in the range [0, 4294967295], an instance of "
+                             "'numpy.random.mtrand.RandomState' or None. Got 'seed' instead."),
 }
 
 
@@ -127,13 +128,14 @@ def test_a_shared_parameter_is_refused_in_the_same_words_by_every_member(cls, pa
     value, message = SHARED_REFUSALS[parameter]
     with pytest.raises(InvalidParameterError) as refused:
         cls(**{parameter: value})._validate_params()
-    assert str(refused.value) == message
+    assert str(refused.value) == f"The {parameter!r} parameter of {cls.__name__} {message}"
 
 
 @pytest.mark.parametrize("make", [FairKM, ZGYA, BlindKMeans, BoundedKMeans])
 def test_fit_refuses_a_bad_parameter_before_reading_the_data(make):
     # The data are refused too (a string X), so only a check run first can name the parameter.
-    with pytest.raises(InvalidParameterError, match="n_clusters must be an int >= 1, got 0"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'n_clusters' parameter of \w+ must be an int .* Got 0 instead"):
         make(n_clusters=0).fit("not data", sensitive_features=None)
 
 

@@ -117,7 +117,8 @@ def test_x_too_large_for_float64_is_refused(data, name):
 def test_integers_beyond_int64_are_refused_by_name(name):
     """Huge ints passed the checks and crashed later (numba TypingError, OverflowError)."""
     with pytest.raises(InvalidParameterError,
-                       match=r"max_iter must be an int >= 1, got 9223372036854775808 \(larger"):
+                       match=r"'max_iter' parameter of \w+ must be an int in the range "
+                             r"\[1, 9223372036854775807\]. Got 9223372036854775808 instead"):
         make(name, max_iter=2**63).fit(np.zeros((5, 1)) + np.arange(5)[:, None])
 
 

@@ -486,12 +486,14 @@ def test_silhouette_needs_two_to_n_minus_one_clusters(labels):
 
 def test_bad_options():
     kw = {"sensitive_features": HAND_S}
-    with pytest.raises(ValueError, match="multioutput must be 'raw_values' or 'uniform_average'"):
+    with pytest.raises(ValueError, match=r"'multioutput' parameter of average_euclidean must be "
+                                         r"a str among .*'raw_values'.*. Got 'mean' instead"):
         metrics.average_euclidean(HAND_LABELS, multioutput="mean", **kw)
-    message = "wasserstein must be 'principled' or 'published', got 'x'"
+    message = (r"'wasserstein' parameter of max_wasserstein must be a str among "
+               r"{'p[a-z]+', 'p[a-z]+'}. Got 'x' instead")
     with pytest.raises(ValueError, match=message):
         metrics.max_wasserstein(HAND_LABELS, wasserstein="x", **kw)
-    with pytest.raises(ValueError, match="wasserstein must be"):
+    with pytest.raises(ValueError, match="'wasserstein' parameter of fairness_report must be"):
         metrics.fairness_report(HAND_LABELS, wasserstein=None, **kw)
     with pytest.raises(ValueError, match="eps"):
         metrics.kl_fairness_error(HAND_LABELS, eps=-1.0, **kw)
@@ -501,7 +503,7 @@ def test_bad_options():
         metrics.max_proportional_violation(HAND_LABELS, delta=1.0, **kw)
     with pytest.raises(ValueError, match="sample_size"):
         metrics.silhouette([[0.0], [1.0], [5.0]], [0, 0, 1], sample_size=1)
-    with pytest.raises(ValueError, match="numeric_sensitive must be"):
+    with pytest.raises(ValueError, match="'numeric_sensitive' parameter of fairness_report must"):
         metrics.fairness_report(HAND_LABELS, numeric_sensitive="yes", **kw)
 
 

@@ -204,13 +204,15 @@ def test_sample_weight_counts_rows():
     [
         ({"max_cost": -0.1}, ValueError, "max_cost"),
         ({"max_cost": "5%"}, TypeError, "max_cost"),
-        ({"max_cost": np.inf}, ValueError, "max_cost must be a finite float >= 0, got inf"),
-        ({"measure": "CO"}, ValueError, "measure must be 'AE', .*, got 'CO'"),
+        ({"max_cost": np.inf}, ValueError,
+         r"'max_cost' parameter of make_fair_clustering_scorer must be a float in the range "
+         r"\[0.0, inf\). Got inf instead"),
+        ({"measure": "CO"}, ValueError, r"'measure' .* must be a str among {.*'AE'.*}. Got 'CO'"),
         ({"n_init": 0}, ValueError, "n_init"),
         ({"n_init": 1.5}, TypeError, "n_init"),
         ({"sensitive_features": ["a", "b"]}, TypeError,
-         r"sensitive_features must be None or a pandas Series/DataFrame indexed like X, "
-         r"got \['a', 'b'\]"),
+         r"'sensitive_features' .* must be None, an instance of 'pandas.Series' or an "
+         r"instance of 'pandas.DataFrame'. Got \['a', 'b'\] instead"),
     ],
 )
 def test_bad_parameters(kwargs, error, match):

@@ -166,7 +166,7 @@ def test_intersections_are_extra_attributes(blobs):
         ([("s0", "nope")], "names \\['nope'\\]"),
         ([("s0",)], "two or more"),
         ([("s0", "s0")], "twice"),
-        ("s0", "list of tuples"),
+        ("s0", "'intersections' parameter of FairKM must be None or an array-like. Got 's0'"),
     ],
 )
 def test_invalid_intersections(blobs, intersections, match):

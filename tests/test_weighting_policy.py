@@ -14,7 +14,7 @@ from fairkm.cluster._weighting import (
     RelativeWeight,
     UnfairnessTarget,
 )
-from fairkm.utils._warnings import warn
+from fairkm.utils._call_site import warn
 
 
 @pytest.mark.parametrize(("params", "policy"), [

@@ -1,18 +1,14 @@
 """Every error and warning fairkm raises of its own, in one public home.
 
 Each is also a built-in exception (``ValueError``, ``TypeError``,
-``UserWarning``), so code that catches those keeps working.
+``UserWarning``), so code that catches those keeps working. A parameter
+outside what it accepts raises scikit-learn's own ``InvalidParameterError``,
+as every scikit-learn estimator does; it is here under the same name.
 """
 
+from sklearn.utils._param_validation import InvalidParameterError
+
 __all__ = ["BoundNotMetWarning", "DataWarning", "InfeasibleBoundError", "InvalidParameterError"]
-
-
-class InvalidParameterError(ValueError, TypeError):
-    """A parameter outside what it accepts.
-
-    Both a ``ValueError`` and a ``TypeError`` (as in scikit-learn): code that
-    catches either for a wrong value or a wrong type keeps working.
-    """
 
 
 class DataWarning(UserWarning):

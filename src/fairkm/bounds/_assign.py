@@ -26,7 +26,7 @@ from fairkm.utils._param_validation import (
     MAX_ITER,
     RANDOM_STATE,
     TOL,
-    Integer,
+    at_least,
     check_n_samples,
     check_param,
 )
@@ -461,7 +461,7 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
 SOLVER_CONSTRAINTS = {
     "max_iter": MAX_ITER,
     "tol": TOL,
-    "max_lp_variables": [Integer(1)],
+    "max_lp_variables": [at_least(1)],
     "random_state": RANDOM_STATE,
 }
 

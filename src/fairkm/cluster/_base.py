@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -21,19 +21,19 @@ from sklearn.utils.random import sample_without_replacement
 from fairkm.utils._inputs import warn_if_duplicate_centers
 from fairkm.utils._options import CLUSTER_EXPONENTS
 from fairkm.utils._param_validation import (
+    CLUSTER_WEIGHTING,
     INTERSECTIONS,
     MAX_ITER,
     N_CLUSTERS,
     NUMERIC_SENSITIVE,
     RANDOM_STATE,
     TOL,
-    ArrayLike,
-    Instance,
-    Integer,
-    Options,
-    Real,
+    Interval,
+    StrOptions,
+    at_least,
     check_init_centers,
     check_n_samples,
+    unit_interval,
 )
 from fairkm.utils._sensitive import with_intersections
 
@@ -116,22 +116,20 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": N_CLUSTERS,
-        "fairness_weight": [Options("auto", "paper"), Real()],
-        "relative_weight": [Real()],
-        "max_cost": [None, Real(low_open=True)],
-        "max_unfairness": [None, Real(0.0, 1.0, low_open=True)],
-        "attribute_weights": [None, Instance(Mapping, "a dict {attribute name: float}"),
-                              ArrayLike("an array of one weight per sensitive attribute")],
-        "cluster_weighting": [Options("auto", *CLUSTER_EXPONENTS)],
+        "fairness_weight": [StrOptions({"auto", "paper"}), Interval(Real, 0, None, closed="left")],
+        "relative_weight": [Interval(Real, 0, None, closed="left")],
+        "max_cost": [None, Interval(Real, 0, None, closed="neither")],
+        "max_unfairness": [None, unit_interval(low_open=True)],
+        "attribute_weights": [None, dict, "array-like"],
+        "cluster_weighting": CLUSTER_WEIGHTING,
         "numeric_sensitive": NUMERIC_SENSITIVE,
         "intersections": INTERSECTIONS,
-        "init": [Options("k-means++", "random"),
-                 ArrayLike("an array of shape (n_clusters, n_features)")],
-        "init_size": [None, Integer(1)],
+        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "init_size": [None, at_least(1)],
         "max_iter": MAX_ITER,
         "tol": TOL,
         "random_state": RANDOM_STATE,
-        "verbose": [Integer(0)],
+        "verbose": ["verbose"],
     }
 
     # ------------------------------------------------------------------ validation

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
@@ -15,10 +13,8 @@ from fairkm.utils._param_validation import (
     N_CLUSTERS,
     RANDOM_STATE,
     TOL,
-    ArrayLike,
-    Instance,
-    Integer,
-    Options,
+    StrOptions,
+    at_least,
 )
 from fairkm.utils._sensitive import check_sensitive_features
 
@@ -91,9 +87,8 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": N_CLUSTERS,
-        "init": [Options("k-means++", "random"), Instance(Callable, "a callable"),
-                 ArrayLike("an array of shape (n_clusters, n_features)")],
-        "n_init": [Options("auto"), Integer(1)],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
+        "n_init": [StrOptions({"auto"}), at_least(1)],
         "max_iter": MAX_ITER,
         "tol": TOL,
         "random_state": RANDOM_STATE,

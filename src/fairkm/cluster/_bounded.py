@@ -30,10 +30,8 @@ from fairkm.utils._param_validation import (
     INTERSECTIONS,
     N_CLUSTERS,
     NUMERIC_SENSITIVE,
-    ArrayLike,
-    Instance,
-    Integer,
-    Options,
+    StrOptions,
+    at_least,
     check_init_centers,
     check_n_samples,
 )
@@ -192,11 +190,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         "numeric_bound": [None, *BOUND],
         "numeric_sensitive": NUMERIC_SENSITIVE,
         "intersections": INTERSECTIONS,
-        "init": [Options("fairkm", "k-means++"),
-                 ArrayLike("an array of shape (n_clusters, n_features)")],
-        "n_init": [Options("auto"), Integer(1)],
+        "init": [StrOptions({"fairkm", "k-means++"}), "array-like"],
+        "n_init": [StrOptions({"auto"}), at_least(1)],
         **SOLVER_CONSTRAINTS,
-        "progress": [Instance(bool, "a bool")],
+        "progress": ["boolean"],
     }
 
     def __init__(self, n_clusters=8, *, max_deviation=0.05, deviation_kind="additive",

@@ -17,10 +17,16 @@ from sklearn.utils import check_random_state
 
 from fairkm.bounds import constrain
 from fairkm.metrics import bounds_from_features, enforced
+from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
-from fairkm.utils._param_validation import BOUND, DEVIATION_KIND, Integer, Options, check_n_samples
+from fairkm.utils._param_validation import (
+    BOUND,
+    DEVIATION_KIND,
+    StrOptions,
+    at_least,
+    check_n_samples,
+)
 from fairkm.utils._sensitive import check_sensitive_features
-from fairkm.utils._warnings import warn
 
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
@@ -450,9 +456,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         **BaseFairKM._parameter_constraints,
         "max_deviation": [None, *BOUND],
         "deviation_kind": DEVIATION_KIND,
-        "n_init": [Options("auto"), Integer(1)],
-        "algorithm": [Options("auto", "exact", "minibatch")],
-        "batch_size": [Integer(1)],
+        "n_init": [StrOptions({"auto"}), at_least(1)],
+        "algorithm": [StrOptions({"auto", "exact", "minibatch"})],
+        "batch_size": [at_least(1)],
     }
 
     # ------------------------------------------------------------------ validation

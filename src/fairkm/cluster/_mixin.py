@@ -5,10 +5,10 @@
 request, scikit-learn's metadata routing refuses to pass them through a
 ``Pipeline`` or ``cross_validate``. ``fit_predict`` passes ``y`` on to ``fit`` (scikit-learn's
 drops it), so ``fit_predict(X, S)`` warns that S was read as ``y`` as
-``fit(X, S)`` does; ``fit_transform`` is scikit-learn's own, which passes it. Each declares what its
-parameters accept in ``_parameter_constraints`` and checks them with
-:meth:`SensitiveFeaturesMixin._validate_params` as ``fit`` starts (see
-``_params.py``), so a refusal reads the same across the family.
+``fit(X, S)`` does; ``fit_transform`` is scikit-learn's own, which passes it. Each declares
+what its parameters accept in scikit-learn's ``_parameter_constraints`` (see
+``fairkm.utils._param_validation``) and checks them with scikit-learn's
+``_validate_params`` as ``fit`` starts, so a refusal reads the same across the family.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import inspect
 
 from sklearn.base import ClusterMixin
-
-from fairkm.utils._param_validation import validate_params
 
 __all__ = ["SensitiveFeaturesMixin"]
 
@@ -70,10 +68,3 @@ class SensitiveFeaturesMixin(ClusterMixin):
             Cluster of each row.
         """
         return self.fit(X, y, **kwargs).labels_
-
-    # What each constructor parameter accepts (see _params.py); every subclass declares all.
-    _parameter_constraints: dict = {}
-
-    def _validate_params(self):
-        """Check every constructor parameter against ``_parameter_constraints``."""
-        validate_params(self)

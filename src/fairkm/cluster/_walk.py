@@ -20,8 +20,8 @@ from typing import Protocol
 
 import numpy as np
 
+from fairkm.utils._call_site import warn
 from fairkm.utils._sensitive import NUMERIC
-from fairkm.utils._warnings import warn
 
 __all__ = ["Point", "Reference", "Session", "Walk", "Walker", "unfairness_ratio"]
 

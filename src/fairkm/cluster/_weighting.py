@@ -77,8 +77,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fairkm.utils._call_site import warn
 from fairkm.utils._options import CLUSTER_EXPONENTS, EQUAL_WEIGHTING, PAPER_WEIGHTING
-from fairkm.utils._warnings import warn
 
 from ._walk import GROWTH, REPAIRS, Reference, Walk, Walker, unfairness_ratio
 

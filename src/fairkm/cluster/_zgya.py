@@ -8,6 +8,7 @@ array work of each step is in :mod:`._zgya_kernels`.
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -22,10 +23,9 @@ from fairkm.utils._param_validation import (
     N_CLUSTERS,
     RANDOM_STATE,
     TOL,
-    ArrayLike,
-    Integer,
-    Options,
-    Real,
+    Interval,
+    StrOptions,
+    at_least,
     check_init_centers,
     check_n_samples,
 )
@@ -254,15 +254,15 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": N_CLUSTERS,
-        "fairness_weight": [Real()],
-        "lipschitz": [Real(low_open=True)],
-        "target_proportions": [None, ArrayLike("an array of one proportion per value")],
-        "init": [Options("k-means++"), ArrayLike("an array of shape (n_clusters, n_features)")],
-        "n_init": [Integer(1)],
+        "fairness_weight": [Interval(Real, 0, None, closed="left")],
+        "lipschitz": [Interval(Real, 0, None, closed="neither")],
+        "target_proportions": [None, "array-like"],
+        "init": [StrOptions({"k-means++"}), "array-like"],
+        "n_init": [at_least(1)],
         "max_iter": MAX_ITER,
         "tol": TOL,
-        "bound_max_iter": [Integer(1)],
-        "bound_tol": [Real()],
+        "bound_max_iter": [at_least(1)],
+        "bound_tol": TOL,
         "random_state": RANDOM_STATE,
     }
 

@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.datasets import make_blobs
 from sklearn.utils import check_random_state
 
-from fairkm.utils._param_validation import Integer, Real, check_param
+from fairkm.utils._param_validation import at_least, check_param, unit_interval
 
 __all__ = ["make_sensitive_blobs"]
 
@@ -70,11 +70,11 @@ def make_sensitive_blobs(
     """
     for name, value, low in (("n_samples", n_samples, 1), ("n_features", n_features, 1),
                              ("centers", centers, 1), ("numeric", numeric, 0)):
-        check_param(name, value, [Integer(low)])
+        check_param(name, value, [at_least(low)])
     n_values = list(n_values)
     if any(not isinstance(m, numbers.Integral) or m < 1 for m in n_values):
         raise ValueError(f"n_values must be ints >= 1, got {n_values!r}.")
-    check_param("correlation", correlation, [Real(0.0, 1.0, high_closed=True)])
+    check_param("correlation", correlation, [unit_interval(high_closed=True)])
     rng = check_random_state(random_state)
     X, y = make_blobs(
         n_samples=n_samples, n_features=n_features, centers=centers,

@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from fairkm.tradeoff import plot_tradeoff
-from fairkm.utils._param_validation import Integer, check_param
+from fairkm.utils._param_validation import at_least, check_param
 
 from ._protocol import (
     DATASETS,
@@ -58,7 +58,7 @@ _PARTS = "parts"
 
 
 def _check_args(n_seeds, datasets, n_jobs):
-    check_param("n_seeds", n_seeds, [Integer(2)])
+    check_param("n_seeds", n_seeds, [at_least(2)])
     if isinstance(datasets, str):
         datasets = (datasets,)
     datasets = tuple(datasets)

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
 
 from fairkm.utils._inputs import paired, read_weights
 from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
-from fairkm.utils._param_validation import BOUND, DEVIATION_KIND, DEVIATION_KINDS, Real, check_param
+from fairkm.utils._param_validation import (
+    BOUND,
+    DEVIATION_KIND,
+    DEVIATION_KINDS,
+    Interval,
+    check_param,
+)
 from fairkm.utils._sensitive import (
     CATEGORICAL,
     check_sensitive_features,
@@ -172,7 +179,7 @@ def band(proportions, delta, kind):
 
 
 def _check_delta(name, value, kind):
-    check_param(name, value, [Real()])
+    check_param(name, value, [Interval(Real, 0, None, closed="left")])
     if kind == MULTIPLICATIVE and name.startswith("max_deviation") and not value < 1.0:
         raise ValueError(
             f"{name} must be < 1 with deviation_kind='multiplicative' (the band is "

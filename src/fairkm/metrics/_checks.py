@@ -22,7 +22,7 @@ import pandas as pd
 from sklearn.utils import check_array
 
 from fairkm.utils._inputs import paired, read_weights, row_index
-from fairkm.utils._param_validation import Options, Real, check_param
+from fairkm.utils._param_validation import StrOptions, check_param, unit_interval
 from fairkm.utils._sensitive import (
     CATEGORICAL,
     SensitiveFeatures,
@@ -296,7 +296,7 @@ def check_option(value, name, allowed):
     allowed : tuple of str
         The accepted values.
     """
-    check_param(name, value, [Options(*allowed)])
+    check_param(name, value, [StrOptions(set(allowed))])
 
 
 def check_eps(eps):
@@ -307,7 +307,7 @@ def check_eps(eps):
     eps : float
         The value passed.
     """
-    check_param("eps", eps, [Real(0.0, 1.0, high_closed=True)])
+    check_param("eps", eps, [unit_interval(high_closed=True)])
 
 
 def check_delta(delta):
@@ -318,4 +318,4 @@ def check_delta(delta):
     delta : float
         The value passed.
     """
-    check_param("delta", delta, [Real(0.0, 1.0)])
+    check_param("delta", delta, [unit_interval()])

@@ -22,7 +22,7 @@ from scipy.spatial.distance import cdist
 from sklearn.metrics import silhouette_score
 from sklearn.utils import check_random_state
 
-from fairkm.utils._param_validation import Integer, check_param
+from fairkm.utils._param_validation import at_least, check_param
 
 from ._checks import Rows, check_reference, check_X, drop_zero_weights, encode_labels
 from ._docstrings import fill_docstring
@@ -192,7 +192,7 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     if problem:
         raise ValueError(problem)
     if sample_size is not None:
-        check_param("sample_size", sample_size, [Integer(2)])
+        check_param("sample_size", sample_size, [at_least(2)])
     if weights is None:
         return float(
             silhouette_score(X, codes, sample_size=sample_size, random_state=random_state)

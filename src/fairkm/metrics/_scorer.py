@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import numbers
 import textwrap
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -21,10 +22,9 @@ from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 from fairkm.utils._param_validation import (
     NUMERIC_SENSITIVE,
     RANDOM_STATE,
-    Instance,
-    Integer,
-    Options,
-    Real,
+    Interval,
+    StrOptions,
+    at_least,
     check_param,
 )
 
@@ -204,15 +204,15 @@ class _FairClusteringScorer:
         }
 
     def _check_params(self):
-        check_param("max_cost", self.max_cost, [Real()])
-        check_param("measure", self.measure, [Options(*_FAIRNESS_MEASURES)])
-        check_param("n_init", self.n_init, [Integer(1)])
-        check_param("random_state", self.random_state, RANDOM_STATE)
-        check_param("numeric_sensitive", self.numeric_sensitive, NUMERIC_SENSITIVE)
+        caller = "make_fair_clustering_scorer"
+        check_param("max_cost", self.max_cost, [Interval(Real, 0, None, closed="left")], caller)
+        check_param("measure", self.measure, [StrOptions(set(_FAIRNESS_MEASURES))], caller)
+        check_param("n_init", self.n_init, [at_least(1)], caller)
+        check_param("random_state", self.random_state, RANDOM_STATE, caller)
+        check_param("numeric_sensitive", self.numeric_sensitive, NUMERIC_SENSITIVE, caller)
         # The scorer finds the scored rows by X.index.
         check_param("sensitive_features", self.sensitive_features,
-                    [None, Instance((pd.Series, pd.DataFrame),
-                                    "a pandas Series/DataFrame indexed like X")])
+                    [None, pd.Series, pd.DataFrame], caller)
 
     def _bound_features(self, X):
         if self.sensitive_features is None:
