@@ -106,7 +106,8 @@ class FitParameters:
 class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
     """Parameters, checks, fitted attributes and prediction shared by the FairKM estimators.
 
-    Subclasses define ``__init__`` (the parameters below plus their own) and
+    The parameters the two share are set here; a subclass with more defines
+    ``__init__`` (these plus its own, passed on to this one). Subclasses define
     ``fit``; ``fit`` starts with :meth:`_validate_params`, checks the
     parameters against the data in :meth:`_check_params_vs_input` and ends
     with :meth:`_set_fitted`.
@@ -131,6 +132,41 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         "random_state": RANDOM_STATE,
         "verbose": ["verbose"],
     }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        fairness_weight="auto",
+        relative_weight=1.0,
+        max_cost=None,
+        max_unfairness=None,
+        attribute_weights=None,
+        cluster_weighting="auto",
+        numeric_sensitive="auto",
+        intersections=None,
+        init="k-means++",
+        init_size=None,
+        max_iter=1000,
+        tol=1e-4,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.fairness_weight = fairness_weight
+        self.relative_weight = relative_weight
+        self.max_cost = max_cost
+        self.max_unfairness = max_unfairness
+        self.attribute_weights = attribute_weights
+        self.cluster_weighting = cluster_weighting
+        self.numeric_sensitive = numeric_sensitive
+        self.intersections = intersections
+        self.init = init
+        self.init_size = init_size
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
 

@@ -431,26 +431,19 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         random_state=None,
         verbose=0,
     ):
-        self.n_clusters = n_clusters
-        self.fairness_weight = fairness_weight
-        self.relative_weight = relative_weight
-        self.max_cost = max_cost
-        self.max_unfairness = max_unfairness
-        self.attribute_weights = attribute_weights
-        self.cluster_weighting = cluster_weighting
-        self.numeric_sensitive = numeric_sensitive
-        self.intersections = intersections
+        super().__init__(
+            n_clusters, fairness_weight=fairness_weight, relative_weight=relative_weight,
+            max_cost=max_cost, max_unfairness=max_unfairness,
+            attribute_weights=attribute_weights, cluster_weighting=cluster_weighting,
+            numeric_sensitive=numeric_sensitive, intersections=intersections, init=init,
+            init_size=init_size, max_iter=max_iter, tol=tol, random_state=random_state,
+            verbose=verbose,
+        )
         self.max_deviation = max_deviation
         self.deviation_kind = deviation_kind
-        self.init = init
-        self.init_size = init_size
         self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
         self.algorithm = algorithm
         self.batch_size = batch_size
-        self.random_state = random_state
-        self.verbose = verbose
 
     _parameter_constraints = {
         **BaseFairKM._parameter_constraints,

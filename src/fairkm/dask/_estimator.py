@@ -199,41 +199,6 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
     >>> labels = model.labels_.compute()  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        n_clusters=8,
-        *,
-        fairness_weight="auto",
-        relative_weight=1.0,
-        max_cost=None,
-        max_unfairness=None,
-        attribute_weights=None,
-        cluster_weighting="auto",
-        numeric_sensitive="auto",
-        intersections=None,
-        init="k-means++",
-        init_size=None,
-        max_iter=1000,
-        tol=1e-4,
-        random_state=None,
-        verbose=0,
-    ):
-        self.n_clusters = n_clusters
-        self.fairness_weight = fairness_weight
-        self.relative_weight = relative_weight
-        self.max_cost = max_cost
-        self.max_unfairness = max_unfairness
-        self.attribute_weights = attribute_weights
-        self.cluster_weighting = cluster_weighting
-        self.numeric_sensitive = numeric_sensitive
-        self.intersections = intersections
-        self.init = init
-        self.init_size = init_size
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.verbose = verbose
-
     # ------------------------------------------------------------------ fitting
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None, client=None):
