@@ -24,7 +24,7 @@ from fairkm.utils._sensitive import (
     standardize_numeric,
     with_intersections,
 )
-from fairkm.utils._validation import weight_scale
+from fairkm.utils._validation import MEDIAN, weight_unit
 
 __all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "no_bounds",
            "resolve_bounds", "solver_weights"]
@@ -37,8 +37,9 @@ _WEIGHT_BITS = 32
 def solver_weights(weights):
     """Return ``(weights / unit, unit)``: the weights as the bounds see them, and their unit.
 
-    ``unit`` is the median positive weight (the lower one of an even count), so
-    a typical row weighs exactly 1 and weights all alike become exactly 1 (the
+    ``unit`` is the median positive weight (the lower one of an even count;
+    :func:`fairkm.utils._validation.weight_unit`'s ``"median"`` variant), so a
+    typical row weighs exactly 1 and weights all alike become exactly 1 (the
     counting arguments of unit weights apply). The ratios are then rounded to
     32 significant bits: weights scaled alike by any factor (x1e-6, normalised
     to sum 1) give ratios equal to an ulp or two, and rounded, the same bits,
@@ -48,9 +49,7 @@ def solver_weights(weights):
     """
     if weights is None:
         return None, 1.0
-    positive = np.sort(weights[weights > 0])
-    weight_scale(positive)  # refuses weights too spread to price together
-    unit = float(positive[(positive.shape[0] - 1) // 2])
+    unit = weight_unit(weights, MEDIAN)
     mantissa, exponent = np.frexp(weights / unit)
     step = 2.0 ** _WEIGHT_BITS
     return np.ldexp(np.round(mantissa * step) / step, exponent), unit
