@@ -69,6 +69,8 @@ from ._fairness import (
     max_wasserstein,
     mean_cluster_wasserstein,
 )
+from ._mix import cluster_deviation as cluster_deviation
+from ._mix import excess as excess
 from ._quality import centroid_deviation, clustering_objective, object_pair_deviation, silhouette
 from ._reports import clustering_report, fairness_report
 from ._reports import fairness_of_read as fairness_of_read
@@ -78,7 +80,8 @@ from ._wasserstein import published_wasserstein
 
 # Beside the public names, what the bounds' solver, the estimators and the audit read of a
 # bound (BoundSet, resolve_bounds, bounds_from_features, no_bounds, check_kind, check_labels,
-# enforced, from_codes), and the audit's fairness_of_read (many clusterings measured on one
+# enforced, from_codes), the engine's cluster_deviation and excess (a cluster's distance from
+# the mix, from its sums), and the audit's fairness_of_read (many clusterings measured on one
 # reading of their sensitive features): not in __all__, not public API.
 __all__ = [
     "BoundsCheck",
