@@ -74,6 +74,7 @@ from ._mix import excess as excess
 from ._quality import centroid_deviation, clustering_objective, object_pair_deviation, silhouette
 from ._reports import clustering_report, fairness_report
 from ._reports import fairness_of_read as fairness_of_read
+from ._reports import pieces_of_read as pieces_of_read
 from ._scorer import make_fair_clustering_scorer
 from ._table import MEASURES, Measure
 from ._wasserstein import published_wasserstein
@@ -81,8 +82,9 @@ from ._wasserstein import published_wasserstein
 # Beside the public names, what the bounds' solver, the estimators and the audit read of a
 # bound (BoundSet, resolve_bounds, bounds_from_features, no_bounds, check_kind, check_labels,
 # enforced, from_codes), the engine's cluster_deviation and excess (a cluster's distance from
-# the mix, from its sums), and the audit's fairness_of_read (many clusterings measured on one
-# reading of their sensitive features): not in __all__, not public API.
+# the mix, from its sums), and the audit's fairness_of_read and pieces_of_read (many
+# clusterings measured on one reading of their sensitive features): not in __all__, not
+# public API.
 __all__ = [
     "BoundsCheck",
     "MEASURES",

@@ -20,6 +20,7 @@ __all__ = [
     "check_no_overflow",
     "check_sample_weight",
     "check_weight_values",
+    "name_row",
     "unit_of_summary",
     "weight_unit",
 ]
@@ -28,18 +29,29 @@ __all__ = [
 _ALL_ZERO = "sample_weight is zero for every row; at least one must be positive."
 
 
-def check_no_missing(name, col, where=""):
+def check_no_missing(name, col, where="", *, row_name=None):
     """Raise ``ValueError`` naming the first missing value (NaN/None) of a sensitive column.
 
-    ``where`` follows the row number in the message (" of partition 3", say).
+    The row is named ``row_name(i)`` (default ``"row i"``, ``i`` its
+    position), followed by ``where`` (" of partition 3", say).
     """
     missing = _is_missing(col)
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
         raise ValueError(
-            f"sensitive attribute {name!r} has a missing value (NaN/None) at row {i}{where}; "
-            "encode missing values as their own category or drop those rows."
+            f"sensitive attribute {name!r} has a missing value (NaN/None) at "
+            f"{name_row(i, where, row_name)}; encode missing values as their own category or "
+            "drop those rows."
         )
+
+
+def name_row(i, where="", row_name=None):
+    """Name the row at position ``i`` in a message: ``row_name(i)`` (or ``"row i"``), ``where``.
+
+    ``where`` qualifies it (" of partition 3"); ``row_name`` numbers rows the
+    caller's way (the command line's data rows count from 1).
+    """
+    return f"{f'row {i}' if row_name is None else row_name(i)}{where}"
 
 
 def _is_missing(col):
