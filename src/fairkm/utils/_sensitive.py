@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._param_validation import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
-from ._validation import check_no_missing, name_row
+from ._validation import check_no_missing, first_row, name_row
 
 __all__ = [
     "checked_scale",
@@ -181,13 +181,12 @@ def resolve_numeric(numeric, names, auto):
 def _encode_numeric(name, col, where, row_name=None):
     values = pd.to_numeric(pd.Series(np.asarray(col, dtype=object)), errors="coerce")
     values = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    found = first_row(~np.isfinite(values), where, row_name)
+    if found:
         raise ValueError(
-            f"sensitive attribute {name!r} is numeric but {name_row(i, where, row_name)} holds "
-            f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite "
-            "numbers."
+            f"sensitive attribute {name!r} is numeric but {found[1]} holds "
+            f"{np.asarray(col, dtype=object)[found[0]]!r}; numeric sensitive values must be "
+            "finite numbers."
         )
     return values
 

@@ -20,6 +20,7 @@ __all__ = [
     "check_no_overflow",
     "check_sample_weight",
     "check_weight_values",
+    "first_row",
     "name_row",
     "unit_of_summary",
     "weight_unit",
@@ -35,13 +36,11 @@ def check_no_missing(name, col, where="", *, row_name=None):
     The row is named ``row_name(i)`` (default ``"row i"``, ``i`` its
     position), followed by ``where`` (" of partition 3", say).
     """
-    missing = _is_missing(col)
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
+    found = first_row(_is_missing(col), where, row_name)
+    if found:
         raise ValueError(
-            f"sensitive attribute {name!r} has a missing value (NaN/None) at "
-            f"{name_row(i, where, row_name)}; encode missing values as their own category or "
-            "drop those rows."
+            f"sensitive attribute {name!r} has a missing value (NaN/None) at {found[1]}; "
+            "encode missing values as their own category or drop those rows."
         )
 
 
@@ -52,6 +51,14 @@ def name_row(i, where="", row_name=None):
     caller's way (the command line's data rows count from 1).
     """
     return f"{f'row {i}' if row_name is None else row_name(i)}{where}"
+
+
+def first_row(mask, where="", row_name=None):
+    """Return ``(i, name)`` of the first row where ``mask`` holds (:func:`name_row`), or None."""
+    if not mask.any():
+        return None
+    i = int(np.flatnonzero(mask)[0])
+    return i, name_row(i, where, row_name)
 
 
 def _is_missing(col):
