@@ -115,3 +115,30 @@ def silhouette(X, labels, weights):
                 for c in clusters if c != labels[i])
         scores.append(0.0 if max(a, b) == 0 else (b - a) / max(a, b))
     return float(np.dot(w, scores) / w.sum())
+
+
+def cluster_deviation(labels, categorical, numeric, weights, n_clusters):
+    """Per attribute (categorical first) and cluster: the distance of its mix from the dataset's.
+
+    Total variation, half the L1 distance of the value proportions, for a
+    categorical column; the gap of the cluster's mean of the standardised
+    values from the dataset's for a numeric one; NaN for a cluster of no
+    weight. Row by row over plain sums, weights included.
+    """
+    w = np.asarray(weights, float)
+    total = w.sum()
+    out = np.full((len(categorical) + len(numeric), n_clusters), np.nan)
+    for c in range(n_clusters):
+        m = labels == c
+        size = w[m].sum()
+        if size == 0:
+            continue
+        for a, column in enumerate(categorical):
+            values = sorted(set(column.tolist()))
+            out[a, c] = 0.5 * sum(abs(w[m & (column == v)].sum() / size
+                                      - w[column == v].sum() / total) for v in values)
+        for b, column in enumerate(numeric):
+            mean = np.sum(w * column) / total
+            z = (column - mean) / math.sqrt(np.sum(w * (column - mean) ** 2) / total)
+            out[len(categorical) + b, c] = abs(np.sum(w[m] * z[m]) / size - np.sum(w * z) / total)
+    return out

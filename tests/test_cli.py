@@ -123,6 +123,26 @@ def test_fit_options_reach_fairkm(capsys, people_csv, monkeypatch):
     assert "2 column(s) -> 4 after encoding" in out
 
 
+def test_sensitive_columns_reach_the_library_as_in_the_file(capsys, tmp_path, monkeypatch):
+    """Read with the library's reader (to check them, to count values), passed on as they are."""
+    people = make_people().assign(age=lambda d: d["age"].astype(np.int64),
+                                  group=lambda d: d["group"].map({"a": 1, "b": 2, "c": 3}))
+    path = _write(tmp_path, "people.csv", people)
+    seen = {}
+    fit = fairkm.FairKM.fit
+
+    def spy(self, X, y=None, *, sensitive_features=None, **kwargs):
+        seen["sensitive"] = sensitive_features
+        return fit(self, X, sensitive_features=sensitive_features, **kwargs)
+
+    monkeypatch.setattr(fairkm.FairKM, "fit", spy)
+    status, out, err = run(capsys, "fit", path, "--sensitive", "sex,group,age",
+                           "--numeric-sensitive", "age", "--exclude", "id", "--n-clusters", "3")
+    assert status == 0, err
+    pd.testing.assert_frame_equal(seen["sensitive"], pd.read_csv(path)[["sex", "group", "age"]])
+    assert "sex (2 values), group (3 values), age (numeric)" in " ".join(out.split())
+
+
 @pytest.mark.parametrize(("weighting", "words"), [
     ("auto", "each cluster counted alike"),
     ("paper", "each cluster counted by the square of its share of the rows"),
@@ -265,7 +285,7 @@ DATA_ERRORS = {
         lambda p: make_people().assign(age=lambda d: d["age"].astype(str).where(
             d.index != 0, "old")),
         [*FIT, "--sensitive", "sex,age", "--numeric-sensitive", "age"],
-        "'age' holds 'old' on data row 1",
+        "sensitive attribute 'age' is numeric but data row 1 holds 'old'",
     ),
     "many-valued categorical sensitive": (
         lambda p: make_people(), [*FIT, "--sensitive", "sex,income", "--max-categories", "50"],

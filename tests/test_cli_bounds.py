@@ -99,14 +99,17 @@ def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_150
     (["--max-deviation", "tight"], "expected a share such as 0.05 or 5%, or NAME=SHARE pairs"),
     (["--max-deviation", "sex=-1%"], "for 'sex' >= 0"),
     (["--max-deviation", "sex=0.1,sex=0.2"], "each column once"),
-    (["--max-deviation", "height=0.1"], "--max-deviation names 'height', which is not in"),
+    (["--max-deviation", "height=0.1"],
+     "--max-deviation names 'height', which is not a sensitive attribute; the attributes are "
+     "['sex', 'group']"),
     (["--max-deviation", "0.1", "--deviation-kind", "ratio"], "invalid choice: 'ratio'"),
-    (["--max-deviation", "100%", "--deviation-kind", "multiplicative"], "must be below 1"),
+    (["--max-deviation", "100%", "--deviation-kind", "multiplicative"],
+     "--max-deviation must be < 1 with --deviation-kind='multiplicative'"),
     (["--deviation-kind", "multiplicative"], "--deviation-kind goes with --max-deviation"),
     (["--max-deviation", "group=0.1", "--numeric-sensitive", "group"],
      "--max-deviation names 'group', which is numeric"),
     (["--max-deviation", "0.1", "--numeric-sensitive", "sex,group"],
-     "every sensitive column is numeric"),
+     "--max-deviation=0.1 bounds categorical attributes, and there is none"),
 ])
 def test_bad_bounds_are_usage_errors_before_any_fit(capsys, people_150_csv, fitted, args, message):
     status, out, err = run(capsys, "fit", people_150_csv, *FIT, *args)

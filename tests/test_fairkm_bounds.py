@@ -170,6 +170,16 @@ def test_only_numeric_attributes_cannot_be_bounded():
         FairKM(3, max_deviation=0.1).fit(X, sensitive_features=numeric)
 
 
+def test_a_bound_on_the_wrong_kind_says_what_bounds_it():
+    X, S = blobs(60)
+    S = S.assign(age=np.linspace(20.0, 60.0, 60))
+    with pytest.raises(ValueError, match="max_deviation names 'age', which is numeric; it "
+                                         "bounds the shares of a categorical attribute's"):
+        FairKM(3, max_deviation={"age": 0.1}).fit(X, sensitive_features=S)
+    with pytest.raises(ValueError, match="numeric_bound names 's0', which is categorical"):
+        check_bounds(np.arange(60) % 3, S, max_deviation=None, numeric_bound={"s0": 0.1})
+
+
 def test_fit_with_a_bound_reads_the_sensitive_features_and_weights_once(monkeypatch):
     """The bounds are built on the columns and weights the fit has read, not read again."""
     import fairkm.utils._sensitive as columns

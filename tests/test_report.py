@@ -315,10 +315,18 @@ def test_notebook_display_uses_the_html():
 
 def test_many_values_pooled_as_other():
     column = pd.Series([f"v{i:02d}" for i in range(15) for _ in range(i + 1)])
-    text, order = segments(column)
+    segment, order = segments(column)
     assert len(order) == 10 and order[-1] == "other"
     assert order[0] == "v14"
-    assert (text == "other").sum() == sum(range(1, 7))
+    assert (segment == 9).sum() == sum(range(1, 7))
+
+
+def test_segments_group_by_the_readers_codes():
+    """A value that prints as the pooled tail's name stays a segment of its own."""
+    column = pd.Series(["other"] * 20 + [f"v{i:02d}" for i in range(12) for _ in range(i + 1)])
+    segment, order = segments(column)
+    assert order[0] == "other" and order[-1] == "other"
+    assert (segment == 0).sum() == 20 and (segment == 9).sum() == sum(range(1, 5))
 
 
 def test_format_number():

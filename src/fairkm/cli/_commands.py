@@ -33,7 +33,7 @@ from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
 from ._printing import print_facts, print_tradeoff
 from ._progress_bar import progress_bar
-from ._tables import check_bound, check_names, check_roles, prepare_data
+from ._tables import check_bound, check_names, check_roles, prepare_data, read_sensitive
 
 __all__ = [
     "reproduction_files",
@@ -78,10 +78,11 @@ def _print_report(args, report):
             print(f"wrote the report to {args.report}")
 
 
-def _sensitive_fact(sensitive, numeric):
+def _sensitive_fact(readings):
+    """Name each sensitive column with its kind or number of values, as the library reads it."""
     return ", ".join(
-        f"{name} ({'numeric' if name in numeric else f'{sensitive[name].nunique()} values'})"
-        for name in sensitive.columns
+        f"{name} ({'numeric' if categories is None else f'{len(categories)} values'})"
+        for name, (_, _, categories) in readings.items()
     )
 
 
@@ -219,7 +220,7 @@ def run_fit(args):
         facts = [
             *_data_facts(args, data),
             ("features", data.encoding),
-            ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
+            ("sensitive attributes", _sensitive_fact(data.readings)),
             *_fit_facts(fair, seconds),
         ]
         report = audit(
@@ -250,7 +251,7 @@ def run_evaluate(args):
         facts = [
             *_data_facts(args, data),
             ("clustering", f"column {args.labels!r}: {len(np.unique(labels))} clusters"),
-            ("sensitive attributes", _sensitive_fact(data.sensitive, numeric)),
+            ("sensitive attributes", _sensitive_fact(data.readings)),
         ]
         if data.X is not None:
             facts.append(("features", data.encoding))
@@ -310,7 +311,7 @@ def run_tradeoff(args):
         print_facts([
             *_data_facts(args, data),
             ("features", data.encoding),
-            ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+            ("sensitive attributes", _sensitive_fact(data.readings)),
         ])
         print_tradeoff(table)
         if args.output is not None:
@@ -350,10 +351,11 @@ def run_demo(args):
     with _outputs(args, report=args.report) as outputs:
         title, X, sensitive, numeric, profile = _demo_data(args)
         check_bound(args, list(sensitive.columns), numeric)
+        readings = read_sensitive(sensitive, list(sensitive.columns), numeric)
         fair, seconds = _fit_fairkm(X, sensitive, args, numeric)
         facts = [
             ("data", f"{title}: {X.shape[0]:,} rows, {X.shape[1]} features"),
-            ("sensitive attributes", _sensitive_fact(sensitive, numeric)),
+            ("sensitive attributes", _sensitive_fact(readings)),
             *_fit_facts(fair, seconds),
         ]
         report = audit(

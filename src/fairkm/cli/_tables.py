@@ -1,15 +1,20 @@
-"""Reading the input table: column checks, the sensitive frame and the feature encoding.
+"""Reading the input table: column checks, the sensitive columns and the feature encoding.
 
 Every problem is a :class:`~._errors.DataError` naming the file, column, value
 and data row at fault, or a :class:`~._errors.UsageError` when options give a
-column two roles.
+column two roles. The sensitive columns are read by the library's reader
+(:func:`fairkm.utils._sensitive.read_column`: its codes, categories, numeric
+rule and messages) and passed to the library as they are in the file; the
+bounds asked are checked by the library's rule on the options alone
+(:func:`fairkm.metrics.bounds_asked`), its errors turned into ours
+(:func:`~._errors.library_errors`).
 """
 
 from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -17,6 +22,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairkm.exceptions import DataWarning
+from fairkm.metrics import bounds_asked
 from fairkm.report import drop_missing, missing_values
 from fairkm.utils._data_checks import (
     id_like_features,
@@ -25,9 +31,10 @@ from fairkm.utils._data_checks import (
     sensitive_kind_notes,
     weight_like_features,
 )
-from fairkm.utils._options import MULTIPLICATIVE
+from fairkm.utils._options import ADDITIVE
+from fairkm.utils._sensitive import CATEGORICAL, NUMERIC, read_column, resolve_numeric
 
-from ._errors import DataError, UsageError
+from ._errors import DataError, UsageError, library_errors
 from ._io import read_table
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "check_roles",
     "copy_notes",
     "prepare_data",
+    "read_sensitive",
 ]
 
 _MAX_LISTED_COLUMNS = 20
@@ -117,34 +125,53 @@ def _first_row(mask):
     return int(np.flatnonzero(np.asarray(mask))[0]) + 1
 
 
-def _sensitive_frame(frame, args):
-    """Check and return the sensitive columns (numeric ones as float64)."""
-    numeric = list(args.numeric_sensitive or [])
-    columns = {}
-    for name in args.sensitive:
-        column = frame[name]
-        if name in numeric:
-            values = pd.to_numeric(column, errors="coerce")
-            bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))
-            if bad.any():
-                row = _first_row(bad)
-                raise DataError(
-                    f"numeric sensitive column {name!r} holds {column.iloc[row - 1]!r} on data "
-                    f"row {row}, which is not a finite number."
-                )
-            columns[name] = values.astype(np.float64)
-        else:
-            n_values = column.nunique()
-            if n_values > args.max_categories:
-                raise DataError(
-                    f"sensitive column {name!r} has {n_values:,} distinct values (more than "
-                    f"--max-categories={args.max_categories}); if it is a number such as an "
-                    "age, name it in --numeric-sensitive."
-                )
-            columns[name] = column
-    sensitive = pd.DataFrame(columns, index=frame.index)
-    return sensitive, sensitive_kind_notes(
-        sensitive, numeric, how_numeric="name it in --numeric-sensitive",
+def _data_row(i):
+    """Name the row at position ``i`` as the command line does: its data row, from 1."""
+    return f"data row {i + 1}"
+
+
+def _numeric_flags(names, numeric):
+    """Which of the sensitive columns ``names`` are numeric (``numeric``: their names).
+
+    The library's rule, a name that is not a sensitive column its usage error.
+    """
+    with library_errors(UsageError):
+        return resolve_numeric(list(numeric or []), list(names), [False] * len(names))
+
+
+def read_sensitive(frame, names, numeric, *, max_categories=None, row_name=None):
+    """Read the sensitive columns with the library's reader; return ``{name: reading}``.
+
+    Each reading is :func:`fairkm.utils._sensitive.read_column`'s ``(kind,
+    values, categories)``: the codes and categories the library groups the
+    rows by, or a numeric column's values. Its errors (a value of a numeric
+    column that is not a finite number, values that cannot be compared) are
+    :class:`~._errors.DataError`, the row named by ``row_name``. A
+    categorical column with more than ``max_categories`` values is refused.
+    """
+    flags = _numeric_flags(names, numeric)
+    readings = {}
+    with library_errors(DataError):
+        for name, flag in zip(names, flags, strict=True):
+            readings[name] = read_column(name, frame[name], flag, row_name=row_name)
+    for name, (kind, _, categories) in readings.items():
+        if max_categories is not None and kind == CATEGORICAL and (
+                len(categories) > max_categories):
+            raise DataError(
+                f"sensitive column {name!r} has {len(categories):,} distinct values (more than "
+                f"--max-categories={max_categories}); if it is a number such as an age, name "
+                "it in --numeric-sensitive."
+            )
+    return readings
+
+
+def _kind_notes(frame, readings):
+    """Sentences about sensitive columns whose kind looks wrong (numeric ones as read)."""
+    shown = pd.DataFrame({name: values if kind == NUMERIC else frame[name]
+                          for name, (kind, values, _) in readings.items()}, index=frame.index)
+    return sensitive_kind_notes(
+        shown, [name for name, (kind, _, _) in readings.items() if kind == NUMERIC],
+        how_numeric="name it in --numeric-sensitive",
         how_categorical="leave it out of --numeric-sensitive",
     )
 
@@ -301,23 +328,19 @@ def _copies(block, column, attributes):
                                       [known for _, known in attributes]))
 
 
-def copy_notes(X, sources, sensitive, numeric, *, how_to_exclude):
+def copy_notes(X, sources, readings, *, how_to_exclude):
     """Sentences about feature columns of the file that copy a sensitive column.
 
-    ``sources`` names the file's column of each column of ``X``. The test is
-    :func:`fairkm.utils._data_checks.sensitive_in_features`' (FairKM's own, which would
-    name the encoded columns), asked of each file column and sensitive
-    column in turn, so that one sentence names the column the user can leave
-    out, whatever its encoding.
+    ``sources`` names the file's column of each column of ``X``;
+    ``readings`` are the sensitive columns as :func:`read_sensitive` read
+    them. The test is :func:`fairkm.utils._data_checks.sensitive_in_features`'
+    (FairKM's own, which would name the encoded columns), asked of each file
+    column and sensitive column in turn, so that one sentence names the
+    column the user can leave out, whatever its encoding.
     """
-    attributes = []
-    for name in sensitive.columns:
-        if name in numeric:
-            attributes.append(((name, "numeric", sensitive[name].to_numpy(np.float64)), None))
-        else:
-            codes, values = pd.factorize(sensitive[name].astype(str), sort=True)
-            attributes.append(((name, "categorical", codes.astype(np.int64)),
-                               np.asarray(values, dtype=object)))
+    attributes = [((name, kind, values),
+                   None if kind == NUMERIC else np.asarray(categories, dtype=object))
+                  for name, (kind, values, categories) in readings.items()]
     sources = np.asarray(sources, dtype=object)
     notes = []
     for column in dict.fromkeys(sources):
@@ -353,11 +376,8 @@ def check_names(args):
 
 
 def check_roles(args, *, labels=None):
-    """Usage errors: a column may play only one role."""
+    """Usage errors: a column may play only one role; then :func:`check_bound`'s."""
     sensitive = set(args.sensitive)
-    for name in args.numeric_sensitive or []:
-        if name not in sensitive:
-            raise UsageError(f"--numeric-sensitive names {name!r}, which is not in --sensitive")
     for name in args.features or []:
         if name in sensitive:
             raise UsageError(f"column {name!r} is both in --features and in --sensitive")
@@ -375,40 +395,30 @@ def check_roles(args, *, labels=None):
     for name in weights:
         if name not in sensitive:
             raise UsageError(f"--attribute-weights names {name!r}, which is not in --sensitive")
-    check_bound(args, sensitive, args.numeric_sensitive or [])
+    check_bound(args, args.sensitive, args.numeric_sensitive or [])
 
 
 def check_bound(args, sensitive, numeric):
-    """Usage errors of --max-deviation and --deviation-kind, before any fitting.
+    """Usage errors of --numeric-sensitive, --max-deviation and --deviation-kind, before any fit.
 
     ``sensitive`` and ``numeric`` name the sensitive columns and the numeric
-    ones among them.
+    ones among them: the library's rules (a numeric column must be a
+    sensitive one; a bound must name categorical columns, be below 1 when
+    multiplicative, and bound some column) are asked of the names and kinds
+    alone, so no data need be read.
     """
+    names = list(sensitive)
+    flags = _numeric_flags(names, numeric)
     bound = getattr(args, "max_deviation", None)
     kind = getattr(args, "deviation_kind", None)
     if bound is None:
         if kind is not None:
             raise UsageError("--deviation-kind goes with --max-deviation")
         return
-    numeric = set(numeric)
-    bounds = bound if isinstance(bound, dict) else {}
-    for name in bounds:
-        if name not in sensitive:
-            raise UsageError(f"--max-deviation names {name!r}, which is not in --sensitive")
-        if name in numeric:
-            raise UsageError(
-                f"--max-deviation names {name!r}, which is numeric; it bounds the shares of "
-                "a categorical column's values"
-            )
-    if not bounds and not set(sensitive) - numeric:
-        raise UsageError("--max-deviation bounds categorical columns, and every sensitive "
-                         "column is numeric")
-    values = bounds.values() if bounds else [bound]
-    if kind == MULTIPLICATIVE and max(values) >= 1:
-        raise UsageError(
-            f"--max-deviation must be below 1 with --deviation-kind multiplicative (the band "
-            f"is [(1 - SHARE) p, p / (1 - SHARE)]), got {max(values):g}"
-        )
+    with library_errors(UsageError):
+        bounds_asked(names, [name for name, flag in zip(names, flags, strict=True) if not flag],
+                     max_deviation=bound, deviation_kind=kind or ADDITIVE,
+                     categorical_needed=True)
 
 
 @dataclass(frozen=True)
@@ -416,7 +426,7 @@ class Prepared:
     """The input table, ready: rows kept, sensitive columns, encoded features, notes."""
 
     frame: pd.DataFrame  # the rows kept (all, unless --dropna dropped some)
-    sensitive: pd.DataFrame
+    sensitive: pd.DataFrame  # the sensitive columns, as in the file
     X: np.ndarray | None
     names: list | None  # the feature columns
     profile: pd.DataFrame | None  # the feature columns as the report shows them
@@ -425,6 +435,7 @@ class Prepared:
     notes: list  # the data warnings, also issued as DataWarning
     weights: np.ndarray | None = None  # --weight-column's values
     weight_column: str | None = None
+    readings: dict = field(default_factory=dict)  # read_sensitive's, by column
 
 
 def _weights(frame, name, path):
@@ -512,7 +523,9 @@ def prepare_data(args, *, labels=None, need_features=True):
     if labels:
         _check_labels(frame, labels, args.max_categories)
     weights = None if weight is None else _weights(frame, weight, args.data)
-    sensitive, notes = _sensitive_frame(frame, args)
+    readings = read_sensitive(frame, args.sensitive, args.numeric_sensitive,
+                              max_categories=args.max_categories, row_name=_data_row)
+    sensitive, notes = frame[list(args.sensitive)], _kind_notes(frame, readings)
     X = encoding = profile = None
     if names is not None:
         features = _as_numbers(frame[names])
@@ -523,8 +536,7 @@ def prepare_data(args, *, labels=None, need_features=True):
             how_to_weight="pass it with --weight-column {name} (it then leaves the features)")
         X, sources, encoding = _encode_features(features, names, args.scale,
                                                 args.max_categories, args.data)
-        notes += copy_notes(X, sources, sensitive, list(args.numeric_sensitive or []),
-                            how_to_exclude=how)
+        notes += copy_notes(X, sources, readings, how_to_exclude=how)
         if args.features is None:
             encoding += ("; by default every column not sensitive or excluded (choose with "
                          "--features or --exclude)")
@@ -532,4 +544,4 @@ def prepare_data(args, *, labels=None, need_features=True):
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)
     return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes, weights,
-                    weight)
+                    weight, readings)

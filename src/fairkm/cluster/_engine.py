@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairkm.metrics import cluster_deviation, excess
 from fairkm.utils._progress import Progress, report
 
 from . import _kernels
@@ -48,7 +49,7 @@ class Stats:
 
     def _excess(self, terms):
         """Per value and cluster, the count minus the count the dataset's mix would give."""
-        return self.value_counts - terms.value_prop[:, None] * self.counts
+        return excess(self.value_counts, self.counts, terms.value_prop)
 
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
@@ -112,23 +113,13 @@ class Stats:
     def cluster_deviation(self, terms):
         """Each cluster's distance from the dataset's mix, per attribute, shape (A + B, k).
 
-        For a categorical attribute the total-variation distance between the
-        cluster's mix and the dataset's (half the L1 distance of the
-        proportions); for a numeric one the gap between the cluster's mean of
-        the standardised values and the dataset's. Categorical attributes come
-        first; an empty cluster's column is NaN. What a user reads per cluster
-        in a report's stacked bars.
+        Total variation for a categorical attribute, the standardised mean's
+        gap for a numeric one, categorical attributes first, NaN for an empty
+        cluster (:func:`fairkm.metrics._mix.cluster_deviation`). What a user
+        reads per cluster in a report's stacked bars.
         """
-        k = self.counts.shape[0]
-        live = self.counts > 0
-        cat = np.zeros((terms.codes.shape[1], k))
-        if cat.size:
-            gap = np.abs(self._excess(terms))
-            cat = 0.5 * np.add.reduceat(gap, terms.offsets[:-1], axis=0)
-        out = np.concatenate([cat, np.abs(self.num_sums)])
-        out[:, live] /= self.counts[live]
-        out[:, ~live] = np.nan
-        return out
+        return cluster_deviation(self.value_counts, self.counts, terms.value_prop,
+                                 terms.offsets, self.num_sums)
 
     def objective(self, terms, lam, total_sq_norm):
         """Compute the objective from the statistics alone, in O(k (d + V)).

@@ -637,13 +637,5 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                 f"max_deviation={self.max_deviation!r} bounds the clusters' mix of the "
                 "sensitive attributes, but fit got no sensitive_features."
             )
-        bounds = bounds_from_features(features, sample_weight,
-                                      max_deviation=self.max_deviation,
-                                      deviation_kind=self.deviation_kind)
-        if not bounds.categorical():
-            raise ValueError(
-                f"max_deviation={self.max_deviation!r} bounds categorical attributes, and "
-                "there is none: bound numeric ones with fairkm.BoundedKMeans's "
-                "numeric_bound."
-            )
-        return bounds
+        return bounds_from_features(features, sample_weight, max_deviation=self.max_deviation,
+                                    deviation_kind=self.deviation_kind, categorical_needed=True)

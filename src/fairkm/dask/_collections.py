@@ -11,6 +11,7 @@ from distributed import Client, KilledWorker, get_client, wait
 from distributed.comm import CommClosedError
 from distributed.utils import CancelledError
 
+from fairkm.utils._sensitive import check_sensitive_features, with_intersections
 from fairkm.utils._validation import check_sample_weight
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "resolve_client",
     "row_array",
     "s_blocks",
+    "s_kinds",
     "w_blocks",
     "x_blocks",
 ]
@@ -93,6 +95,22 @@ def s_blocks(sensitive_features):
         "sensitive_features must be a dask DataFrame, Series or array partitioned like X, "
         f"got {type(s).__name__}."
     )
+
+
+def s_kinds(meta, numeric_sensitive, intersections):
+    """Return the sensitive attributes' names and kinds, read from the collection's empty sample.
+
+    ``meta`` is :func:`s_blocks`' sample: it is read, intersections included,
+    by the reader every in-memory fit uses
+    (:func:`fairkm.utils._sensitive.check_sensitive_features`), so the names,
+    the numeric rule and its errors (no columns, a ``numeric_sensitive`` that
+    names no attribute, a dtype not taken) are :meth:`fairkm.FairKM.fit`'s,
+    before any partition is computed. Each partition's values are read by the
+    same reader (:func:`fairkm.dask._tasks.prepare`).
+    """
+    sample = with_intersections(meta, intersections, numeric=numeric_sensitive)
+    features = check_sensitive_features(sample, numeric=numeric_sensitive, allow_empty=True)
+    return features.names, features.kinds
 
 
 def w_blocks(sample_weight, n_parts):

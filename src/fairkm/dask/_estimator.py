@@ -16,7 +16,7 @@ from fairkm.cluster._engine import Stats, fill_moves
 from fairkm.cluster._weighting import Problem
 from fairkm.utils._inputs import warn_if_sensitive_as_y
 from fairkm.utils._param_validation import check_n_samples
-from fairkm.utils._sensitive import CATEGORICAL, NUMERIC, read_columns, resolve_numeric
+from fairkm.utils._sensitive import NUMERIC
 
 from . import _tasks as tasks
 from ._collections import (
@@ -25,6 +25,7 @@ from ._collections import (
     label_array,
     resolve_client,
     s_blocks,
+    s_kinds,
     w_blocks,
     x_blocks,
 )
@@ -269,11 +270,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         if sensitive_features is not None:
             sensitive, meta, s_lengths = s_blocks(sensitive_features)
             check_same_partitions(n_parts, len(sensitive), x_lengths, s_lengths)
-            names, _, auto = read_columns(self._with_intersections(meta))
-            if not names:
-                raise ValueError("sensitive_features has no columns.")
-            numeric = resolve_numeric(self.numeric_sensitive, names, auto)
-            kinds = [NUMERIC if flag else CATEGORICAL for flag in numeric]
+            names, kinds = s_kinds(meta, self.numeric_sensitive, self.intersections)
         token = uuid.uuid4().hex
 
         positions = [j for j, kind in enumerate(kinds) if kind == NUMERIC]

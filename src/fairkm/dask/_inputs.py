@@ -3,7 +3,7 @@
 :meth:`fairkm.FairKM.fit` refuses ``X`` whose squared distances would overflow
 and weights that are all zero or span more than 100 powers of ten, and runs on
 the weights divided by a power of two near their geometric mean
-(:func:`fairkm.utils._validation.weight_scale`). Those rules read only a few numbers
+(:func:`fairkm.utils._validation.weight_unit`). Those rules read only a few numbers
 of the whole data (the largest ``|x|``, the extremes of the positive weights,
 the sum of their logarithms and their count), which each partition sends
 (:func:`fairkm.dask._tasks.shape_summary`); here they are applied to them, so
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairkm.utils._validation import check_no_overflow, check_sample_weight, weight_scale
+from fairkm.utils._validation import check_no_overflow, unit_of_summary
 
 __all__ = ["check_largest", "weight_unit"]
 
@@ -34,11 +34,11 @@ def weight_unit(summaries):
     """Return the weights' unit over all partitions, or None when every weight is 1.
 
     ``summaries`` are the partitions' :func:`fairkm.dask._tasks.weight_summary`.
-    The unit is ``2 ** round(mean(log2(w)))`` over the positive weights, as
-    :func:`fairkm.utils._validation.weight_scale` computes it (summed per partition,
-    so the mean may differ in its last bit; the unit is still a power of two
-    near the weights, and dividing by a power of two is exact, so the fit is
-    the same whichever it is).
+    The unit is :func:`fairkm.utils._validation.weight_unit`'s, read from the
+    summaries (:func:`fairkm.utils._validation.unit_of_summary`): the sum of
+    the log2 weights is summed per partition, so the mean may differ in its
+    last bit; the unit is still a power of two near the weights, and dividing
+    by a power of two is exact, so the fit is the same whichever it is.
 
     Raises
     ------
@@ -48,12 +48,7 @@ def weight_unit(summaries):
     """
     if all(summary[4] for summary in summaries):
         return None
-    n_positive = sum(summary[0] for summary in summaries)
-    low = min(summary[1] for summary in summaries)
-    high = max(summary[2] for summary in summaries)
-    # The in-memory checks read whether some weight is positive and the positive
-    # extremes: applied to those alone, they refuse what they refuse on every row.
-    extremes = np.array([low, high]) if n_positive else np.zeros(1)
-    check_sample_weight(extremes, extremes.shape[0])
-    weight_scale(extremes)
-    return float(2.0 ** np.round(sum(summary[3] for summary in summaries) / n_positive))
+    return unit_of_summary(sum(summary[0] for summary in summaries),
+                           min(summary[1] for summary in summaries),
+                           max(summary[2] for summary in summaries),
+                           sum(summary[3] for summary in summaries))

@@ -13,6 +13,7 @@ from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
 from fairkm.utils._sensitive import CATEGORICAL
 
 from ._bound_spec import check_kind, resolve_bounds
+from ._mix import mean_gap
 
 __all__ = ["TOLERANCE", "BoundsCheck", "check_bounds", "check_labels", "enforced", "from_codes",
            "measure"]
@@ -85,8 +86,9 @@ def measure(bounds, codes, n_clusters):
         else:
             live = np.flatnonzero(sizes > 0)
             zw = attr.values if weights is None else attr.values * weights
-            means = np.bincount(codes, weights=zw, minlength=n_clusters)[live] / sizes[live]
-            deviation = np.abs(means)
+            sums = np.bincount(codes, weights=zw, minlength=n_clusters)
+            means = sums[live] / sizes[live]
+            deviation = mean_gap(sums[None, :], sizes)[0, live]
             violation = np.maximum(0.0, deviation - attr.delta) if attr.bounded else 0 * means
             c = int(np.argmax(violation if violation.max() > 0 else deviation))
             rows.append(["numeric", attr.delta, float(deviation.max()), float(violation.max()),

@@ -31,9 +31,9 @@ from fairkm.utils._sensitive import (
     standardize_numeric,
     with_intersections,
 )
-from fairkm.utils._validation import weight_scale
+from fairkm.utils._validation import MEDIAN, weight_unit
 
-__all__ = ["KINDS", "Attribute", "BoundSet", "check_kind", "no_bounds",
+__all__ = ["KINDS", "Attribute", "BoundSet", "bounds_asked", "check_kind", "no_bounds",
            "resolve_bounds", "solver_weights"]
 
 KINDS = DEVIATION_KINDS
@@ -44,8 +44,9 @@ _WEIGHT_BITS = 32
 def solver_weights(weights):
     """Return ``(weights / unit, unit)``: the weights as the bounds see them, and their unit.
 
-    ``unit`` is the median positive weight (the lower one of an even count), so
-    a typical row weighs exactly 1 and weights all alike become exactly 1 (the
+    ``unit`` is the median positive weight (the lower one of an even count;
+    :func:`fairkm.utils._validation.weight_unit`'s ``"median"`` variant), so a
+    typical row weighs exactly 1 and weights all alike become exactly 1 (the
     counting arguments of unit weights apply). The ratios are then rounded to
     32 significant bits: weights scaled alike by any factor (x1e-6, normalised
     to sum 1) give ratios equal to an ulp or two, and rounded, the same bits,
@@ -55,9 +56,7 @@ def solver_weights(weights):
     """
     if weights is None:
         return None, 1.0
-    positive = np.sort(weights[weights > 0])
-    weight_scale(positive)  # refuses weights too spread to price together
-    unit = float(positive[(positive.shape[0] - 1) // 2])
+    unit = weight_unit(weights, MEDIAN)
     mantissa, exponent = np.frexp(weights / unit)
     step = 2.0 ** _WEIGHT_BITS
     return np.ldexp(np.round(mantissa * step) / step, exponent), unit
@@ -202,10 +201,12 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
                 )
             if key not in eligible:
                 raise ValueError(
-                    f"{parameter} names {key!r}, which is not a {what} attribute; "
-                    + ("bound numeric attributes with numeric_bound."
-                       if what == "categorical" else
-                       "bound categorical attributes with max_deviation.")
+                    f"{parameter} names {key!r}, which is "
+                    + ("numeric; it bounds the shares of a categorical attribute's values "
+                       "(fairkm.BoundedKMeans bounds a numeric attribute's mean with "
+                       "numeric_bound)." if what == "categorical" else
+                       "categorical; it bounds a numeric attribute's mean (max_deviation "
+                       "bounds the shares of a categorical attribute's values).")
                 )
             out[key] = _check_delta(f"{parameter}[{key!r}]", item, kind)
         return out
@@ -214,6 +215,53 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
     for name in eligible:
         out[name] = value
     return out
+
+
+def bounds_asked(names, categorical, *, max_deviation, deviation_kind="additive",
+                 numeric_bound=None, categorical_needed=False):
+    """Map the bounds asked onto the attributes by name, refusing a bound that cannot apply.
+
+    Reads the attributes' names and kinds only, so a caller can check the
+    bounds before reading any value (the command line does, on its options).
+
+    Parameters
+    ----------
+    names : list of str
+        The sensitive attributes, intersections included.
+    categorical : list of str
+        The categorical ones among them.
+    max_deviation, deviation_kind, numeric_bound
+        As in :func:`resolve_bounds`.
+    categorical_needed : bool, default=False
+        Refuse a ``max_deviation`` that bounds no categorical attribute (an
+        estimator without ``numeric_bound``, such as :class:`fairkm.FairKM`,
+        would then bound nothing).
+
+    Returns
+    -------
+    deltas, numeric_deltas : dict of str to float
+        Each attribute's ``max_deviation`` and ``numeric_bound`` (NaN: none).
+
+    Raises
+    ------
+    ValueError
+        On a bound that is not a number >= 0 or a dict of them, a name that
+        is not an attribute or not of the kind bounded, a multiplicative
+        bound of 1 or more, or (with ``categorical_needed``) nothing to bound.
+    """
+    check_kind(deviation_kind)
+    numeric = [name for name in names if name not in categorical]
+    deltas = _per_attribute(max_deviation, "max_deviation", names, categorical,
+                            deviation_kind, "categorical")
+    numeric_deltas = _per_attribute(numeric_bound, "numeric_bound", names, numeric,
+                                    "additive", "numeric")
+    if categorical_needed and max_deviation is not None and np.isnan(
+            list(deltas.values())).all():
+        raise ValueError(
+            f"max_deviation={max_deviation!r} bounds categorical attributes, and there is "
+            "none: bound numeric ones with fairkm.BoundedKMeans's numeric_bound."
+        )
+    return deltas, numeric_deltas
 
 
 def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_kind="additive",
@@ -265,7 +313,7 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
 
 
 def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive",
-                         numeric_bound=None):
+                         numeric_bound=None, categorical_needed=False):
     """Build the bounds asked for on sensitive features already read (what a fit encoded).
 
     Parameters
@@ -276,22 +324,18 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
     weights : ndarray of shape (n_samples,) or None
         Checked row weights, in any unit (only their ratios matter: weights
         scaled alike give the same bounds, to the bit).
-    max_deviation, deviation_kind, numeric_bound
-        As in :func:`resolve_bounds`.
+    max_deviation, deviation_kind, numeric_bound, categorical_needed
+        As in :func:`bounds_asked`.
 
     Returns
     -------
     BoundSet
     """
     kind = deviation_kind
-    check_kind(kind)
+    deltas, numeric_deltas = bounds_asked(
+        sf.names, [sf.names[j] for j in sf.select(CATEGORICAL)], max_deviation=max_deviation,
+        deviation_kind=kind, numeric_bound=numeric_bound, categorical_needed=categorical_needed)
     near_one, unit = solver_weights(weights)
-    categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
-    numeric = [name for name in sf.names if name not in categorical]
-    deltas = _per_attribute(max_deviation, "max_deviation", sf.names, categorical, kind,
-                            "categorical")
-    numeric_deltas = _per_attribute(numeric_bound, "numeric_bound", sf.names, numeric,
-                                    "additive", "numeric")
     attributes = []
     for name, kind_j, column, values in zip(sf.names, sf.kinds, sf.columns, sf.categories,
                                             strict=True):

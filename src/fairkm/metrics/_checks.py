@@ -43,6 +43,7 @@ __all__ = [
     "drop_zero_weights",
     "encode_labels",
     "prepare_fairness",
+    "prepare_read",
 ]
 
 
@@ -276,8 +277,18 @@ def prepare_fairness(labels, sensitive_features, numeric_sensitive, sample_weigh
         sensitive_features, intersections, numeric=numeric_sensitive
     )
     sf = check_sensitive_features(sensitive_features, numeric=numeric_sensitive)
+    return prepare_read(codes, sf, sample_weight, rows)
+
+
+def prepare_read(codes, sf, sample_weight=None, rows=None):
+    """:func:`prepare_fairness` on cluster codes and sensitive features already read.
+
+    The weights are checked (paired by ``rows``, a :class:`Rows`; None pairs
+    by position) and brought near 1; the rows of weight zero are dropped.
+    Returns what :func:`prepare_fairness` returns.
+    """
     check_same_rows(sf, codes)
-    weights, unit = rows.weights(sample_weight, codes.shape[0])
+    weights, unit = (rows or Rows()).weights(sample_weight, codes.shape[0])
     if weights is not None:
         weights = weights / unit
     weights, codes, n_clusters, sf = drop_zero_weights(weights, codes, sf)

@@ -17,9 +17,9 @@ from ._checks import (
     check_delta,
     check_eps,
     check_option,
-    check_same_rows,
     encode_labels,
     prepare_fairness,
+    prepare_read,
 )
 from ._docstrings import fill_docstring
 from ._pieces import AttributePieces
@@ -173,6 +173,13 @@ def fairness_report(
     return report
 
 
+def _pieces(codes, n_clusters, sf, weights, **options):
+    """Every attribute's :class:`AttributePieces` (``options``: the measures' conventions)."""
+    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
+    return [AttributePieces(codes, n_clusters, sizes, sf, j, weights, **options)
+            for j in range(sf.n_attributes)]
+
+
 def _measures(codes, n_clusters, sf, weights, *, wasserstein, eps, delta):
     """Compute the report's table from cluster codes and sensitive features already read."""
     if "mean" in sf.names:
@@ -180,30 +187,43 @@ def _measures(codes, n_clusters, sf, weights, *, wasserstein, eps, delta):
             "sensitive_features has an attribute named 'mean', which would clash with the "
             "report's 'mean' row; rename it."
         )
-    sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     columns = fairness_names()
     table = np.full((sf.n_attributes, len(columns)), np.nan)
-    for j in range(sf.n_attributes):
-        pieces = AttributePieces(codes, n_clusters, sizes, sf, j, weights,
-                                 wasserstein=wasserstein, eps=eps, delta=delta)
-        table[j] = list(attribute_fairness(pieces).values())
+    pieces = _pieces(codes, n_clusters, sf, weights, wasserstein=wasserstein, eps=eps,
+                     delta=delta)
+    for j, attribute in enumerate(pieces):
+        table[j] = list(attribute_fairness(attribute).values())
     index = pd.Index(sf.names, name="attribute")
     report = pd.DataFrame(table, index=index, columns=columns)
     report.loc["mean"] = report.mean(axis=0, skipna=True)
     return report
 
 
-def fairness_of_read(labels, sf):
-    """:func:`fairness_report`'s table (unit weights, default options) on features already read.
+def fairness_of_read(labels, sf, sample_weight=None):
+    """:func:`fairness_report`'s table (default options) on features already read.
 
     For measuring many clusterings of the same rows on one reading of their
     sensitive features (the audit); ``sf`` as
-    :func:`fairkm.utils._sensitive.check_sensitive_features` returns it.
+    :func:`fairkm.utils._sensitive.check_sensitive_features` returns it,
+    ``sample_weight`` paired with the rows by position.
     """
-    codes, n_clusters = encode_labels(labels)
-    check_same_rows(sf, codes)
-    return _measures(codes, n_clusters, sf, None, wasserstein="principled", eps=1e-20,
-                     delta=0.2)
+    codes, _ = encode_labels(labels)
+    return _measures(*prepare_read(codes, sf, sample_weight), wasserstein="principled",
+                     eps=1e-20, delta=0.2)
+
+
+def pieces_of_read(labels, sf, sample_weight=None):
+    """Every attribute's per-cluster pieces of ``labels``, as :func:`fairness_of_read` reads them.
+
+    Returns the pieces (one :class:`AttributePieces` per attribute, in
+    ``sf``'s order) and the features of the rows of positive weight they
+    cover (a value only zero-weight rows have is no longer among their
+    categories). The clusters are those with a row of positive weight, in the
+    order of the sorted distinct labels.
+    """
+    codes, _ = encode_labels(labels)
+    codes, n_clusters, sf, weights = prepare_read(codes, sf, sample_weight)
+    return _pieces(codes, n_clusters, sf, weights), sf
 
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):

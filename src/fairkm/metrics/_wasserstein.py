@@ -48,7 +48,9 @@ def categorical_wasserstein(props, overall, convention):
     """
     if convention == "published":
         return _sorted_w1(props, overall)
-    # Optimal transport under the 0/1 ground metric moves exactly the mass in excess.
+    # Optimal transport under the 0/1 ground metric moves exactly the mass in excess: the
+    # total-variation distance, from the shares (the engine's, fairkm.metrics._mix, comes
+    # from its counts; the two orders differ in the last bits, and both are kept).
     return 0.5 * np.abs(props - overall).sum(axis=1)
 
 

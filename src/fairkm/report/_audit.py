@@ -500,7 +500,7 @@ def audit(
     ref_name = names[1] if len(names) > 1 else None
     if resolved is not None and ref_name is not None:
         bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
-    fairness = fairness_table(clusterings, sensitive, numeric, read, weights)
+    fairness = fairness_table(clusterings, read, weights)
     quality = (None if features is None
                else quality_table(features, clusterings, ref_name, random_state, weights))
     facts = list(facts)
@@ -522,7 +522,7 @@ def audit(
         quality=quality,
         clusters={n: cluster_table(v, features, profile, weights)
                   for n, v in clusterings.items()},
-        worst=worst_clusters(clusterings, sensitive, numeric, weights),
+        worst=worst_clusters(clusterings, read, weights),
         verdicts=None if ref_name is None else verdict_table(fairness, main, ref_name),
         notes=all_notes,
         own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),

@@ -15,6 +15,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
+from fairkm.utils._sensitive import read_column
+
 __all__ = ["composition_chart", "segments", "weighted_percentiles"]
 
 # Stacked bars stay readable with about ten segments; smaller groups are pooled.
@@ -22,18 +24,25 @@ _MAX_SEGMENTS = 10
 
 
 def segments(column, weights=None):
-    """Values in decreasing dataset share, the tail pooled as "other" beyond the limit."""
-    text = column.astype(str)
-    if weights is None:
-        order = text.value_counts().index.tolist()
-    else:
-        order = pd.Series(weights).groupby(text.to_numpy(), sort=False).sum()
-        order = order.sort_values(ascending=False, kind="stable").index.tolist()
+    """Group a categorical column's rows by value, the tail pooled as "other" beyond the limit.
+
+    The rows are grouped by the library's reader (its codes, so two values
+    that print alike stay apart); the values are shown as text. Returns
+    ``(segment, names)``: each row's segment, an index into ``names``, the
+    values' texts in decreasing (weighted) dataset share, ties in order of
+    first appearance, the last one ``"other"`` when values were pooled.
+    """
+    _, codes, categories = read_column(str(column.name), column, numeric=False)
+    totals = np.bincount(codes, weights=weights, minlength=len(categories))
+    appearing = pd.unique(codes)
+    order = appearing[np.argsort(-totals[appearing], kind="stable")]
+    names = [str(categories[v]) for v in order]
+    rank = np.empty(len(categories), dtype=np.int64)
+    rank[order] = np.arange(len(order))
     if len(order) > _MAX_SEGMENTS:
-        kept = set(order[: _MAX_SEGMENTS - 1])
-        text = text.where(text.isin(kept), "other")
-        order = [*order[: _MAX_SEGMENTS - 1], "other"]
-    return text, order
+        rank = np.minimum(rank, _MAX_SEGMENTS - 1)
+        names = [*names[: _MAX_SEGMENTS - 1], "other"]
+    return rank[codes], names
 
 
 def _row_names(labels, worst=None, weights=None):
@@ -58,15 +67,16 @@ def _mark_worst(ax, names):
             label.set_fontweight("bold")
 
 
-def _draw_categorical(ax, text, order, labels, colors, worst, weights):
+def _draw_categorical(ax, segment, order, labels, colors, worst, weights):
     """Draw the stacked bars; return one bar container per value, in ``order``."""
     clusters, names = _row_names(labels, worst, weights)
-    counts = pd.crosstab(labels, text.to_numpy(), values=_ones_or(weights, len(labels)),
-                         aggfunc="sum").fillna(0.0).reindex(index=clusters, columns=order,
-                                                            fill_value=0.0)
-    overall = counts.sum(axis=0) / counts.to_numpy().sum()
-    shares = counts.div(counts.sum(axis=1).where(counts.sum(axis=1) > 0, 1.0), axis=0)
-    rows = np.vstack([overall.to_numpy(), shares.to_numpy()])
+    codes = np.unique(labels, return_inverse=True)[1]
+    counts = np.bincount(codes * len(order) + segment, weights=_ones_or(weights, len(labels)),
+                         minlength=len(clusters) * len(order)).reshape(len(clusters), len(order))
+    overall = counts.sum(axis=0) / counts.sum()
+    sizes = counts.sum(axis=1)
+    shares = counts / np.where(sizes > 0, sizes, 1.0)[:, None]
+    rows = np.vstack([overall, shares])
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
     left = np.zeros(len(y))
     bars = []
@@ -105,7 +115,6 @@ def weighted_percentiles(values, weights, q):
 
 def _draw_numeric(ax, values, labels, name, worst, weights):
     clusters, names = _row_names(labels, worst, weights)
-    values = np.asarray(values, dtype=np.float64)
     weights = _ones_or(weights, len(values))
     groups = [np.ones(len(values), dtype=bool)] + [labels == c for c in clusters]
     y = np.concatenate([[0.0], np.arange(1, len(clusters) + 1) + 0.4])
@@ -143,8 +152,10 @@ def composition_chart(audit, attribute):
     numeric = attribute in audit.numeric_sensitive
     column = audit.sensitive[attribute].reset_index(drop=True)
     legend_rows = 0
-    if not numeric:
-        text, order = segments(column, audit.sample_weight)
+    if numeric:
+        values = read_column(attribute, column, numeric=True)[1]
+    else:
+        segment, order = segments(column, audit.sample_weight)
         legend_rows = -(-len(order) // 5)
     fig = Figure(
         figsize=(5.2 * len(audit.labels), 1.5 + 0.32 * n_rows + 0.3 * legend_rows),
@@ -155,12 +166,12 @@ def composition_chart(audit, attribute):
     for ax, (name, labels) in zip(axes, audit.labels.items(), strict=True):
         worst = audit.worst.loc[(attribute, name), "cluster"]
         if numeric:
-            _draw_numeric(ax, column, labels, attribute, worst, audit.sample_weight)
+            _draw_numeric(ax, values, labels, attribute, worst, audit.sample_weight)
         else:
             colors = [f"C{j}" for j in range(len(order))]
             if order[-1] == "other":
                 colors[-1] = "0.75"
-            bars = _draw_categorical(ax, text, order, labels, colors, worst,
+            bars = _draw_categorical(ax, segment, order, labels, colors, worst,
                                      audit.sample_weight)
             if handles is None:
                 handles = bars  # the first panel's (every panel has the same values)

@@ -1,8 +1,12 @@
 """The numbers of an audit: measures, per-cluster tables, worst clusters and verdicts.
 
-Every measure comes from :mod:`fairkm.metrics`; what is computed here are
-per-cluster views of the same quantities (a cluster's distance to the
-dataset's mix, whose maximum is ME) and the comparisons with a reference.
+Every measure comes from :mod:`fairkm.metrics`, on the sensitive features
+read once by the library's reader (their codes, categories and numeric
+rule); so do the per-cluster distances to the dataset's mix that pick each
+attribute's worst cluster (ME's, :func:`fairkm.metrics.pieces_of_read`).
+What is computed here are the views of them a reader needs (the value most
+off, a cluster's mean in the column's units) and the comparisons with a
+reference.
 """
 
 from __future__ import annotations
@@ -15,16 +19,16 @@ from fairkm.metrics import (
     centroid_deviation,
     clustering_objective,
     fairness_of_read,
-    fairness_report,
     object_pair_deviation,
+    pieces_of_read,
     silhouette,
 )
 from fairkm.utils._inputs import as_frequencies
 from fairkm.utils._sensitive import (
-    check_sensitive_features,
     columns_frame,
     read_columns,
     resolve_numeric,
+    standardize_numeric,
 )
 
 __all__ = [
@@ -75,27 +79,17 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
     return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
 
 
-def fairness_table(labels, sensitive, numeric, features=None, sample_weight=None):
+def fairness_table(labels, read, sample_weight=None):
     """Every fairness measure, indexed by (attribute or ``"mean"``, clustering).
 
-    ``features``: ``sensitive`` already read with ``numeric`` (else read here,
-    once for every clustering). ``sample_weight``: checked row weights (a row
-    of weight w counts as w rows), or None.
+    ``read``: the sensitive features as the library's reader read them (once
+    for every clustering). ``sample_weight``: checked row weights (a row of
+    weight w counts as w rows), or None.
     """
-    if sample_weight is not None:
-        # The seam measures unit weights only; the report reads the features itself.
-        fairness = {
-            name: fairness_report(values, sensitive_features=sensitive,
-                                  numeric_sensitive=numeric, sample_weight=sample_weight)
-            for name, values in labels.items()
-        }
-        fairness = pd.concat(fairness, names=["clustering", "attribute"])
-        return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
-    if features is None:
-        features = check_sensitive_features(sensitive, numeric=numeric)
-    fairness = {name: fairness_of_read(values, features) for name, values in labels.items()}
+    fairness = {name: fairness_of_read(values, read, sample_weight)
+                for name, values in labels.items()}
     fairness = pd.concat(fairness, names=["clustering", "attribute"])
-    return fairness.swaplevel().loc[[*sensitive.columns, "mean"]]
+    return fairness.swaplevel().loc[[*read.names, "mean"]]
 
 
 def _quality(X, labels, reference, random_state, weights):
@@ -196,81 +190,68 @@ def _profile_column(values, codes, clusters, weights):
     return [f"{value} ({frac:.0%})" for value, frac in zip(top, share, strict=True)]
 
 
-def _weighted_counts(labels, column, weights):
-    """Total weight of each (cluster, value of ``column`` as text)."""
-    return pd.crosstab(labels, column.astype(str).to_numpy(), values=weights,
-                       aggfunc="sum").fillna(0.0)
-
-
-def _worst_categorical(column, labels, weights):
-    """Find the cluster farthest (Euclidean) from the dataset's mix, and its most-off value."""
-    counts = _weighted_counts(labels, column, weights)
-    overall = counts.sum(axis=0) / counts.to_numpy().sum()
-    with np.errstate(invalid="ignore", divide="ignore"):  # a cluster of weight 0: NaN
-        shares = counts.div(counts.sum(axis=1), axis=0)
-    diff = shares - overall
-    distance = np.sqrt((diff**2).sum(axis=1, min_count=1))
-    cluster = distance.idxmax()
-    value = diff.loc[cluster].abs().idxmax()
-    return cluster, float(distance[cluster]), {
-        "value": value, "cluster share": float(shares.loc[cluster, value]),
-        "dataset share": float(overall[value]),
-        "detail": f"{value}: {shares.loc[cluster, value]:.0%} of the cluster, "
-                  f"{overall[value]:.0%} of the data",
+def _worst_value(piece, c, categories):
+    """Find the value of cluster ``c``'s mix most off the dataset's, and both shares of it."""
+    shares, overall = piece.proportions
+    v = int(np.argmax(np.abs(shares[c] - overall)))
+    value = str(categories[v])  # shown as text, as the charts show it
+    return {
+        "value": value, "cluster share": float(shares[c, v]),
+        "dataset share": float(overall[v]),
+        "detail": f"{value}: {shares[c, v]:.0%} of the cluster, {overall[v]:.0%} of the data",
     }
 
 
-def _worst_numeric(column, labels, weights):
-    """Find the cluster whose standardised mean is farthest from the dataset's."""
-    values = column.to_numpy(dtype=np.float64)
-    mean = np.average(values, weights=weights)
-    scale = np.sqrt(np.average((values - mean) ** 2, weights=weights))
-    totals = pd.Series(weights).groupby(labels).sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = pd.Series(weights * values).groupby(labels).sum() / totals
-    distance = (means - mean).abs() / scale
-    cluster = distance.idxmax()
-    return cluster, float(distance[cluster]), {
-        "cluster mean": float(means[cluster]), "dataset mean": float(mean),
-        "detail": f"mean {means[cluster]:.4g} against {mean:.4g} in the data "
-                  f"({(means[cluster] - mean) / scale:+.2f} standard deviations)",
+def _worst_mean(name, values, codes, at, weights, sizes):
+    """Compare cluster ``at``'s mean of a numeric attribute with the dataset's, in its units."""
+    mean, scale = standardize_numeric(values, name, weights)
+    total = np.bincount(codes, weights=values if weights is None else weights * values)
+    cluster_mean = total[at] / sizes[at]
+    return {
+        "cluster mean": float(cluster_mean), "dataset mean": float(mean),
+        "detail": f"mean {cluster_mean:.4g} against {mean:.4g} in the data "
+                  f"({(cluster_mean - mean) / scale:+.2f} standard deviations)",
     }
 
 
-def worst_clusters(labels, sensitive, numeric, sample_weight=None):
+def worst_clusters(labels, read, sample_weight=None):
     """Each attribute's least fair cluster in each clustering.
 
+    ``read``: the sensitive features as the library's reader read them.
     Returns a DataFrame indexed by (attribute, clustering): ``cluster``,
     ``size``, ``share`` (of the rows), ``distance`` (its Euclidean distance to
     the dataset's mix, the cluster that sets ME), ``small`` (fewer rows than
     half an average cluster), ``detail`` (its mix against the dataset's, in
-    words) and, for a categorical attribute, the ``value`` most off with its
-    ``cluster share`` and ``dataset share``; for a numeric one the
-    ``cluster mean`` and ``dataset mean``. With ``sample_weight`` (checked
-    row weights) every mix, size and share is weighted, and ``rows`` counts
-    the cluster's rows.
+    words) and, for a categorical attribute, the ``value`` most off (as
+    text) with its ``cluster share`` and ``dataset share``; for a numeric one
+    the ``cluster mean`` and ``dataset mean``. With ``sample_weight``
+    (checked row weights) every mix, size and share is weighted, and ``rows``
+    counts the cluster's rows.
     """
-    rows = {}
-    for attribute in sensitive.columns:
-        column = sensitive[attribute]
-        for name, values in labels.items():
-            weights = _weights_or_ones(sample_weight, len(values))
-            clusters, codes, counts = np.unique(values, return_inverse=True,
-                                                return_counts=True)
-            sizes = np.bincount(codes, weights=weights, minlength=len(clusters))
-            if attribute in numeric:
-                cluster, distance, extra = _worst_numeric(column, values, weights)
-            else:
-                cluster, distance, extra = _worst_categorical(column, values, weights)
-            at = np.flatnonzero(clusters == cluster)[0]
-            size = int(counts[at]) if sample_weight is None else float(sizes[at])
-            total = sizes.sum()
-            rows[(attribute, name)] = {
-                "cluster": cluster, "size": size, "share": sizes[at] / total,
+    found = {}
+    for name, values in labels.items():
+        weights = _weights_or_ones(sample_weight, len(values))
+        clusters, codes, counts = np.unique(values, return_inverse=True, return_counts=True)
+        sizes = np.bincount(codes, weights=weights, minlength=len(clusters))
+        # The measures' pieces cover the clusters with a row of positive weight.
+        kept, total = np.flatnonzero(sizes > 0), sizes.sum()
+        pieces, covered = pieces_of_read(values, read, sample_weight)
+        for j, attribute in enumerate(read.names):
+            c = int(np.argmax(pieces[j].euclidean_distances))
+            at = kept[c]
+            extra = (_worst_value(pieces[j], c, covered.categories[j]) if pieces[j].categorical
+                     else _worst_mean(attribute, read.columns[j], codes, at, sample_weight,
+                                      sizes))
+            found[(attribute, name)] = {
+                "cluster": clusters[at],
+                "size": int(counts[at]) if sample_weight is None else float(sizes[at]),
+                "share": sizes[at] / total,
                 **({} if sample_weight is None else {"rows": int(counts[at])}),
-                "distance": distance, "small": sizes[at] < 0.5 * total / len(clusters),
+                "distance": float(pieces[j].euclidean_distances[c]),
+                "small": sizes[at] < 0.5 * total / len(clusters),
                 **extra,
             }
+    rows = {key: found[key] for key in [(a, n) for a in read.names for n in labels]}
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.names = ["attribute", "clustering"]
     return table

@@ -33,7 +33,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from ._data_checks import warn_on_data
-from ._validation import check_no_overflow, check_sample_weight, weight_scale
+from ._validation import LIGHTEST, check_no_overflow, check_sample_weight, weight_unit
 
 __all__ = [
     "FitInputs",
@@ -114,7 +114,7 @@ def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
 
     ``weights`` is a float64 array (None for unit weights, which take the
     unweighted code paths); ``unit`` the power of two that brings them near 1
-    (:func:`fairkm.utils._validation.weight_scale`). A computation on
+    (:func:`fairkm.utils._validation.weight_unit`). A computation on
     ``weights / unit`` is the computation on ``weights`` to the bit, with every
     sum divided by ``unit``, and weights multiplied by any factor give the same
     ``weights / unit`` up to that power of two.
@@ -123,7 +123,7 @@ def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
     if isinstance(sample_weight, pd.Series):
         sample_weight = sample_weight.to_numpy()
     weights = check_sample_weight(sample_weight, n_samples, length_of=length_of)
-    return weights, weight_scale(weights)
+    return weights, weight_unit(weights)
 
 
 def as_frequencies(weights):
@@ -132,11 +132,12 @@ def as_frequencies(weights):
     The silhouette and DevO count a weight as that many rows (a cluster of
     total weight 1 has no second row), so they change when every weight is
     scaled; on these weights they do not, and integer weights whose smallest
-    is 1 (counts) are kept as they are: the measures of the repeated rows.
+    is 1 (counts) are kept as they are: the measures of the repeated rows
+    (:func:`fairkm.utils._validation.weight_unit`'s ``"lightest"`` unit).
     """
     if weights is None:
         return None
-    return weights / weights[weights > 0].min()
+    return weights / weight_unit(weights, LIGHTEST)
 
 
 def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=4):

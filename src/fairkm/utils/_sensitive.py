@@ -2,8 +2,9 @@
 
 Every public function or estimator that takes ``sensitive_features``
 (FairKM in memory and on Dask, the baselines, the bounds, the measures, the
-audit) reads them here (:func:`read_columns`, :func:`resolve_numeric`,
-:func:`check_sensitive_features`), so the input forms accepted, the rule that
+audit, Dask's partitions, the command line) reads them here (:func:`read_columns`,
+:func:`resolve_numeric`, :func:`check_sensitive_features`, one column at a time
+:func:`read_column`), so the input forms accepted, the rule that
 decides which attributes are numeric, the error messages and the category
 codes are the same everywhere. Intersections (:func:`with_intersections`) are
 built here too. This module sits at the bottom of the package: it imports
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._param_validation import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
-from ._validation import check_no_missing
+from ._validation import check_no_missing, first_row, name_row
 
 __all__ = [
     "checked_scale",
@@ -34,6 +35,7 @@ __all__ = [
     "SensitiveFeatures",
     "check_sensitive_features",
     "columns_frame",
+    "read_column",
     "read_columns",
     "resolve_numeric",
     "with_intersections",
@@ -176,21 +178,20 @@ def resolve_numeric(numeric, names, auto):
     return flags
 
 
-def _encode_numeric(name, col, where):
+def _encode_numeric(name, col, where, row_name=None):
     values = pd.to_numeric(pd.Series(np.asarray(col, dtype=object)), errors="coerce")
     values = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    found = first_row(~np.isfinite(values), where, row_name)
+    if found:
         raise ValueError(
-            f"sensitive attribute {name!r} is numeric but row {i}{where} holds "
-            f"{np.asarray(col, dtype=object)[i]!r}; numeric sensitive values must be finite "
-            "numbers."
+            f"sensitive attribute {name!r} is numeric but {found[1]} holds "
+            f"{np.asarray(col, dtype=object)[found[0]]!r}; numeric sensitive values must be "
+            "finite numbers."
         )
     return values
 
 
-def _encode_categorical(name, col, where):
+def _encode_categorical(name, col, where, row_name=None):
     # Factorising the column as it is keeps integer and categorical columns on
     # pandas' fast typed paths (an object copy costs ~10x on a million rows).
     # The values keep their dtype, so that merging the values of several
@@ -205,14 +206,34 @@ def _encode_categorical(name, col, where):
                 hash(value)
             except TypeError:
                 raise TypeError(
-                    f"sensitive attribute {name!r} holds {value!r} at row {i}{where}, which "
-                    "is not a single value (unhashable); give one value per row."
+                    f"sensitive attribute {name!r} holds {value!r} at "
+                    f"{name_row(i, where, row_name)}, which is not a single value (unhashable); "
+                    "give one value per row."
                 ) from None
         raise TypeError(
             f"sensitive attribute {name!r} mixes values that cannot be compared ({exc}); "
             "convert the column to one type, for instance strings."
         ) from None
     return codes.astype(np.int64), pd.Index(uniques)
+
+
+def read_column(name, col, numeric, *, where="", row_name=None):
+    """Read one sensitive column by the rules of :func:`check_sensitive_features`.
+
+    Returns ``(kind, values, categories)``: ``"categorical"``, int64 codes
+    into the sorted observed values ``categories`` (a pandas Index), or
+    ``"numeric"``, float64 values and None. Raises the reader's errors (a
+    missing value, a numeric value that is not a finite number, values that
+    are not single or not comparable), naming the row as ``row_name(i)``
+    (default ``"row i"``, ``i`` its position) followed by ``where``; a caller
+    that numbers rows its own way (the command line's data rows, from 1)
+    passes its ``row_name``.
+    """
+    check_no_missing(name, col, where, row_name=row_name)
+    if numeric:
+        return NUMERIC, _encode_numeric(name, col, where, row_name), None
+    codes, uniques = _encode_categorical(name, col, where, row_name)
+    return CATEGORICAL, codes, uniques
 
 
 def check_sensitive_features(
@@ -267,19 +288,11 @@ def check_sensitive_features(
     is_numeric = resolve_numeric(numeric, names, auto)
     kinds, columns, categories = [], [], []
     for name, col, num in zip(names, cols, is_numeric, strict=True):
-        check_no_missing(name, col, where)
-        if num:
-            kinds.append(NUMERIC)
-            columns.append(_encode_numeric(name, col, where))
-            categories.append(None)
-        else:
-            codes, uniques = _encode_categorical(name, col, where)
-            kinds.append(CATEGORICAL)
-            columns.append(codes)
-            categories.append(uniques)
+        kind, values, uniques = read_column(name, col, num, where=where)
+        kinds.append(kind)
+        columns.append(values)
+        categories.append(uniques)
     return SensitiveFeatures(names=names, kinds=kinds, columns=columns, categories=categories)
-
-
 
 
 def _member_text(text):

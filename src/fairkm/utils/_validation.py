@@ -1,6 +1,8 @@
 """Checks of the inputs (rows, weights, sensitive columns) shared by the estimators and measures.
 
-They raise, they never encode; what a parameter accepts is declared in ``_params.py``.
+They raise, they never encode; what a parameter accepts is declared in
+``_param_validation.py``. The weights' unit is chosen here too
+(:func:`weight_unit`): one rule for every place that scales weights.
 """
 
 from __future__ import annotations
@@ -11,26 +13,52 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "GEOMETRIC_MEAN",
+    "LIGHTEST",
+    "MEDIAN",
     "check_no_missing",
     "check_no_overflow",
     "check_sample_weight",
     "check_weight_values",
-    "weight_scale",
+    "first_row",
+    "name_row",
+    "unit_of_summary",
+    "weight_unit",
 ]
 
 
-def check_no_missing(name, col, where=""):
+_ALL_ZERO = "sample_weight is zero for every row; at least one must be positive."
+
+
+def check_no_missing(name, col, where="", *, row_name=None):
     """Raise ``ValueError`` naming the first missing value (NaN/None) of a sensitive column.
 
-    ``where`` follows the row number in the message (" of partition 3", say).
+    The row is named ``row_name(i)`` (default ``"row i"``, ``i`` its
+    position), followed by ``where`` (" of partition 3", say).
     """
-    missing = _is_missing(col)
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
+    found = first_row(_is_missing(col), where, row_name)
+    if found:
         raise ValueError(
-            f"sensitive attribute {name!r} has a missing value (NaN/None) at row {i}{where}; "
+            f"sensitive attribute {name!r} has a missing value (NaN/None) at {found[1]}; "
             "encode missing values as their own category or drop those rows."
         )
+
+
+def name_row(i, where="", row_name=None):
+    """Name the row at position ``i`` in a message: ``row_name(i)`` (or ``"row i"``), ``where``.
+
+    ``where`` qualifies it (" of partition 3"); ``row_name`` numbers rows the
+    caller's way (the command line's data rows count from 1).
+    """
+    return f"{f'row {i}' if row_name is None else row_name(i)}{where}"
+
+
+def first_row(mask, where="", row_name=None):
+    """Return ``(i, name)`` of the first row where ``mask`` holds (:func:`name_row`), or None."""
+    if not mask.any():
+        return None
+    i = int(np.flatnonzero(mask)[0])
+    return i, name_row(i, where, row_name)
 
 
 def _is_missing(col):
@@ -82,7 +110,7 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
         raise TypeError(f"sample_weight could not be converted to an array: {exc}.") from exc
     weights = check_weight_values(array, n_samples, length_of=length_of)
     if not (weights > 0).any():
-        raise ValueError("sample_weight is zero for every row; at least one must be positive.")
+        raise ValueError(_ALL_ZERO)
     if (weights == 1.0).all():
         return None
     return np.ascontiguousarray(weights)
@@ -129,31 +157,95 @@ def check_no_overflow(X):
         )
 
 
+# ------------------------------------------------------------------ the weights' unit
+
 # Positive weights must lie within this many powers of ten of each other: their
 # squares (a move's price) and their sums then stay within float64's range.
 _WEIGHT_DECADES = 100
 
+#: The unit variants of :func:`weight_unit`.
+GEOMETRIC_MEAN, LIGHTEST, MEDIAN = "geometric mean", "lightest", "median"
 
-def weight_scale(weights):
-    """Return the power of two that brings the weights near 1 (1.0 for unit weights).
 
-    Only the weights' ratios matter to a fit, and multiplying by a power of two
-    is exact in floating point: a fit on ``weights / scale`` is the fit on
-    ``weights`` to the bit, with every sum divided by ``scale``, while weights
-    of 1e-300 or 1e155 would underflow or overflow in a move's price.
-
-    Raises ``ValueError`` when the positive weights span more than 100 powers of
-    ten (no scale keeps them all representable).
-    """
-    if weights is None:
-        return 1.0
-    positive = weights[weights > 0]
-    low, high = float(positive.min()), float(positive.max())
+def _check_range(n_positive, low, high):
+    """Refuse weights none of which is positive, or whose positive ones span 100 decades."""
+    if n_positive == 0:
+        raise ValueError(_ALL_ZERO)
     if high > low * 10.0**_WEIGHT_DECADES:
         raise ValueError(
             f"sample_weight spans more than {_WEIGHT_DECADES} powers of ten (from {low:.3g} to "
             f"{high:.3g}), beyond what float64 can price together; clip or drop the extreme "
             "rows."
         )
-    # The geometric mean: the arithmetic one could overflow on its way.
-    return float(2.0 ** np.round(np.mean(np.log2(positive))))
+
+
+def unit_of_summary(n_positive, low, high, log2_sum):
+    """Return :func:`weight_unit`'s geometric-mean unit from a summary of the weights.
+
+    ``n_positive`` positive weights, the smallest ``low`` and the largest
+    ``high`` of them, and ``log2_sum`` the sum of their base-2 logarithms:
+    all the rule reads, so a Dask fit, whose partitions each send their share
+    of them, gets the unit (and the refusals) of an in-memory fit.
+    """
+    _check_range(n_positive, low, high)
+    return float(2.0 ** np.round(log2_sum / n_positive))
+
+
+def weight_unit(weights, at=GEOMETRIC_MEAN):
+    """Return the unit weights are read in: a computation sees ``weights / unit``.
+
+    The one rule for every place that scales weights: the unit is taken from
+    the positive weights, which must not all be zero nor span more than 100
+    powers of ten (no unit keeps them all representable), and sums computed
+    on ``weights / unit`` are multiplied by ``unit`` to be the user's. The
+    variants differ only in where the unit sits, each for a reason:
+
+    ``"geometric mean"`` (the fits, the measures, ``predict`` and ``score``)
+        The power of two nearest the weights' geometric mean. Dividing by a
+        power of two is exact in floating point, so a fit on ``weights / unit``
+        is the fit on ``weights`` to the bit, every sum divided by ``unit``,
+        while weights of 1e-300 or 1e155 would underflow or overflow in a
+        move's price. The geometric mean, unlike the arithmetic one, cannot
+        overflow on its way.
+    ``"lightest"`` (the silhouette, DevO and the audit's K-Means reference)
+        The lightest positive weight, so that it counts as one row. These
+        count rows (a cluster of total weight 1 has no second row), so they
+        need weights as counts: integer weights whose smallest is 1 are kept
+        as they are, the measures of the repeated rows.
+    ``"median"`` (the bounds' solver)
+        The median positive weight (the lower one of an even count), so that
+        a typical row weighs exactly 1 and weights all alike become exactly 1:
+        the counting arguments of unit weights apply.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples,) or None
+        Checked weights (:func:`check_sample_weight`); None for unit weights.
+    at : {"geometric mean", "lightest", "median"}, default="geometric mean"
+        Where the unit sits among the positive weights.
+
+    Returns
+    -------
+    float
+        1.0 for unit weights (None).
+
+    Raises
+    ------
+    ValueError
+        When no weight is positive, or the positive ones span more than 100
+        powers of ten.
+    """
+    if weights is None:
+        return 1.0
+    positive = weights[weights > 0]
+    if positive.size == 0:
+        raise ValueError(_ALL_ZERO)
+    low, high = float(positive.min()), float(positive.max())
+    if at == GEOMETRIC_MEAN:
+        return unit_of_summary(positive.size, low, high, np.sum(np.log2(positive)))
+    _check_range(positive.size, low, high)
+    if at == LIGHTEST:
+        return low
+    if at == MEDIAN:
+        return float(np.sort(positive)[(positive.size - 1) // 2])
+    raise ValueError(f"at must be one of {[GEOMETRIC_MEAN, LIGHTEST, MEDIAN]}, got {at!r}.")
