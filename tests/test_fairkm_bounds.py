@@ -149,12 +149,14 @@ def test_infeasible_bound_names_the_tightest_one():
          r"max_deviation=0\.1 .*no sensitive_features"),
         ({"max_deviation": -0.1}, True, ValueError, r"max_deviation.*-0\.1"),
         ({"max_deviation": "0.1"}, True, TypeError,
-         r"max_deviation must be None, a finite float >= 0 or a dict .*, got '0\.1'"),
+         r"'max_deviation' parameter of FairKM must be None, a float in the range \[0.0, inf\) "
+         r"or an instance of 'dict'. Got '0\.1' instead"),
         ({"max_deviation": {"nope": 0.1}}, True, ValueError, "names 'nope'"),
         ({"max_deviation": 1.0, "deviation_kind": "multiplicative"}, True, ValueError,
          r"must be < 1 with deviation_kind='multiplicative'"),
         ({"deviation_kind": "relative"}, True, ValueError,
-         "deviation_kind must be 'additive' or 'multiplicative', got 'relative'"),
+         r"'deviation_kind' parameter of FairKM must be a str among {'[a-z]+', '[a-z]+'}. "
+         r"Got 'relative' instead"),
     ],
 )
 def test_bad_bounds_are_refused_before_fitting(params, fit_sensitive, error, match):
