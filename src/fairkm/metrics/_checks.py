@@ -190,16 +190,17 @@ def drop_zero_weights(weights, codes, *others):
         Subset to the kept rows.
     """
     n_clusters = int(codes.max()) + 1
-    if weights is None or (weights > 0).all():
-        return (weights, codes, n_clusters, *others)
-    keep = weights > 0
-    kept_codes, n_clusters = _reencode(codes[keep])
-    weights = weights[keep]
-    if (weights == 1.0).all():
+    if weights is not None and not (weights > 0).all():
+        keep = weights > 0
+        codes, n_clusters = _reencode(codes[keep])
+        weights = weights[keep]
+        others = [_subset_features(o, keep) if isinstance(o, SensitiveFeatures) else o[keep]
+                  for o in others]
+    # Weights all 1 (once brought to their unit) take the unweighted code, with or without
+    # the rows of weight 0, so dropping those rows changes no bit.
+    if weights is not None and (weights == 1.0).all():
         weights = None
-    subset = [_subset_features(o, keep) if isinstance(o, SensitiveFeatures) else o[keep]
-              for o in others]
-    return (weights, kept_codes, n_clusters, *subset)
+    return (weights, codes, n_clusters, *others)
 
 
 def _reencode(codes):

@@ -146,12 +146,15 @@ def weighted_numeric_wasserstein(codes, n_clusters, z, weights):
     z : ndarray of shape (n_samples,), float64
         The attribute's (standardised) values.
     weights : ndarray of shape (n_samples,), float64
-        Positive row weights.
+        Non-negative row weights; a row of weight 0 is dropped first, so that it
+        changes nothing, not even the rounding of the sums.
 
     Returns
     -------
     ndarray of shape (n_clusters,)
     """
+    kept = weights > 0
+    codes, z, weights = codes[kept], z[kept], weights[kept]
     order = np.argsort(z, kind="stable")
     widths = np.diff(z[order])
     sorted_codes, sorted_weights = codes[order], weights[order]

@@ -418,7 +418,11 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
 
 
 def weighted_sum(values, weights):
-    return float(np.sum(values)) if weights is None else float(np.dot(weights, values))
+    """``sum_i w_i v_i``; rows of weight 0 are left out, so they change not even the rounding."""
+    if weights is None:
+        return float(np.sum(values))
+    kept = weights > 0
+    return float(np.dot(weights[kept], values[kept]))
 
 
 def value_range(values, weights):
