@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, fetch_file
+from ._base import RemoteFile, dataset_file
 
 __all__ = ["fetch_adult"]
 
@@ -180,10 +180,10 @@ def fetch_adult(
 
     parts = []
     if subset != "test":
-        path = fetch_file(_TRAIN, data_home, download_if_missing=download_if_missing)
+        path = dataset_file(_TRAIN, data_home, download_if_missing=download_if_missing)
         parts.append(_read(path, skiprows=0))
     if subset in ("test", "all"):
-        path = fetch_file(_TEST, data_home, download_if_missing=download_if_missing)
+        path = dataset_file(_TEST, data_home, download_if_missing=download_if_missing)
         # adult.test opens with a "|1x3 Cross validator" line and ends labels with ".".
         test = _read(path, skiprows=1)
         test[_TARGET] = test[_TARGET].str.removesuffix(".")
