@@ -261,11 +261,8 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float64
-    centers : ndarray of shape (n_clusters, n_features), float64
-    bounds : BoundSet
-    max_iter, tol, max_lp_variables
-        As in :func:`fair_assignment`.
+    X, centers, bounds, max_iter, tol, max_lp_variables
+        As in :func:`solve`.
 
     Returns
     -------

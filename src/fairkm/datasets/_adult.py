@@ -218,16 +218,9 @@ def fetch_adult(
 def _read(path, *, skiprows):
     """Read an Adult file into a frame with clean strings and a 0-based row index."""
     dtypes = {c: ("int64" if c in _NUMERIC else str) for c in _COLUMNS}
-    return pd.read_csv(
-        path,
-        header=None,
-        names=_COLUMNS,
-        dtype=dtypes,
-        skiprows=skiprows,
-        # Fields are separated by ", "; "?" and "NA"-like strings are values, not missing.
-        skipinitialspace=True,
-        na_filter=False,
-    )
+    # Fields are separated by ", "; "?" and "NA"-like strings are values, not missing.
+    return pd.read_csv(path, header=None, names=_COLUMNS, dtype=dtypes, skiprows=skiprows,
+                       skipinitialspace=True, na_filter=False)
 
 
 def _undersample_indices(y, random_state=_UNDERSAMPLE_SEED):
