@@ -39,13 +39,18 @@ def kinematics_home(shared_data, tmp_path):
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    """Serves ../shared/data under /good/, /corrupt/ (a flipped byte) and /truncated/."""
+    """Serves ../shared/data under /good/, /corrupt/ (a flipped byte), /truncated/ and
+    /flaky/ (error 503 at the first request for each file, then the file)."""
 
     def do_GET(self):
         mode, _, rel = self.path.lstrip("/").partition("/")
         path = self.server.root / rel
-        if mode not in ("good", "corrupt", "truncated") or not path.is_file():
+        if mode not in ("good", "corrupt", "truncated", "flaky") or not path.is_file():
             self.send_error(404)
+            return
+        if mode == "flaky" and self.path not in self.server.asked:
+            self.server.asked.add(self.path)
+            self.send_error(503)
             return
         body = path.read_bytes()
         sent = body
@@ -66,6 +71,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def server(shared_data):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.root = shared_data
+    httpd.asked = set()
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -75,6 +81,8 @@ def server(shared_data):
 
 
 def _serve(monkeypatch, server, mode):
+    # A failed download is not retried (test_a_failed_request_is_retried retries).
+    monkeypatch.setattr(_base, "_N_RETRIES", 0)
     for dataset in ("adult", "kinematics"):
         monkeypatch.setitem(_base.BASE_URLS, dataset, f"{server}/{mode}/{dataset}/")
 
@@ -308,7 +316,8 @@ def test_download_then_offline(monkeypatch, server, shared_data, tmp_path):
 @pytest.mark.network
 @pytest.mark.parametrize(
     ("mode", "match"),
-    [("corrupt", "SHA-256"), ("truncated", "truncated"), ("missing", "HTTP error 404")],
+    [("corrupt", "SHA256 checksum"), ("truncated", "retrieval incomplete"),
+     ("missing", "HTTP Error 404")],
 )
 def test_failed_download_leaves_nothing(monkeypatch, server, tmp_path, mode, match):
     _serve(monkeypatch, server, mode)
@@ -318,6 +327,18 @@ def test_failed_download_leaves_nothing(monkeypatch, server, tmp_path, mode, mat
         fetch_kinematics(data_home=home, embed=None)
     assert url in str(info.value)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.network
+def test_a_failed_request_is_retried(monkeypatch, server, shared_data, tmp_path):
+    _serve(monkeypatch, server, "flaky")
+    monkeypatch.setattr(_base, "_N_RETRIES", 1)
+    monkeypatch.setattr(_base, "_RETRY_DELAY_S", 0)
+    with pytest.warns(UserWarning, match=f"Retry downloading from url: {server}/flaky/"):
+        fetch_kinematics(data_home=tmp_path, embed=None)
+    name = f"kinematics/{KINEMATICS_JSON}"
+    assert (tmp_path / name).read_bytes() == (shared_data / name).read_bytes()
+    assert _files(tmp_path) == [KINEMATICS_JSON]
 
 
 @pytest.mark.network

@@ -130,11 +130,6 @@ class BoundedAssignment:
         return self.check.satisfied
 
     @property
-    def attribute_violation(self):
-        """Per attribute, the largest violation left (a Series)."""
-        return self.check.table["violation"]
-
-    @property
     def deviation(self):
         """Per attribute, the largest deviation reached (a Series, in the bound's units)."""
         return self.check.table["deviation"]
@@ -266,11 +261,8 @@ def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variabl
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float64
-    centers : ndarray of shape (n_clusters, n_features), float64
-    bounds : BoundSet
-    max_iter, tol, max_lp_variables
-        As in :func:`fair_assignment`.
+    X, centers, bounds, max_iter, tol, max_lp_variables
+        As in :func:`solve`.
 
     Returns
     -------
@@ -457,7 +449,8 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
 # ------------------------------------------------------------------------------ public entry
 
 
-# What the solver's parameters accept, for the function and the estimator alike.
+# What the solver's parameters accept, for the function and the estimator alike (random_state:
+# BoundedKMeans's seeding; the assignment itself draws nothing).
 SOLVER_CONSTRAINTS = {
     "max_iter": MAX_ITER,
     "tol": TOL,
@@ -487,7 +480,7 @@ def _check_centers(centers, n_features):
 def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                     deviation_kind="additive", numeric_bound=None, sample_weight=None,
                     numeric_sensitive="auto", intersections=None, max_iter=1, tol=1e-4,
-                    max_lp_variables=300_000, random_state=None):
+                    max_lp_variables=300_000):
     """Assign rows to centres at the least K-Means cost with every cluster's mix within bounds.
 
     For every cluster ``C`` and every value ``v`` of every categorical
@@ -554,9 +547,6 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         their priced costs, again until the prices show the solution optimal
         on every row (``certified``) or the relaxation's cost is within 1e-6
         of its lower bound.
-    random_state : int, RandomState instance or None, default=None
-        Unused: the assignment draws nothing, so the same input gives the
-        same labels.
 
     Returns
     -------
@@ -606,8 +596,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     ([0, 0, 1, 0, 0, 1, 1, 1], True)
     """
     check_kind(deviation_kind)
-    check_solver_params(max_iter=max_iter, tol=tol, max_lp_variables=max_lp_variables,
-                        random_state=random_state)
+    check_solver_params(max_iter=max_iter, tol=tol, max_lp_variables=max_lp_variables)
     index = row_index(X)
     X = np.ascontiguousarray(check_array(X, dtype=np.float64, input_name="X"))
     centers = _check_centers(centers, X.shape[1])

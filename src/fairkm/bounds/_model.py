@@ -476,15 +476,8 @@ def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4
 
     Parameters
     ----------
-    problem : Problem
-    rows : ndarray of shape (m,), int64
-        The free rows.
-    pos, clu : ndarray of shape (n_pairs,), int64
-        The allowed (position in ``rows``, cluster) pairs.
-    dist_pairs : ndarray of shape (n_pairs,)
-        Squared distance of each pair.
-    held : Held
-        What the other rows put in each cluster.
+    problem, rows, pos, clu, dist_pairs, held
+        As in :func:`solve_lp`.
     soft : bool, default=True
         If no assignment meeting the bounds is found, let them be exceeded,
         lexicographically: first the least total excess (in weight), then

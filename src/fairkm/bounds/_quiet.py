@@ -3,8 +3,9 @@
 The HiGHS bundled with scipy 1.17 writes
 ``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``
 with a bare ``printf`` when a solution of a presolved integer programme has to
-be repaired (a debug line, removed upstream: ERGO-Code/HiGHS#2783); no option
-(``disp``, ``output_flag``) reaches it. While an integer programme runs, file
+be repaired (a debug line, removed upstream in HiGHS 1.13: ERGO-Code/HiGHS#2783;
+docs/bounds.md says why highspy was not used instead); no option (``disp``,
+``output_flag``) reaches it. While an integer programme runs, file
 descriptor 1 points at the null device; C's buffer is flushed before it is
 restored, so the line cannot surface later either. The threads of a process
 share the descriptor: one redirection covers every programme running at once,

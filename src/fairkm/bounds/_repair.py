@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairkm.metrics import BoundsCheck, BoundSet, from_codes
+from fairkm.metrics import BoundsCheck, from_codes
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
 from ._model import make_problem, sq_distances, types_of
@@ -47,9 +47,6 @@ class Constrained:
     labels : ndarray of shape (n_samples,), int64
     check : BoundsCheck
         The bounds measured on ``labels``.
-    bounds : BoundSet
-        The bounds enforced (``max_deviation=0`` resolved to the tightest bound
-        whole rows meet).
     n_moved : int
         Rows whose cluster changed (0 when the clustering met the bounds).
     how : {"met", "repaired", "relaxed", "reassigned"}
@@ -64,7 +61,6 @@ class Constrained:
 
     labels: np.ndarray
     check: BoundsCheck
-    bounds: BoundSet
     n_moved: int
     how: str
     guarded: bool
@@ -106,7 +102,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
         bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
     check = from_codes(bounds, labels, k)
     if check.satisfied:
-        return Constrained(labels, check, bounds, 0, "met", True)
+        return Constrained(labels, check, 0, "met", True)
     problem = make_problem(X, bounds, k)
     live = np.flatnonzero(problem.weights > 0)
     space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))
@@ -123,8 +119,8 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
         how = "reassigned"
     out = labels.copy()
     out[live] = repaired
-    return Constrained(out, from_codes(bounds, out, k), bounds,
-                       int(np.count_nonzero(out != labels)), how, met)
+    return Constrained(out, from_codes(bounds, out, k), int(np.count_nonzero(out != labels)),
+                       how, met)
 
 
 def _cells(bounds, labels, k):

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, fetch_file
+from ._base import RemoteFile, dataset_file
 
 __all__ = ["fetch_adult"]
 
@@ -180,10 +180,10 @@ def fetch_adult(
 
     parts = []
     if subset != "test":
-        path = fetch_file(_TRAIN, data_home, download_if_missing=download_if_missing)
+        path = dataset_file(_TRAIN, data_home, download_if_missing=download_if_missing)
         parts.append(_read(path, skiprows=0))
     if subset in ("test", "all"):
-        path = fetch_file(_TEST, data_home, download_if_missing=download_if_missing)
+        path = dataset_file(_TEST, data_home, download_if_missing=download_if_missing)
         # adult.test opens with a "|1x3 Cross validator" line and ends labels with ".".
         test = _read(path, skiprows=1)
         test[_TARGET] = test[_TARGET].str.removesuffix(".")
@@ -218,16 +218,9 @@ def fetch_adult(
 def _read(path, *, skiprows):
     """Read an Adult file into a frame with clean strings and a 0-based row index."""
     dtypes = {c: ("int64" if c in _NUMERIC else str) for c in _COLUMNS}
-    return pd.read_csv(
-        path,
-        header=None,
-        names=_COLUMNS,
-        dtype=dtypes,
-        skiprows=skiprows,
-        # Fields are separated by ", "; "?" and "NA"-like strings are values, not missing.
-        skipinitialspace=True,
-        na_filter=False,
-    )
+    # Fields are separated by ", "; "?" and "NA"-like strings are values, not missing.
+    return pd.read_csv(path, header=None, names=_COLUMNS, dtype=dtypes, skiprows=skiprows,
+                       skipinitialspace=True, na_filter=False)
 
 
 def _undersample_indices(y, random_state=_UNDERSAMPLE_SEED):

@@ -3,26 +3,25 @@
 Every file a loader needs is described by a :class:`RemoteFile`: the dataset it
 belongs to, its file name and its SHA-256 sum. The file is looked up in
 ``<data_home>/<dataset>/<filename>``; when missing it is downloaded from
-``BASE_URLS[dataset] + filename`` to a temporary file in that directory and moved
-into place only once its size and checksum are right.
+``BASE_URLS[dataset] + filename`` by scikit-learn's
+:func:`sklearn.datasets.fetch_file`, which writes a temporary file in that
+directory and moves it into place only once its checksum is right, retrying
+network errors.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import sys
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.error import HTTPError
 
-__all__ = [
-    "BASE_URLS", "RemoteFile", "create_like_open", "fetch_file", "get_data_home",
-    "local_copy_hint", "remove_created_dirs", "sha256sum",
-]
+from sklearn.datasets import fetch_file
+
+__all__ = ["BASE_URLS", "RemoteFile", "create_like_open", "dataset_file", "get_data_home"]
 
 #: Where each dataset's files are downloaded from; the file name is appended.
 #: Replace an entry to use a mirror (any URL scheme urllib opens, ``file://`` included).
@@ -36,7 +35,9 @@ BASE_URLS = {
 
 _ENV_VAR = "FAIRKM_DATA"
 _CHUNK_SIZE = 1 << 16
-_TIMEOUT_S = 60
+# Network errors are retried (scikit-learn warns at each retry), this many times and seconds apart.
+_N_RETRIES = 3
+_RETRY_DELAY_S = 1
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def _user_cache_dir():
     return base / "fairkm"
 
 
-def sha256sum(path):
+def _sha256sum(path):
     """SHA-256 sum of a file, as lower-case hex.
 
     Parameters
@@ -115,7 +116,7 @@ def sha256sum(path):
     return digest.hexdigest()
 
 
-def fetch_file(remote, data_home=None, *, download_if_missing=True):
+def dataset_file(remote, data_home=None, *, download_if_missing=True):
     """Return the local path of a dataset file, downloading it if needed.
 
     Parameters
@@ -143,7 +144,7 @@ def fetch_file(remote, data_home=None, *, download_if_missing=True):
     """
     path = get_data_home(data_home) / remote.dataset / remote.filename
     if path.is_file():
-        got = sha256sum(path)
+        got = _sha256sum(path)
         if got != remote.sha256:
             raise OSError(
                 f"{path} has SHA-256 {got}, expected {remote.sha256}: it is not the original "
@@ -154,16 +155,30 @@ def fetch_file(remote, data_home=None, *, download_if_missing=True):
         raise FileNotFoundError(
             f"{remote.filename} was not found at {path} and download_if_missing=False. "
             f"Download it from {remote.url} to that path, or pass download_if_missing=True. "
-            + local_copy_hint(remote, path)
+            + _local_copy_hint(remote, path)
         )
+    created = _missing_dirs(path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _download(remote.url, path, remote.sha256)
-    except OSError as exc:
-        raise OSError(f"{exc} {local_copy_hint(remote, path)}") from exc
+        fetch_file(remote.url, path.parent, remote.filename, sha256=remote.sha256,
+                   n_retries=_N_RETRIES, delay=_RETRY_DELAY_S)
+    except BaseException as exc:
+        # Also on KeyboardInterrupt: scikit-learn removes its temporary file, and an empty
+        # folder made for it goes too.
+        _remove_created_dirs(created)
+        if isinstance(exc, HTTPError):
+            exc.close()  # it holds the open response
+        if not isinstance(exc, OSError):
+            raise
+        # A URLError's reason reads better than its "<urlopen error ...>".
+        reason = exc if isinstance(exc, HTTPError) else getattr(exc, "reason", exc)
+        raise OSError(f"Could not download {remote.url}: {str(reason).rstrip('.')}. "
+                      f"{_local_copy_hint(remote, path)}") from exc
+    _chmod_like_open(path)
     return path
 
 
-def local_copy_hint(remote, path):
+def _local_copy_hint(remote, path):
     """Say where a file was looked for and the three ways to point fairkm at a local copy.
 
     Parameters
@@ -221,7 +236,7 @@ def _missing_dirs(directory):
     return missing
 
 
-def remove_created_dirs(created):
+def _remove_created_dirs(created):
     """Remove the directories a failed write created, deepest first, if they are empty.
 
     Parameters
@@ -236,55 +251,16 @@ def remove_created_dirs(created):
             break
 
 
-def _download(url, path, sha256):
-    """Download ``url`` to ``path`` through a temporary file, checking the checksum.
+def _chmod_like_open(path):
+    """Give ``path`` the permissions a new file made with ``open`` gets there.
 
-    On failure nothing is left behind: neither the temporary file nor the
-    directories created for it.
+    scikit-learn downloads to a ``tempfile`` file, readable by its owner only
+    (0600) whatever the umask; a downloaded file should be like any file the
+    user creates. The permissions are read from an empty file made beside it.
     """
-    created = _missing_dirs(path.parent)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_name = None
+    fd, probe = create_like_open(path)
     try:
-        fd, tmp_name = create_like_open(path)
-        with os.fdopen(fd, "wb") as out:
-            got, n_bytes, expected_bytes = _stream(url, out)
-        if expected_bytes is not None and n_bytes != expected_bytes:
-            raise OSError(
-                f"Download of {url} was truncated: received {n_bytes} of {expected_bytes} bytes."
-            )
-        if got != sha256:
-            raise OSError(
-                f"Download of {url} has SHA-256 {got}, expected {sha256}: the file is corrupt "
-                "or the server sent a different file. Nothing was saved."
-            )
-        os.replace(tmp_name, path)
-    except BaseException:
-        # Also on KeyboardInterrupt: never leave a partial file, or an empty folder made
-        # for it, in the data home.
-        if tmp_name is not None:
-            Path(tmp_name).unlink(missing_ok=True)
-        remove_created_dirs(created)
-        raise
-
-
-def _stream(url, out):
-    """Copy the body at ``url`` into ``out``; return (sha256, bytes read, Content-Length)."""
-    digest = hashlib.sha256()
-    n_bytes = 0
-    try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
-            length = response.headers.get("Content-Length")
-            while chunk := response.read(_CHUNK_SIZE):
-                out.write(chunk)
-                digest.update(chunk)
-                n_bytes += len(chunk)
-    except urllib.error.HTTPError as exc:
-        # The error holds the open response; close it rather than leave it to the GC.
-        exc.close()
-        raise OSError(f"Could not download {url}: HTTP error {exc.code} ({exc.reason}).") from exc
-    except urllib.error.URLError as exc:
-        raise OSError(f"Could not download {url}: {exc.reason}.") from exc
-    except (http.client.HTTPException, ConnectionError, TimeoutError) as exc:
-        raise OSError(f"Download of {url} failed: {exc!r}.") from exc
-    return digest.hexdigest(), n_bytes, None if length is None else int(length)
+        os.close(fd)
+        os.chmod(path, os.stat(probe).st_mode & 0o777)
+    finally:
+        probe.unlink()

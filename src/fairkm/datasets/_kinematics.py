@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, fetch_file
+from ._base import RemoteFile, dataset_file
 from ._doc2vec import DOC2VEC_PARAMS, TOKEN_PATTERN, cached_doc_vectors
 
 __all__ = ["fetch_kinematics"]
@@ -148,7 +148,7 @@ def fetch_kinematics(
     if embed not in ("doc2vec", None, False):
         raise ValueError(f"embed must be 'doc2vec' or None, got {embed!r}.")
 
-    path = fetch_file(_JSON, data_home, download_if_missing=download_if_missing)
+    path = dataset_file(_JSON, data_home, download_if_missing=download_if_missing)
     with open(path, encoding="utf-8") as f:
         problems = json.load(f)
     types = np.array([int(p["type"][0]) + 1 for p in problems], dtype=np.int64)
