@@ -23,6 +23,7 @@ import numpy as np
 from fairkm.utils._progress import Progress, report
 
 from . import _kernels
+from ._terms import KernelStats
 from ._threads import idle_threads, numba_threads
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
@@ -46,16 +47,18 @@ class Stats:
         self.cat_dev = np.zeros((terms.codes.shape[1], k))
         self.num_sums = np.zeros((terms.Z.shape[1], k))
 
+    def kernel(self):
+        """Return the kernels' :class:`~fairkm.cluster._terms.KernelStats` of these arrays."""
+        return KernelStats(self.sums, self.centers, self.counts, self.value_counts, self.cat_dev,
+                           self.num_sums)
+
     def _excess(self, terms):
         """Per value and cluster, the count minus the count the dataset's mix would give."""
         return self.value_counts - terms.value_prop[:, None] * self.counts
 
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
-        _kernels.cluster_statistics(
-            X, terms.codes, terms.Z, terms.weights, labels,
-            self.sums, self.counts, self.value_counts, self.num_sums,
-        )
+        _kernels.cluster_statistics(X, terms.kernel(0.0), labels, self.kernel())
         self.refresh(terms)
 
 
@@ -140,11 +143,7 @@ class Stats:
         them (:func:`fairkm.cluster._kernels.statistics_objective`, what the
         mini-batch epochs compare).
         """
-        return _kernels.statistics_objective(
-            terms.value_prop, terms.offsets, lam * terms.cat_weight, lam * terms.num_weight,
-            terms.cluster_exponent, total_sq_norm, self.sums, self.counts, self.value_counts,
-            self.num_sums,
-        )
+        return _kernels.statistics_objective(terms.kernel(lam), total_sq_norm, self.kernel())
 
     def copy(self):
         """Return an independent copy."""
@@ -192,10 +191,7 @@ class Stats:
 def statistics_of(X, terms, labels, k):
     """Exact statistics of ``labels`` (centres and ``G`` not derived: see :meth:`Stats.refresh`)."""
     stats = Stats(k, X.shape[1], terms)
-    _kernels.cluster_statistics(
-        X, terms.codes, terms.Z, terms.weights, labels, stats.sums, stats.counts,
-        stats.value_counts, stats.num_sums,
-    )
+    _kernels.cluster_statistics(X, terms.kernel(0.0), labels, stats.kernel())
     return stats
 
 
@@ -250,12 +246,7 @@ def fill_empty_clusters(X, labels, centers, weights=None):
 
 def sweep(X, terms, lam, order, labels, stats):
     """One exact sweep over the points in ``order``; returns the number moved."""
-    return _kernels.sweep(
-        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.cluster_exponent, order, _kernels.BLOCK, labels, stats.sums,
-        stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
-    )
+    return _kernels.sweep(X, terms.kernel(lam), order, _kernels.BLOCK, labels, stats.kernel())
 
 
 def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
@@ -264,13 +255,8 @@ def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
 
     Returns ``(n_moved, n_kept, n_rejected, stopped)``.
     """
-    return _kernels.minibatch_epoch(
-        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.cluster_exponent, order, batch_size, min_batch, total_sq_norm,
-        labels, stats.sums, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-        stats.num_sums,
-    )
+    return _kernels.minibatch_epoch(X, terms.kernel(lam), order, batch_size, min_batch,
+                                    total_sq_norm, labels, stats.kernel())
 
 
 class Session:

@@ -94,13 +94,7 @@ class Predictor:
             return labels
         terms = self.terms(features)
         stats = self._fitted_statistics(terms)
-        lam = self.fairness_weight
-        _kernels.cheapest_insertion(
-            X, terms.codes, terms.value_prop, terms.value_const,
-            lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
-            terms.cluster_exponent, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-            stats.num_sums, labels,
-        )
+        _kernels.cheapest_insertion(X, terms.kernel(self.fairness_weight), stats.kernel(), labels)
         return labels
 
 
