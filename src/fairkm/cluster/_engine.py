@@ -24,7 +24,6 @@ from fairkm.utils._progress import Progress, report
 
 from . import _kernels
 from ._terms import KernelStats
-from ._threads import idle_threads, numba_threads
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
 # an epoch would halve a batch below this many points, or undoes more than this
@@ -283,9 +282,6 @@ class Session:
         self.X, self.labels, self.verbose = X, labels, verbose
         self.k = n_clusters
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
-        # numba threads of the mini-batch epochs (_cores.idle_threads), chosen at the first;
-        # None while only exact sweeps ran: they are serial and choose no count.
-        self.threads = None
         self.n_iter = 0
         self._order = None  # the exact sweeps' visiting order (data order), made once
         self._weigh(terms, lam)
@@ -405,18 +401,9 @@ class Session:
         and undid nothing (every point's best lone move was priced against the
         same statistics and none paid: a local optimum already); epochs and
         sweeps both count towards ``max_iter``. Returns whether the stopping rule was met
-        within ``max_iter`` passes.
+        within ``max_iter`` passes. An epoch has one parallel region per batch, run on the
+        threads the fit decided (:func:`fairkm.bounds.decided_threads`, idle cores watched).
         """
-        # An epoch has one parallel region per batch: more threads than the process may
-        # run on (quota, affinity), or than idle cores, make every region wait. Chosen
-        # once per run.
-        if self.threads is None:
-            self.threads = idle_threads()
-        with numba_threads(self.threads):
-            return self._epochs(max_iter, tol, batch_size, rng)
-
-    def _epochs(self, max_iter, tol, batch_size, rng):
-        """Run the mini-batch epochs of :meth:`minibatch`, then its exact sweeps."""
         X, active, lam = self.X, self.active, self.lam
         total_sq_norm = active.total_sq_norm(X)
         min_batch = min(MIN_BATCH, batch_size)
