@@ -35,12 +35,7 @@ def kernel_sweep(problem, labels, order, block):
     terms, stats = engine(problem, labels)
     labels = labels.copy()
     lam = problem.fairness_weight
-    moved = _kernels.sweep(
-        problem.X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights, terms.offsets,
-        terms.cluster_exponent, order, block, labels, stats.sums, stats.centers, stats.counts,
-        stats.value_counts, stats.cat_dev, stats.num_sums,
-    )
+    moved = _kernels.sweep(problem.X, terms.kernel(lam), order, block, labels, stats.kernel())
     return moved, labels, stats
 
 
@@ -90,14 +85,13 @@ def test_blocks_sweep_alike_where_many_points_move(exponent, weighted):
 def test_block_terms_equal_point_terms(case):
     problem, labels, order = case
     terms, stats = engine(problem, labels)
-    lam = problem.fairness_weight
-    cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
+    record = terms.kernel(problem.fairness_weight)
+    cat_coef, num_coef = record.cat_coef, record.num_coef
     X, k, n = problem.X, problem.n_clusters, len(labels)
     coords, dist = np.empty((X.shape[1], n)), np.empty((k, n))
     _kernels.gather_block(X, order, 0, n, coords)
     _kernels.all_distances(coords, n, stats.centers, dist)
-    table = _kernels.lin_table(terms.value_prop, terms.offsets, cat_coef, stats.counts,
-                              stats.value_counts, stats.cat_dev)
+    table = _kernels.lin_table(record, stats.kernel())
     want_dist, want_lin, lin = np.empty(k), np.empty(k), np.empty(k)
     for r, i in enumerate(order):
         _kernels.point_terms(X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef, i,
@@ -110,13 +104,12 @@ def test_block_terms_equal_point_terms(case):
 
 def point_prices(problem, terms, stats, i, a):
     """``move_prices`` from ``point_terms``: one point priced alone, the unblocked way."""
-    lam = problem.fairness_weight
-    cat_coef, num_coef = lam * terms.cat_weight, lam * terms.num_weight
+    record = terms.kernel(problem.fairness_weight)
+    cat_coef, num_coef = record.cat_coef, record.num_coef
     k = problem.n_clusters
     p = 2 - terms.cluster_exponent
     grow, shrink = _kernels.size_factors(stats.counts)
-    _, factors = _kernels.fair_factors(terms.value_prop, terms.offsets, cat_coef, num_coef,
-                                       stats.counts, stats.value_counts, stats.num_sums, p)
+    _, factors = _kernels.fair_factors(record, stats.kernel(), p)
     dist, lin, costs = np.empty(k), np.empty(k), np.empty(k)
     _kernels.point_terms(problem.X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef,
                          i, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
@@ -136,12 +129,7 @@ def test_proposals_equal_point_at_a_time_choices(case):
     terms, stats = engine(problem, labels)
     lam = problem.fairness_weight
     got = np.full(len(order), -1, dtype=np.int64)
-    _kernels.propose_moves(
-        problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
-        terms.Z, lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent,
-        order, labels, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-        stats.num_sums, got,
-    )
+    _kernels.propose_moves(problem.X, terms.kernel(lam), order, labels, stats.kernel(), got)
     for t, i in enumerate(order):
         a = labels[i]
         want = a

@@ -642,3 +642,19 @@ def test_transform_and_score_match_fairkm_with_the_same_fitted_state(client, dat
     assert_allclose(model.score(data["Xd"], sensitive_features=data["Sd"], sample_weight=Wd,
                                 client=client),
                     twin.score(X, sensitive_features=S, sample_weight=weights), rtol=1e-12)
+
+
+def test_the_fit_decides_its_threads_once_and_records_them(client, data, fitted, monkeypatch):
+    from fairkm.bounds import thread_count
+
+    model, _, _ = fitted
+    assert model.n_threads_ == thread_count()
+    monkeypatch.setenv("FAIRKM_NUM_THREADS", "1")
+    with pytest.warns(ConvergenceWarning):
+        one = FairKM(K, init=data["centers"], max_iter=1).fit(
+            data["Xd"], sensitive_features=data["Sd"], client=client)
+    assert one.n_threads_ == 1
+    monkeypatch.setenv("FAIRKM_NUM_THREADS", "two")
+    with pytest.raises(ValueError, match="FAIRKM_NUM_THREADS must be a positive integer, "
+                                         "got 'two'"):
+        FairKM(K).fit(data["Xd"], sensitive_features=data["Sd"], client=client)

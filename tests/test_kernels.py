@@ -29,12 +29,7 @@ def test_move_deltas_equal_reference_objective_differences(case, data):
     i = data.draw(st.integers(0, len(labels) - 1))
     lam = problem.fairness_weight
     got = np.empty(problem.n_clusters)
-    _kernels.move_deltas(
-        problem.X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight,
-        terms.Z, lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent, i,
-        labels, stats.centers, stats.counts,
-        stats.value_counts, stats.cat_dev, stats.num_sums, got,
-    )
+    _kernels.move_deltas(problem.X, terms.kernel(lam), i, labels, stats.kernel(), got)
     want = _reference.move_deltas(problem, labels, i)
     assert_array_equal(np.isfinite(got), np.isfinite(want))
     scale = 1.0 + abs(_reference.objective(problem, labels))

@@ -21,18 +21,12 @@ from .conftest import examples
 
 def propose(X, terms, lam, batch, labels, stats, targets):
     """Each batch point's best lone move against frozen statistics, into ``targets``."""
-    _kernels.propose_moves(
-        X, terms.codes, terms.value_prop, terms.value_const, lam * terms.cat_weight, terms.Z,
-        lam * terms.num_weight, terms.weights, terms.offsets, terms.cluster_exponent, batch, labels,
-        stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums, targets,
-    )
+    _kernels.propose_moves(X, terms.kernel(lam), batch, labels, stats.kernel(), targets)
 
 
 def apply(X, terms, batch, targets, labels, stats):
     """Apply the moves, then derive centres and G; return the number moved."""
-    n_moved = _kernels.apply_moves(X, terms.codes, terms.Z, terms.weights, batch, targets,
-                                   labels, stats.sums, stats.counts, stats.value_counts,
-                                   stats.num_sums)
+    n_moved = _kernels.apply_moves(X, terms.kernel(0.0), batch, targets, labels, stats.kernel())
     stats.refresh(terms)
     return n_moved
 

@@ -25,10 +25,15 @@ from ._assign import relaxed_centers as relaxed_centers
 from ._assign import solve as solve
 from ._model import sq_distances as sq_distances
 from ._repair import constrain as constrain
+from ._threads import decided_threads as decided_threads
+from ._threads import numba_threads as numba_threads
+from ._threads import thread_count as thread_count
 
 # Beside the public names, what the estimators of fairkm.cluster call: solve (a bounded
 # assignment from validated arrays), constrain (FairKM(max_deviation=...)), relaxed_centers,
-# sq_distances and SOLVER_CONSTRAINTS. Not in __all__: not public API.
+# sq_distances and SOLVER_CONSTRAINTS, and the thread count every fit and predict runs its
+# numba kernels on (decided_threads, numba_threads, thread_count). Not in __all__: not
+# public API.
 __all__ = ["BoundedAssignment", "fair_assignment"]
 
 

@@ -45,6 +45,7 @@ from ._round import (
     soft_round,
 )
 from ._search import SearchSpace, local_search
+from ._threads import decided_threads
 
 __all__ = [
     "BoundedAssignment",
@@ -606,5 +607,6 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections, index=index)
-    return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
-                 max_lp_variables=max_lp_variables)
+    with decided_threads():  # one thread count for the call's parallel kernels
+        return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
+                     max_lp_variables=max_lp_variables)

@@ -82,7 +82,7 @@ class FitOutcome:
     cluster_exponent: int
     weight_unit: float = 1.0
     row_weight: float = 1.0
-    threads: int | None = None  # the mini-batch epochs' threads (None: not chosen here)
+    threads: int = 1  # the threads the fit decided for its parallel kernels
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,10 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Sum of squared distances of the points to their centre.
     n_iter_ : int
         Number of Lloyd iterations of the kept initialisation.
+    n_threads_ : int
+        The OpenMP threads scikit-learn's KMeans ran on: its own decision,
+        made once per fit (``OMP_NUM_THREADS`` and the CPUs, as scikit-learn
+        reads them); ``FAIRKM_NUM_THREADS`` does not apply to it.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -156,6 +160,9 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.inertia_ = float(self.kmeans_.inertia_)
         self.n_iter_ = int(self.kmeans_.n_iter_)
+        # scikit-learn keeps the count it decided once per fit (_openmp_effective_n_threads)
+        # on the fitted KMeans; there is no public name for it.
+        self.n_threads_ = int(self.kmeans_._n_threads)
         return self
 
     def _check_X(self, X):

@@ -14,7 +14,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm import tqdm
 
-from fairkm.bounds import SOLVER_CONSTRAINTS, relaxed_centers, solve, sq_distances
+from fairkm.bounds import (
+    SOLVER_CONSTRAINTS,
+    decided_threads,
+    relaxed_centers,
+    solve,
+    sq_distances,
+)
 from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import bounds_from_features, enforced, no_bounds, resolve_bounds
 from fairkm.utils._inputs import (
@@ -119,6 +125,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         K-Means cost of ``labels_`` (sum of weighted squared distances).
     n_iter_ : int
         Number of bounded assignments of the kept seeding.
+    n_threads_ : int
+        The threads the fit's parallel kernels ran on (the assignments'
+        pricing passes), decided once at its start: at most numba's threads
+        and the CPUs the process may use, or ``FAIRKM_NUM_THREADS``.
+        ``predict`` decides its own, once per call.
     cost_history_ : tuple of float
         ``inertia_`` after each assignment of the kept seeding.
     bounds_check_ : BoundsCheck
@@ -314,7 +325,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
         bounded = bool(bounds.categorical() or bounds.numeric())
         best = None
-        with _progress_bar(self.progress):
+        # One thread count for every parallel kernel of the fit (the assignments' passes).
+        with _progress_bar(self.progress), decided_threads() as n_threads:
             for seed in seeds:
                 centers = self._start(X, int(seed), given, bounds, sensitive_features, bounded)
                 result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
@@ -327,6 +339,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         warn_if_duplicate_centers(type(self).__name__, best.centers, self.n_clusters)
         self.inertia_ = best.inertia
         self.n_iter_ = best.n_iter
+        self.n_threads_ = n_threads
         self.cost_history_ = best.cost_history
         self.bounds_check_ = best.check
         self.violation_ = best.violation
@@ -376,22 +389,23 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         check_is_fitted(self)
         index = row_index(X)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        if sensitive_features is None:
-            if self._fitted_with_sensitive:
-                warnings.warn(
-                    "BoundedKMeans was fitted with sensitive features, but none were given: "
-                    "each row goes to its nearest centre and the bounds are not applied. "
-                    "Pass sensitive_features to assign the rows within the bounds.",
-                    UserWarning, stacklevel=2,
-                )
-            return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
-        bounds = resolve_bounds(
-            sensitive_features, X.shape[0], max_deviation=self.max_deviation,
-            deviation_kind=self.deviation_kind,
-            numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
-            intersections=self.intersections, index=index)
-        return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
-                     max_lp_variables=self.max_lp_variables).labels
+        with decided_threads():  # one thread count for the call's parallel kernels
+            if sensitive_features is None:
+                if self._fitted_with_sensitive:
+                    warnings.warn(
+                        "BoundedKMeans was fitted with sensitive features, but none were given: "
+                        "each row goes to its nearest centre and the bounds are not applied. "
+                        "Pass sensitive_features to assign the rows within the bounds.",
+                        UserWarning, stacklevel=2,
+                    )
+                return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
+            bounds = resolve_bounds(
+                sensitive_features, X.shape[0], max_deviation=self.max_deviation,
+                deviation_kind=self.deviation_kind,
+                numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
+                intersections=self.intersections, index=index)
+            return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
+                         max_lp_variables=self.max_lp_variables).labels
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from fairkm.metrics import cluster_deviation, excess
 from fairkm.utils._progress import Progress, report
 
 from . import _kernels
-from ._threads import idle_threads, numba_threads
+from ._terms import KernelStats
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
 # an epoch would halve a batch below this many points, or undoes more than this
@@ -47,16 +47,18 @@ class Stats:
         self.cat_dev = np.zeros((terms.codes.shape[1], k))
         self.num_sums = np.zeros((terms.Z.shape[1], k))
 
+    def kernel(self):
+        """Return the kernels' :class:`~fairkm.cluster._terms.KernelStats` of these arrays."""
+        return KernelStats(self.sums, self.centers, self.counts, self.value_counts, self.cat_dev,
+                           self.num_sums)
+
     def _excess(self, terms):
         """Per value and cluster, the count minus the count the dataset's mix would give."""
         return excess(self.value_counts, self.counts, terms.value_prop)
 
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
-        _kernels.cluster_statistics(
-            X, terms.codes, terms.Z, terms.weights, labels,
-            self.sums, self.counts, self.value_counts, self.num_sums,
-        )
+        _kernels.cluster_statistics(X, terms.kernel(0.0), labels, self.kernel())
         self.refresh(terms)
 
 
@@ -131,11 +133,7 @@ class Stats:
         them (:func:`fairkm.cluster._kernels.statistics_objective`, what the
         mini-batch epochs compare).
         """
-        return _kernels.statistics_objective(
-            terms.value_prop, terms.offsets, lam * terms.cat_weight, lam * terms.num_weight,
-            terms.cluster_exponent, total_sq_norm, self.sums, self.counts, self.value_counts,
-            self.num_sums,
-        )
+        return _kernels.statistics_objective(terms.kernel(lam), total_sq_norm, self.kernel())
 
     def copy(self):
         """Return an independent copy."""
@@ -183,10 +181,7 @@ class Stats:
 def statistics_of(X, terms, labels, k):
     """Exact statistics of ``labels`` (centres and ``G`` not derived: see :meth:`Stats.refresh`)."""
     stats = Stats(k, X.shape[1], terms)
-    _kernels.cluster_statistics(
-        X, terms.codes, terms.Z, terms.weights, labels, stats.sums, stats.counts,
-        stats.value_counts, stats.num_sums,
-    )
+    _kernels.cluster_statistics(X, terms.kernel(0.0), labels, stats.kernel())
     return stats
 
 
@@ -241,12 +236,7 @@ def fill_empty_clusters(X, labels, centers, weights=None):
 
 def sweep(X, terms, lam, order, labels, stats):
     """One exact sweep over the points in ``order``; returns the number moved."""
-    return _kernels.sweep(
-        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.cluster_exponent, order, _kernels.BLOCK, labels, stats.sums,
-        stats.centers, stats.counts, stats.value_counts, stats.cat_dev, stats.num_sums,
-    )
+    return _kernels.sweep(X, terms.kernel(lam), order, _kernels.BLOCK, labels, stats.kernel())
 
 
 def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
@@ -255,13 +245,8 @@ def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
 
     Returns ``(n_moved, n_kept, n_rejected, stopped)``.
     """
-    return _kernels.minibatch_epoch(
-        X, terms.codes, terms.value_prop, terms.value_const, terms.value_shift,
-        lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.weights,
-        terms.offsets, terms.cluster_exponent, order, batch_size, min_batch, total_sq_norm,
-        labels, stats.sums, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-        stats.num_sums,
-    )
+    return _kernels.minibatch_epoch(X, terms.kernel(lam), order, batch_size, min_batch,
+                                    total_sq_norm, labels, stats.kernel())
 
 
 class Session:
@@ -290,9 +275,6 @@ class Session:
         self.X, self.labels, self.verbose = X, labels, verbose
         self.k = n_clusters
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
-        # numba threads of the mini-batch epochs (_cores.idle_threads), chosen at the first;
-        # None while only exact sweeps ran: they are serial and choose no count.
-        self.threads = None
         self.n_iter = 0
         self._order = None  # the exact sweeps' visiting order (data order), made once
         self._weigh(terms, lam)
@@ -412,18 +394,9 @@ class Session:
         and undid nothing (every point's best lone move was priced against the
         same statistics and none paid: a local optimum already); epochs and
         sweeps both count towards ``max_iter``. Returns whether the stopping rule was met
-        within ``max_iter`` passes.
+        within ``max_iter`` passes. An epoch has one parallel region per batch, run on the
+        threads the fit decided (:func:`fairkm.bounds.decided_threads`, idle cores watched).
         """
-        # An epoch has one parallel region per batch: more threads than the process may
-        # run on (quota, affinity), or than idle cores, make every region wait. Chosen
-        # once per run.
-        if self.threads is None:
-            self.threads = idle_threads()
-        with numba_threads(self.threads):
-            return self._epochs(max_iter, tol, batch_size, rng)
-
-    def _epochs(self, max_iter, tol, batch_size, rng):
-        """Run the mini-batch epochs of :meth:`minibatch`, then its exact sweeps."""
         X, active, lam = self.X, self.active, self.lam
         total_sq_norm = active.total_sq_norm(X)
         min_batch = min(MIN_BATCH, batch_size)

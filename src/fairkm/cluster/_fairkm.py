@@ -15,7 +15,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
-from fairkm.bounds import constrain
+from fairkm.bounds import constrain, decided_threads
 from fairkm.metrics import bounds_from_features, enforced
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
@@ -241,10 +241,13 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     n_iter_ : int
         Number of sweeps (and epochs) of the kept run, every phase included.
     n_threads_ : int
-        The threads the kept run's mini-batch epochs used: at most numba's,
-        the CPUs the process may use (``joblib.cpu_count()``, the affinity
-        mask) and those other work left idle, or the environment variable
-        ``FAIRKM_NUM_THREADS``; 1 when it made exact sweeps only (serial).
+        The threads every parallel kernel of the fit ran on (the nearest
+        centres of the starts, the mini-batch proposals, the bound's passes),
+        decided once at its start: at most numba's threads and the CPUs the
+        process may use (``joblib.cpu_count()``, the affinity mask), or the
+        environment variable ``FAIRKM_NUM_THREADS``; a mini-batch fit also
+        leaves out the cores other work kept busy. The exact sweeps are
+        serial. ``predict`` and ``score`` decide their own, once per call.
     fairness_weight_ : float
         The absolute ``lambda`` used: ``FairKM(fairness_weight=fairness_weight_,
         attribute_weights=attribute_weights_)`` has the same objective.
@@ -575,31 +578,36 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                     )
                 yield start
 
-        fitted = policy.fit(starts(), Problem(encoding, checked.attribute_weights,
-                                              cluster_exponent, n_rows, self.max_iter, self.tol))
-        session, weighting, converged = fitted.session, fitted.weighting, fitted.converged
-        bounded = None
-        if checked.bounds is not None:
-            bounded = constrain(X, session.labels, session.stats.cluster_centers(),
-                                checked.bounds)
-            session.labels[:] = bounded.labels
-            session.inertia, session.fairness, session.objective = session.evaluate()
-            self._warn_if_the_bound_broke_the_budget(policy, session.inertia,
-                                                     weighting.blind_inertia)
-        labels = session.labels
-        if sample_weight is not None and np.any(sample_weight == 0):
-            # Rows of weight 0 changed nothing; they go to their nearest centre.
-            zero = np.flatnonzero(sample_weight == 0)
-            nearest = np.empty(zero.size, dtype=np.int64)
-            _kernels.nearest_center(np.ascontiguousarray(X[zero]), session.stats.cluster_centers(),
-                                    nearest)
-            labels[zero] = nearest
+        # One thread count for every parallel kernel of the fit (seeding's labels, mini-batch
+        # proposals, the bound's passes); idle cores are watched only before mini-batch
+        # epochs, whose many parallel regions each wait for a descheduled thread.
+        with decided_threads(watch_idle=algorithm == "minibatch") as n_threads:
+            fitted = policy.fit(starts(), Problem(encoding, checked.attribute_weights,
+                                                  cluster_exponent, n_rows, self.max_iter,
+                                                  self.tol))
+            session, weighting = fitted.session, fitted.weighting
+            bounded = None
+            if checked.bounds is not None:
+                bounded = constrain(X, session.labels, session.stats.cluster_centers(),
+                                    checked.bounds)
+                session.labels[:] = bounded.labels
+                session.inertia, session.fairness, session.objective = session.evaluate()
+                self._warn_if_the_bound_broke_the_budget(policy, session.inertia,
+                                                         weighting.blind_inertia)
+            labels = session.labels
+            if sample_weight is not None and np.any(sample_weight == 0):
+                # Rows of weight 0 changed nothing; they go to their nearest centre.
+                zero = np.flatnonzero(sample_weight == 0)
+                nearest = np.empty(zero.size, dtype=np.int64)
+                _kernels.nearest_center(np.ascontiguousarray(X[zero]),
+                                        session.stats.cluster_centers(), nearest)
+                labels[zero] = nearest
         self._set_fitted(FitOutcome(
             labels=labels, stats=session.stats, terms=session.terms, inertia=session.inertia,
             fairness=session.fairness, history=np.array(session.history),
-            n_iter=session.n_iter, converged=converged, unit="sweeps", weighting=weighting,
+            n_iter=session.n_iter, converged=fitted.converged, unit="sweeps", weighting=weighting,
             encoding=encoding, cluster_exponent=cluster_exponent, weight_unit=unit,
-            threads=1 if session.threads is None else session.threads,
+            threads=n_threads,
             row_weight=1.0 if user_weight is None else total / n_rows * unit,
         ))
         self._set_bounded(bounded)

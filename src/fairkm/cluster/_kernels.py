@@ -5,9 +5,17 @@ the price of moving one point to each cluster (:func:`point_terms` and
 :func:`move_prices`, or their blocked forms in :mod:`fairkm.cluster._kernels`), the choice
 of its best move (:func:`best_move`) and the update of the statistics when it is
 made (:func:`move_point`). The sweep, the mini-batch kernels, the statistics and
-the prediction kernels of this package all price moves with them; the helpers
-marked ``inline="always"`` are compiled into each caller. Shapes and names as in
-the package docstring (:mod:`fairkm.cluster._kernels`).
+the prediction kernels of this module all price moves with them; the helpers
+marked ``inline="always"`` are compiled into each caller.
+
+The kernels take two records (named tuples, :mod:`fairkm.cluster._terms`):
+``terms`` (:class:`~fairkm.cluster._terms.KernelTerms`, IN: the rows' codes,
+numeric values and weights, the per-value constants and the per-attribute
+coefficients with ``fairness_weight`` folded in) and ``stats``
+(:class:`~fairkm.cluster._terms.KernelStats`, the per-cluster statistics, IN
+or IN/OUT). Shapes and names as in :func:`sweep`. A kernel takes its arrays out
+of the records once, at its top, and hands arrays to the helpers that run per
+point, so the loops read arrays as before the records.
 
 Notation for the fairness statistics (see the paper, Eqs. 7 and 21, and
 ``shared/paper/NOTES.md``). For a categorical attribute ``a`` with dataset
@@ -152,12 +160,15 @@ def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
 
 
 @numba.njit(cache=True, nogil=True)
-def cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums):
+def cluster_quad(terms, stats):  # IN, IN
     """``Q_C`` per cluster: the weighted fairness term of each cluster times ``|C|^p``.
 
     Each attribute's ``sum_v (c_v - |C| p_v)^2`` (categorical, values
     ``offsets[t]`` to ``offsets[t + 1]``) or ``E^2`` (numeric) times its coefficient.
     """
+    value_prop, offsets, cat_coef, num_coef = (terms.value_prop, terms.offsets, terms.cat_coef,
+                                               terms.num_coef)
+    counts, value_counts, num_sums = stats.counts, stats.value_counts, stats.num_sums
     k = counts.shape[0]
     quad = np.zeros(k)
     for t in range(cat_coef.shape[0]):
@@ -173,14 +184,14 @@ def cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, 
 
 
 @numba.njit(cache=True, nogil=True)
-def fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums, p):
+def fair_factors(terms, stats, p):  # IN, IN, IN
     """``Q_C`` per cluster and the clusters' :func:`set_fair_factor` (zeros for ``p = 0``)."""
+    counts = stats.counts
     k = counts.shape[0]
     factors = np.zeros((N_FACTORS, k))
     if p == 0:
         return np.zeros(k), factors
-    quad = cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                        num_sums)
+    quad = cluster_quad(terms, stats)
     for c in range(k):
         set_fair_factor(counts, quad, c, p, factors)
     return quad, factors
@@ -496,15 +507,16 @@ def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
 
 
 @numba.njit(cache=True, nogil=True)
-def lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev):
+def lin_table(terms, stats):  # IN, IN
     """Each categorical value's share of ``lin`` per cluster, shape (V, k).
 
     ``table[v, c]`` is the attribute's coefficient times ``c_v - |C| p_v - G``:
     a point's ``lin[c]`` is the sum of its values' entries (:func:`table_lin`).
     """
-    table = np.empty(value_counts.shape)
-    for c in range(counts.shape[0]):
-        set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c, table)
+    table = np.empty(stats.value_counts.shape)
+    for c in range(stats.counts.shape[0]):
+        set_lin_column(terms.value_prop, terms.offsets, terms.cat_coef, stats.counts,
+                       stats.value_counts, stats.cat_dev, c, table)
     return table
 
 
@@ -566,16 +578,18 @@ def _accumulate(X, codes, Z, weights, labels, start, stop, sums, counts, value_c
 
 
 @numba.njit(cache=True, nogil=True)
-def cluster_statistics(
-    X, codes, Z, weights, labels,  # IN
-    sums, counts, value_counts, num_sums,  # OUT
-):
+def cluster_statistics(X, terms, labels,  # IN
+                       stats):  # OUT: sums, counts, value_counts, num_sums
     """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
 
-    The output arrays are overwritten; shapes as in
-    :func:`fairkm.cluster._kernels.sweep` (cluster axis last). Rows are summed in
-    chunks of :data:`_STATISTICS_CHUNK`, the chunks' partial sums added in order.
+    Those arrays of ``stats`` are overwritten (the centres and ``G`` are
+    left alone); ``terms`` gives the rows' codes, numeric values and weights
+    (its coefficients are not read). Rows are summed in chunks of
+    :data:`_STATISTICS_CHUNK`, the chunks' partial sums added in order.
     """
+    codes, Z, weights = terms.codes, terms.Z, terms.weights
+    sums, counts, value_counts, num_sums = (stats.sums, stats.counts, stats.value_counts,
+                                            stats.num_sums)
     sums[:] = 0.0
     counts[:] = 0.0
     value_counts[:] = 0.0
@@ -615,16 +629,15 @@ def inertia(X, centers, weights, labels):
 
 
 @numba.njit(cache=True, nogil=True)
-def statistics_objective(value_prop, offsets, cat_coef, num_coef, cluster_exponent,  # IN
-                         total_sq_norm, sums, counts, value_counts, num_sums):  # IN
+def statistics_objective(terms, total_sq_norm, stats):  # IN, IN, IN
     """Compute the objective from the statistics alone, in O(k (d + V)).
 
     ``total_sq_norm - sum_C ||sum_C||^2 / |C|`` plus every cluster's fairness
     term (``Q_C / |C|^p``, ``p = 2 - e``, the coefficients including ``fairness_weight``).
     """
-    quad = cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                        num_sums)
-    p = 2 - cluster_exponent
+    sums, counts = stats.sums, stats.counts
+    quad = cluster_quad(terms, stats)
+    p = 2 - terms.cluster_exponent
     value = total_sq_norm
     for c in range(counts.shape[0]):
         if counts[c] > 0:
@@ -649,11 +662,8 @@ def statistics_objective(value_prop, offsets, cat_coef, num_coef, cluster_expone
 # bit-identical to pricing one point at a time.
 
 
-def sweep(
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order, block,  # IN
-    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
-):
+def sweep(X, terms, order, block,  # IN
+          labels, stats):  # IN/OUT
     """Visit the points in ``order`` once, moving each to its best cluster.
 
     Runs the compiled sweep for unit weights or for sample weights: two
@@ -664,21 +674,18 @@ def sweep(
     Parameters
     ----------
     X : ndarray of shape (n, d), float64, C-contiguous
-    codes : ndarray of shape (n, A), int64
-        Global value index (attribute offset added) of each categorical value.
-    value_prop, value_const, value_shift : ndarray of shape (V,), float64
-    cat_coef : ndarray of shape (A,), float64
-    Z : ndarray of shape (n, B), float64
-        Centred standardised numeric sensitive values.
-    num_coef : ndarray of shape (B,), float64
-    weights : ndarray of shape (n,) or (0,), float64
-        Sample weights; empty for unit weights.
-    offsets : ndarray of shape (A + 1,), int64
-        First global value index of each categorical attribute, and ``V``.
-    cluster_exponent : int
-        ``e``: each cluster's term is weighted by ``(|C|/n)^e`` (2, the
-        paper's, 1 or 0), so its quadratic form is divided by ``|C|^p``,
-        ``p = 2 - e`` (see :mod:`fairkm.cluster._kernels`).
+    terms : fairkm.cluster._terms.KernelTerms
+        The rows' terms and the fit's constants, ``fairness_weight`` folded
+        into the coefficients (:meth:`fairkm.cluster._terms.Terms.kernel`):
+        ``codes`` (n, A) int64, the global value index (attribute offset
+        added) of each categorical value; ``Z`` (n, B), centred standardised
+        numeric values; ``weights`` (n,), or (0,) for unit weights;
+        ``value_prop``, ``value_const``, ``value_shift`` (V,); ``offsets``
+        (A + 1,) int64, the first global value index of each categorical
+        attribute, and ``V``; ``cat_coef`` (A,) and ``num_coef`` (B,);
+        ``cluster_exponent``, the ``e`` of each cluster's weight
+        ``(|C|/n)^e`` (2, the paper's, 1 or 0), so that its quadratic form is
+        divided by ``|C|^p``, ``p = 2 - e`` (see :mod:`fairkm.cluster._kernels`).
     order : ndarray of shape (n_visits,), int64
         Points to visit, in order.
     block : int
@@ -686,13 +693,12 @@ def sweep(
         :data:`fairkm.cluster._kernels.BLOCK` in the engine). Every block size
         gives the same moves and statistics, to the last bit.
     labels : ndarray of shape (n,), int64
-    sums, centers : ndarray of shape (d, k), float64
-        Per-cluster sums and means, cluster axis last.
-    counts : ndarray of shape (k,), float64
-    value_counts : ndarray of shape (V, k), float64
-    cat_dev : ndarray of shape (A, k), float64
-        ``G`` per attribute and cluster.
-    num_sums : ndarray of shape (B, k), float64
+    stats : fairkm.cluster._terms.KernelStats
+        The per-cluster statistics, cluster axis last, updated in place
+        (:meth:`fairkm.cluster._engine.Stats.kernel`): ``sums`` and
+        ``centers`` (d, k), ``counts`` (k,), ``value_counts`` (V, k),
+        ``cat_dev`` (A, k), ``G`` per attribute and cluster, and ``num_sums``
+        (B, k).
 
     Returns
     -------
@@ -702,53 +708,41 @@ def sweep(
         weight) never leaves it, so no cluster empties. Ties go to the
         current cluster, then to the lowest index.
     """
-    kernel = _weighted_sweep if weights.shape[0] else _unit_sweep
-    return kernel(X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,
-                  offsets, cluster_exponent, order, block, labels, sums, centers, counts,
-                  value_counts, cat_dev, num_sums)
+    kernel = _weighted_sweep if terms.weights.shape[0] else _unit_sweep
+    return kernel(X, terms, order, block, labels, stats)
 
 
 @numba.njit(cache=True, nogil=True)
-def _unit_sweep(
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order, block,  # IN
-    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
-):
+def _unit_sweep(X, terms, order, block,  # IN
+                labels, stats):  # IN/OUT
     """:func:`sweep` without sample weights."""
-    return _sweep(False, X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,
-                  weights, offsets, cluster_exponent, order, block, labels, sums, centers,
-                  counts, value_counts, cat_dev, num_sums)
+    return _sweep(False, X, terms, order, block, labels, stats)
 
 
 @numba.njit(cache=True, nogil=True)
-def _weighted_sweep(
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order, block,  # IN
-    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
-):
+def _weighted_sweep(X, terms, order, block,  # IN
+                    labels, stats):  # IN/OUT
     """:func:`sweep` with sample weights."""
-    return _sweep(True, X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef,
-                  weights, offsets, cluster_exponent, order, block, labels, sums, centers,
-                  counts, value_counts, cat_dev, num_sums)
+    return _sweep(True, X, terms, order, block, labels, stats)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep(
-    weighted,
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order, block,  # IN
-    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
-):
+def _sweep(weighted, X, terms, order, block,  # IN
+           labels, stats):  # IN/OUT
     """Run :func:`sweep`; ``weighted`` is a constant of each kernel that inlines this body."""
+    codes, Z, weights = terms.codes, terms.Z, terms.weights
+    value_prop, value_const, value_shift = terms.value_prop, terms.value_const, terms.value_shift
+    offsets, cat_coef, num_coef = terms.offsets, terms.cat_coef, terms.num_coef
+    sums, centers, counts = stats.sums, stats.centers, stats.counts
+    value_counts, cat_dev, num_sums = stats.value_counts, stats.cat_dev, stats.num_sums
     k = counts.shape[0]
     dist = np.empty(k)
     lin = np.empty(k)
     costs = np.empty(k)
     grow, shrink = size_factors(counts)
-    p = 2 - cluster_exponent
-    quad, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts,
-                                 value_counts, num_sums, p)
-    table = lin_table(value_prop, offsets, cat_coef, counts, value_counts, cat_dev)
+    p = 2 - terms.cluster_exponent
+    quad, factors = fair_factors(terms, stats, p)
+    table = lin_table(terms, stats)
     coords = np.empty((X.shape[1], block))
     block_dist = np.empty((k, block))
     n_moved = 0
@@ -795,32 +789,32 @@ def _sweep(
 
 
 @numba.njit(cache=True, nogil=True)
-def move_deltas(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
-    cluster_exponent, i, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
-    out,  # OUT
-):
+def move_deltas(X, terms, i, labels, stats,  # IN
+                out):  # OUT
     """Objective change of moving point ``i`` to each cluster, as :func:`sweep` sees it.
 
     ``out[c]`` receives the change for moving to cluster ``c``; ``out[labels[i]]``
     is 0. If point ``i`` is alone in its cluster, moves are not allowed and
     every entry is set to ``inf`` except the current cluster's.
     """
+    codes, Z, weights = terms.codes, terms.Z, terms.weights
+    cat_coef, num_coef = terms.cat_coef, terms.num_coef
+    counts = stats.counts
     a = labels[i]
     if not may_leave(counts, a, point_weight(weights, i)):
         out[:] = np.inf
         out[a] = 0.0
         return
     k = counts.shape[0]
-    p = 2 - cluster_exponent
+    p = 2 - terms.cluster_exponent
     grow, shrink = size_factors(counts)
-    _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, p)
+    _, factors = fair_factors(terms, stats, p)
     dist, lin = np.empty(k), np.empty(k)
-    point_terms(X, codes, value_prop, cat_coef, Z, num_coef, i, centers, counts, value_counts,
-                cat_dev, num_sums, dist, lin)
+    point_terms(X, codes, terms.value_prop, cat_coef, Z, num_coef, i, stats.centers, counts,
+                stats.value_counts, stats.cat_dev, stats.num_sums, dist, lin)
     weighted, w = weights.shape[0] > 0, point_weight(weights, i)
-    change = point_change(weighted, w, point_base(codes, value_const, cat_coef, Z, num_coef, i))
+    change = point_change(weighted, w,
+                          point_base(codes, terms.value_const, cat_coef, Z, num_coef, i))
     move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors, out)
     gain = out[a]
     out -= gain
@@ -833,11 +827,8 @@ _PROPOSAL_CHUNK = 256
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def propose_moves(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights, offsets,  # IN
-    cluster_exponent, batch, labels, centers, counts, value_counts, cat_dev, num_sums,  # IN
-    targets,  # OUT
-):
+def propose_moves(X, terms, batch, labels, stats,  # IN
+                  targets):  # OUT
     """Best cluster of each point of ``batch``, every point priced against the same statistics.
 
     ``targets[t]`` receives the cluster that lowers the objective most when
@@ -846,13 +837,18 @@ def propose_moves(
     point's own cluster when no move does (or when it is alone in its cluster).
     The points are independent, so they run in parallel and the result does not
     depend on the number of threads.
-    Shapes as in :func:`sweep`.
+    Records as in :func:`sweep`.
     """
+    # The parallel loop reads arrays, not the records.
+    codes, Z, weights = terms.codes, terms.Z, terms.weights
+    value_prop, value_const = terms.value_prop, terms.value_const
+    cat_coef, num_coef = terms.cat_coef, terms.num_coef
+    centers, counts = stats.centers, stats.counts
+    value_counts, cat_dev, num_sums = stats.value_counts, stats.cat_dev, stats.num_sums
     k = counts.shape[0]
-    p = 2 - cluster_exponent
+    p = 2 - terms.cluster_exponent
     grow, shrink = size_factors(counts)
-    _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, p)
+    _, factors = fair_factors(terms, stats, p)
     weighted = weights.shape[0] > 0
     n_batch = batch.shape[0]
     for chunk in numba.prange((n_batch + _PROPOSAL_CHUNK - 1) // _PROPOSAL_CHUNK):
@@ -876,16 +872,17 @@ def propose_moves(
 
 
 @numba.njit(cache=True, nogil=True)
-def apply_moves(
-    X, codes, Z, weights, batch, targets,  # IN
-    labels, sums, counts, value_counts, num_sums,  # IN/OUT
-):
+def apply_moves(X, terms, batch, targets,  # IN
+                labels, stats):  # IN/OUT: labels, sums, counts, value_counts, num_sums
     """Move every point ``batch[t]`` to ``targets[t]``, updating the statistics.
 
     A move that would empty its cluster is skipped, so no cluster empties.
     Centres and ``G`` are left to the caller (they follow from the sums and
     counts). Returns the number of points moved.
     """
+    codes, Z, weights = terms.codes, terms.Z, terms.weights
+    sums, counts = stats.sums, stats.counts
+    value_counts, num_sums = stats.value_counts, stats.num_sums
     n_moved = 0
     for t in range(batch.shape[0]):
         i = batch[t]
@@ -901,9 +898,12 @@ def apply_moves(
 
 
 @numba.njit(cache=True, nogil=True)
-def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
-            centers, cat_dev):  # OUT
+def _derive(terms,  # IN
+            stats):  # IN: sums, counts, value_counts; OUT: centers, cat_dev
     """Centres (0 for an empty cluster) and ``G`` from the sums and counts."""
+    value_prop, offsets = terms.value_prop, terms.offsets
+    sums, counts, value_counts = stats.sums, stats.counts, stats.value_counts
+    centers, cat_dev = stats.centers, stats.cat_dev
     k = counts.shape[0]
     for c in range(k):
         for j in range(sums.shape[0]):
@@ -917,11 +917,8 @@ def _derive(value_prop, value_shift, offsets, sums, counts, value_counts,  # IN
 
 
 @numba.njit(cache=True, nogil=True)
-def minibatch_epoch(
-    X, codes, value_prop, value_const, value_shift, cat_coef, Z, num_coef, weights,  # IN
-    offsets, cluster_exponent, order, batch_size, min_batch, total_sq_norm,  # IN
-    labels, sums, centers, counts, value_counts, cat_dev, num_sums,  # IN/OUT
-):
+def minibatch_epoch(X, terms, order, batch_size, min_batch, total_sq_norm,  # IN
+                    labels, stats):  # IN/OUT
     """One mini-batch epoch over ``order``: batches priced in parallel, kept if the objective fell.
 
     Each batch's points choose their moves against the same statistics
@@ -931,39 +928,35 @@ def minibatch_epoch(
     and the batch halved. After a kept batch the size doubles again, up to
     ``batch_size``. The epoch stops early when the batch would shrink below
     ``min_batch`` points: there the points overshoot together, and exact
-    sweeps do better.
+    sweeps do better. Records as in :func:`sweep`.
 
     Returns ``(n_moved, n_kept, n_rejected, stopped)``: points moved, batches
     kept and undone, and whether the epoch stopped early.
     """
+    sums, counts = stats.sums, stats.counts
+    value_counts, num_sums = stats.value_counts, stats.num_sums
     n = order.shape[0]
     targets = np.empty(min(batch_size, n), dtype=np.int64)
     saved_sums, saved_counts = np.empty_like(sums), np.empty_like(counts)
     saved_values, saved_num = np.empty_like(value_counts), np.empty_like(num_sums)
     saved_labels = np.empty(targets.shape[0], dtype=labels.dtype)
-    current = statistics_objective(value_prop, offsets, cat_coef, num_coef, cluster_exponent,
-                                   total_sq_norm, sums, counts, value_counts, num_sums)
+    current = statistics_objective(terms, total_sq_norm, stats)
     size = batch_size
     start = n_moved = n_kept = n_rejected = 0
     while start < n:
         batch = order[start:start + size]
         m = batch.shape[0]
         chosen = targets[:m]
-        propose_moves(X, codes, value_prop, value_const, cat_coef, Z, num_coef, weights,
-                      offsets, cluster_exponent, batch, labels, centers, counts, value_counts,
-                      cat_dev, num_sums, chosen)
+        propose_moves(X, terms, batch, labels, stats, chosen)
         saved_sums[:] = sums
         saved_counts[:] = counts
         saved_values[:] = value_counts
         saved_num[:] = num_sums
         for t in range(m):
             saved_labels[t] = labels[batch[t]]
-        moved = apply_moves(X, codes, Z, weights, batch, chosen, labels, sums, counts,
-                            value_counts, num_sums)
+        moved = apply_moves(X, terms, batch, chosen, labels, stats)
         if moved:
-            value = statistics_objective(value_prop, offsets, cat_coef, num_coef,
-                                         cluster_exponent, total_sq_norm, sums, counts,
-                                         value_counts, num_sums)
+            value = statistics_objective(terms, total_sq_norm, stats)
             if value >= current:
                 sums[:] = saved_sums
                 counts[:] = saved_counts
@@ -982,8 +975,7 @@ def minibatch_epoch(
                 current = value
                 n_kept += 1
                 size = min(2 * size, batch_size)
-                _derive(value_prop, value_shift, offsets, sums, counts, value_counts,
-                        centers, cat_dev)
+                _derive(terms, stats)
         n_moved += moved
         start += m
     return n_moved, n_kept, n_rejected, False
@@ -1016,22 +1008,24 @@ def nearest_center(X, centers, labels):  # IN, IN, OUT
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def cheapest_insertion(
-    X, codes, value_prop, value_const, cat_coef, Z, num_coef, offsets, cluster_exponent,  # IN
-    centers, counts, value_counts, cat_dev, num_sums,  # IN
-    labels,  # OUT
-):
+def cheapest_insertion(X, terms, stats,  # IN
+                       labels):  # OUT
     """Cluster where inserting each row alone raises the fitted objective least.
 
-    Each row is priced against the same fitted statistics (shapes as in
-    :func:`fairkm.cluster._kernels.sweep`), independently of the other rows; ties to
-    the lowest index.
+    Each row is priced against the same fitted statistics (records as in
+    :func:`fairkm.cluster._kernels.sweep`; the rows' weights are not read),
+    independently of the other rows; ties to the lowest index.
     """
+    # The parallel loop reads arrays, not the records.
+    codes, Z = terms.codes, terms.Z
+    value_prop, value_const = terms.value_prop, terms.value_const
+    cat_coef, num_coef = terms.cat_coef, terms.num_coef
+    centers, counts = stats.centers, stats.counts
+    value_counts, cat_dev, num_sums = stats.value_counts, stats.cat_dev, stats.num_sums
     k = counts.shape[0]
-    p = 2 - cluster_exponent
+    p = 2 - terms.cluster_exponent
     grow, shrink = size_factors(counts)
-    _, factors = fair_factors(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
-                              num_sums, p)
+    _, factors = fair_factors(terms, stats, p)
     for i in numba.prange(X.shape[0]):
         dist = np.empty(k)
         lin = np.empty(k)

@@ -18,6 +18,7 @@ from sklearn.base import TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fairkm.bounds import decided_threads
 from fairkm.utils._inputs import paired, read_weights, row_index
 from fairkm.utils._sensitive import with_intersections
 
@@ -87,20 +88,20 @@ class Predictor:
         return self.labels(X, self.read(sensitive_features, X.shape[0]))
 
     def labels(self, X, features):
-        """:meth:`predict` for sensitive features already read (None: the nearest centre)."""
+        """:meth:`predict` for sensitive features already read (None: the nearest centre).
+
+        The call decides its thread count once (:func:`fairkm.bounds.decided_threads`)
+        for its parallel kernel.
+        """
         labels = np.empty(X.shape[0], dtype=np.int64)
-        if features is None:
-            _kernels.nearest_center(X, self.centers, labels)
-            return labels
-        terms = self.terms(features)
-        stats = self._fitted_statistics(terms)
-        lam = self.fairness_weight
-        _kernels.cheapest_insertion(
-            X, terms.codes, terms.value_prop, terms.value_const,
-            lam * terms.cat_weight, terms.Z, lam * terms.num_weight, terms.offsets,
-            terms.cluster_exponent, stats.centers, stats.counts, stats.value_counts, stats.cat_dev,
-            stats.num_sums, labels,
-        )
+        with decided_threads():
+            if features is None:
+                _kernels.nearest_center(X, self.centers, labels)
+                return labels
+            terms = self.terms(features)
+            stats = self._fitted_statistics(terms)
+            _kernels.cheapest_insertion(X, terms.kernel(self.fairness_weight), stats.kernel(),
+                                        labels)
         return labels
 
 

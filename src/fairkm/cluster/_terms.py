@@ -1,18 +1,57 @@
 """The terms the kernels read: one encoding's per-row codes and per-value constants.
 
 :meth:`fairkm.cluster._encoding.SensitiveEncoding.terms` builds them for some rows;
-the engine (:mod:`fairkm.cluster._engine`) and prediction hand their arrays to the
-kernels (:mod:`fairkm.cluster._kernels`), whose notation they follow. Plain NumPy, so
-the encoding that builds them loads no compiled code.
+the engine (:mod:`fairkm.cluster._engine`) and prediction hand them to the
+kernels (:mod:`fairkm.cluster._kernels`), whose notation they follow, as two
+records: :class:`KernelTerms` (what every kernel reads, from
+:meth:`Terms.kernel`) and :class:`KernelStats` (the per-cluster statistics, from
+:meth:`fairkm.cluster._engine.Stats.kernel`). Plain NumPy, so the encoding that
+builds them loads no compiled code; numba takes the records as named tuples,
+and its on-disk cache names their classes, which live here at module level.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Terms", "build_terms"]
+__all__ = ["KernelStats", "KernelTerms", "Terms", "build_terms"]
+
+
+class KernelTerms(NamedTuple):
+    """What every kernel reads of the rows and the fit (IN), ``fairness_weight`` folded in.
+
+    Built by :meth:`Terms.kernel`; the kernels' notation
+    (:mod:`fairkm.cluster._kernels`).
+    """
+
+    codes: np.ndarray  # (n, A) int64, global value index (attribute offset added)
+    Z: np.ndarray  # (n, B) float64, centred standardised numeric values
+    weights: np.ndarray  # (n,) sample weights, or (0,) for unit weights
+    value_prop: np.ndarray  # (V,) dataset proportion of each value
+    value_const: np.ndarray  # (V,) 1 - 2 p_v + P2_a
+    value_shift: np.ndarray  # (V,) p_v - P2_a
+    offsets: np.ndarray  # (A + 1,) int64, first global value index of each attribute, and V
+    cat_coef: np.ndarray  # (A,) fairness_weight * w_a / (n^e m_a)
+    num_coef: np.ndarray  # (B,) fairness_weight * w_b / n^e
+    cluster_exponent: int  # e: cluster C weighted by (|C|/n)^e (2, 1 or 0)
+
+
+class KernelStats(NamedTuple):
+    """The per-cluster statistics the kernels read and update (IN/OUT), cluster axis last.
+
+    Built by :meth:`fairkm.cluster._engine.Stats.kernel`: the statistics'
+    own arrays, so a kernel's updates land in them.
+    """
+
+    sums: np.ndarray  # (d, k) per-cluster (weighted) sums of X
+    centers: np.ndarray  # (d, k) means (0 for an empty cluster)
+    counts: np.ndarray  # (k,) sizes (total weights)
+    value_counts: np.ndarray  # (V, k) (weighted) count of each value
+    cat_dev: np.ndarray  # (A, k) G per attribute and cluster
+    num_sums: np.ndarray  # (B, k) (weighted) sums of Z
 
 
 @dataclass(frozen=True)
@@ -41,6 +80,18 @@ class Terms:
     @property
     def n_values(self):
         return self.value_prop.shape[0]
+
+    def kernel(self, lam):
+        """Return the :class:`KernelTerms` the kernels read, with ``fairness_weight`` ``lam``.
+
+        The statistics kernels read no coefficient: they take any ``lam``.
+        """
+        return KernelTerms(
+            codes=self.codes, Z=self.Z, weights=self.weights, value_prop=self.value_prop,
+            value_const=self.value_const, value_shift=self.value_shift, offsets=self.offsets,
+            cat_coef=lam * self.cat_weight, num_coef=lam * self.num_weight,
+            cluster_exponent=self.cluster_exponent,
+        )
 
     def reweighted(self, cat_w, num_w):
         """Return the same terms with other attribute weights ``w_a``."""

@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fairkm.bounds import decided_threads
 from fairkm.utils._inputs import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from fairkm.utils._param_validation import (
     MAX_ITER,
@@ -145,6 +146,12 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         term is off or the iteration was a reseed).
     n_iter_ : int
         Number of outer iterations of the kept run.
+    n_threads_ : int
+        The numba threads the fit ran under, decided once at its start as
+        :class:`fairkm.FairKM` decides them (at most numba's threads and the
+        CPUs the process may use, or ``FAIRKM_NUM_THREADS``). ZGYA's kernels
+        are serial (a parallel pass would wait on a shared CPU at every bound
+        update), so none of them uses more than one.
     n_reseeds_ : int
         Number of times the kept run reseeded after clusters emptied.
     cluster_proportions_ : ndarray of shape (n_clusters, n_values) or None
@@ -523,16 +530,17 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_init)
         reseed_seeds = rng.randint(np.iinfo(np.int32).max, size=(self.n_init, _MAX_RESEEDS))
         best = None
-        for seed, reseeds in zip(seeds, reseed_seeds, strict=True):
-            if init_centers is None:
-                centers, _ = kmeans_plusplus(
-                    X, self.n_clusters, x_squared_norms=x_squared_norms, random_state=seed
-                )
-            else:
-                centers = init_centers.copy()
-            run = self._run(X, rows, centers, fair, reseeds)
-            if best is None or run["objective"] < best["objective"]:
-                best = run
+        with decided_threads() as n_threads:  # one decision per fit, as the family's
+            for seed, reseeds in zip(seeds, reseed_seeds, strict=True):
+                if init_centers is None:
+                    centers, _ = kmeans_plusplus(
+                        X, self.n_clusters, x_squared_norms=x_squared_norms, random_state=seed
+                    )
+                else:
+                    centers = init_centers.copy()
+                run = self._run(X, rows, centers, fair, reseeds)
+                if best is None or run["objective"] < best["objective"]:
+                    best = run
         self._warn(best)
         warn_if_duplicate_centers(type(self).__name__, best["centers"], self.n_clusters)
 
@@ -546,6 +554,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         self.objective_history_ = best["history"]
         self.n_bound_iter_ = best["bound_iters"]
         self.n_iter_ = len(best["history"])
+        self.n_threads_ = n_threads
         self.n_reseeds_ = best["n_reseeds"]
         if encoded is None:
             self.sensitive_name_ = self.sensitive_categories_ = self.target_proportions_ = None
@@ -589,7 +598,8 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return np.argmin(center_distances(X, self.cluster_centers_), axis=0)
+        with decided_threads():  # one decision per call, as the family's
+            return np.argmin(center_distances(X, self.cluster_centers_), axis=0)
 
 
 class _Rows:

@@ -10,6 +10,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
+from fairkm.bounds import thread_count
 from fairkm.cluster._base import BaseFairKM, FitOutcome
 from fairkm.cluster._encoding import SensitiveEncoding
 from fairkm.cluster._engine import Stats, fill_moves
@@ -132,9 +133,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
         statistics (it can differ from ``objective_`` in the last digits).
     n_iter_ : int
         Number of rounds, every phase included.
-    n_threads_ : None
-        The workers choose their own threads (in memory: the threads of the
-        mini-batch epochs).
+    n_threads_ : int
+        The threads of the fit's parallel kernels (the nearest centres of the
+        initialisation and of the rows of weight 0), decided once on the
+        client as :class:`fairkm.FairKM` decides them (at most numba's
+        threads, the CPUs the process may use, or ``FAIRKM_NUM_THREADS``;
+        the idle cores are not watched) and applied on the workers, at most
+        each worker's numba threads. The partitions' sweeps are serial.
+        ``predict`` and ``score`` decide per block, on the worker.
     fairness_weight_, attribute_weights_, relative_weight_, refit_params_, blind_inertia_, \
 blind_attribute_fairness_, attribute_fairness_, cost_increase_, unfairness_ratio_, \
 n_features_in_, feature_names_in_, sensitive_names_, sensitive_kinds_, \
@@ -260,6 +266,9 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         # The parameters are checked before the data are touched, and against the
         # data (n_clusters, the "auto" weight) once the partitions' rows are counted.
         self._validate_params()
+        # One thread count for the fit, decided here (FAIRKM_NUM_THREADS, this machine's
+        # quota and affinity) and applied on the workers to its tasks' parallel kernels.
+        n_threads = thread_count()
         warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y, stacklevel=3)
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts
@@ -327,7 +336,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
 
         def start(lam):
             labels = self._initial_labels(client, parts, lengths, seed, checked.init_centers, terms,
-                                          n_features, token)
+                                          n_features, token, n_threads)
             return DaskSession(client, parts, labels, terms, lam, n_clusters=self.n_clusters,
                                n_features=n_features, total_sq_norm=total_sq_norm,
                                verbose=self.verbose, token=token)
@@ -338,7 +347,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         if weighted:
             session.labels = [
                 client.submit(tasks.relabel_weightless, parts[p], session.labels[p],
-                              session.centers(), key=f"fairkm-weightless-p{p}-{token}")
+                              session.centers(), n_threads,
+                              key=f"fairkm-weightless-p{p}-{token}")
                 for p in range(n_parts)
             ]
         # Fitted numbers from the final labels, not from the rounds' bookkeeping.
@@ -360,7 +370,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
             terms=terms, inertia=inertia, fairness=stats.fairness(terms),
             history=session.history, n_iter=session.n_iter, converged=converged,
             unit="rounds", weighting=weighting, encoding=encoding,
-            cluster_exponent=cluster_exponent, weight_unit=unit,
+            cluster_exponent=cluster_exponent, weight_unit=unit, threads=n_threads,
             row_weight=total / n_rows * unit if weighted else 1.0,
         ))
         self.n_features_in_ = n_features
@@ -371,7 +381,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         return self
 
     def _initial_labels(self, client, parts, lengths, seed, init_centers, terms, n_features,
-                        token):
+                        token, n_threads):
         """Return the initial label futures, one per partition (no cluster empty)."""
         k, n_parts = self.n_clusters, len(parts)
         offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -402,7 +412,8 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
                                              sample_weight=sample_weight)
             centers = np.ascontiguousarray(centers)
             labels = [
-                client.submit(tasks.nearest, parts[p], centers, key=f"fairkm-init-p{p}-{token}")
+                client.submit(tasks.nearest, parts[p], centers, n_threads,
+                              key=f"fairkm-init-p{p}-{token}")
                 for p in range(n_parts)
             ]
         blind = terms.empty_like()

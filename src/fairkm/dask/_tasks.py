@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_array
 
+from fairkm.bounds import numba_threads
 from fairkm.cluster import _kernels
 from fairkm.cluster._engine import statistics_of, sweep
 from fairkm.utils._sensitive import check_sensitive_features, with_intersections
@@ -170,9 +171,11 @@ def take_rows(part, rows):
     return part[0][rows], (weights[rows] if weights.shape[0] else None)
 
 
-def nearest(part, centers):
+def nearest(part, centers, n_threads):
+    """Each row's nearest centre, on the fit's ``n_threads`` (at most the worker's)."""
     labels = np.empty(part[0].shape[0], dtype=np.int64)
-    _kernels.nearest_center(part[0], centers, labels)
+    with numba_threads(n_threads):
+        _kernels.nearest_center(part[0], centers, labels)
     return labels
 
 
@@ -234,14 +237,18 @@ def inertia(part, labels, centers):
     return _kernels.inertia(part[0], centers, part[3], labels)
 
 
-def relabel_weightless(part, labels, centers):
-    """Give the rows of weight 0 (which took no part in the fit) their nearest centre."""
+def relabel_weightless(part, labels, centers, n_threads):
+    """Give the rows of weight 0 (which took no part in the fit) their nearest centre.
+
+    On the fit's ``n_threads`` (at most the worker's).
+    """
     X, weights = part[0], part[3]
     zero = np.flatnonzero(weights == 0) if weights.shape[0] else np.zeros(0, dtype=np.int64)
     if zero.size == 0:
         return labels
     nearest_labels = np.empty(zero.size, dtype=np.int64)
-    _kernels.nearest_center(np.ascontiguousarray(X[zero]), centers, nearest_labels)
+    with numba_threads(n_threads):
+        _kernels.nearest_center(np.ascontiguousarray(X[zero]), centers, nearest_labels)
     labels = labels.copy()
     labels[zero] = nearest_labels
     return labels

@@ -1,38 +1,42 @@
-"""How many of numba's threads a parallel phase should use on a machine others share.
+"""How many threads a call's parallel kernels may use on a machine others share.
 
-A fit may use at most as many threads as the process may run on at once: the
-smallest of numba's threads (``numba.get_num_threads()``), the CPUs its
-container's quota allows (``joblib.cpu_count()``, as scikit-learn reads it),
-and the CPUs of its affinity mask. On a large host, a container limited to two
-CPUs then runs two threads, not one per host core that the quota would
-throttle.
+One decision per call (a ``fit``, a ``predict``, a ``score``, a
+:func:`fairkm.bounds.fair_assignment`), as scikit-learn asks
+``_openmp_effective_n_threads()`` once per fit: :func:`decide_threads` gives
+the count, and :func:`fairkm.bounds.decided_threads` runs the call under it, so
+every parallel numba kernel the call runs (the engine's, ``predict``'s, the
+bounds') uses it. Plain Python: the numba side lives with the kernels.
+
+The count is at most the smallest of numba's threads (the ``ceiling`` the
+caller passes, ``numba.get_num_threads()``), the CPUs the container's quota
+allows (``joblib.cpu_count()``, as scikit-learn reads it) and the CPUs of the
+process's affinity mask. On a large host, a container limited to two CPUs
+then runs two threads, not one per host core that the quota would throttle.
 
 A parallel region waits for its slowest thread. When other processes keep the
 cores busy, one of the threads is descheduled for a time slice at every
 region, and a phase of many regions (a mini-batch epoch has one per batch)
-runs slower on two threads than on one. So before such a phase the engine
-watches /proc/stat briefly (Linux) and lowers the count to the usable cores
-that were idle. Where /proc/stat is missing or unreadable, the count is not
-lowered. The results never depend on the number of threads, so this changes
-only the time. Watching the cores takes a few tens of milliseconds, so a run
-does it once.
+runs slower on two threads than on one. So a fit that will run mini-batch
+epochs (``watch_idle``) watches /proc/stat briefly (Linux) and lowers the
+count to the usable cores that were idle; watching takes a few tens of
+milliseconds, so other calls, which run a few regions, do not. Where
+/proc/stat is missing or unreadable, the count is not lowered. The results
+never depend on the number of threads, so this changes only the time.
 
 The environment variable ``FAIRKM_NUM_THREADS`` (a positive integer) sets the
-count instead: it is used as given, but never above numba's threads, and the
-idle cores are not watched. Any other value raises a ``ValueError`` when a fit
-reads it.
+count instead: it is used as given, but never above the ceiling, and the idle
+cores are not watched. Any other value raises a ``ValueError`` naming the
+variable and the value when a call reads it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
 import joblib
-import numba
 
-__all__ = ["ENV_VAR", "idle_threads", "numba_threads", "usable_threads"]
+__all__ = ["ENV_VAR", "decide_threads", "idle_cores"]
 
 ENV_VAR = "FAIRKM_NUM_THREADS"
 
@@ -100,39 +104,13 @@ def _threads_from_env():
     return count
 
 
-def _thread_limit():
-    """Return the count a fit may use before looking at idle cores, and whether it was set.
-
-    ``FAIRKM_NUM_THREADS`` where set (then True), else the CPUs the process
-    may run on; never more than numba's threads.
-    """
-    wanted = _threads_from_env()
-    limit = _usable_cores() if wanted is None else wanted
-    return max(1, min(numba.get_num_threads(), limit)), wanted is not None
-
-
-def usable_threads():
-    """Return how many of numba's threads a fit may use, before looking at idle cores.
-
-    ``FAIRKM_NUM_THREADS`` where set, else the CPUs the process may run on;
-    never more than numba's threads.
-
-    Raises
-    ------
-    ValueError
-        If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
-    """
-    return _thread_limit()[0]
-
-
 def idle_cores(window=_WINDOW):
     """Return how many usable cores were idle over the next ``window`` seconds.
 
     The share of idle ticks over the whole host is applied to the CPUs this
-    process may use (see :func:`usable_threads`). The calling process sleeps
-    meanwhile, so the busy cores are other work's. Returns None where
-    /proc/stat gives no sensible reading (not Linux, an odd file, counters
-    that went backwards).
+    process may use. The calling process sleeps meanwhile, so the busy cores
+    are other work's. Returns None where /proc/stat gives no sensible reading
+    (not Linux, an odd file, counters that went backwards).
     """
     before = _cpu_ticks()
     if before is None:
@@ -147,30 +125,21 @@ def idle_cores(window=_WINDOW):
     return idle / total * _usable_cores()
 
 
-def idle_threads():
-    """Return how many of numba's threads a parallel phase should use (at least one).
+def decide_threads(ceiling, *, watch_idle=False):
+    """Return how many threads a call's parallel kernels should use (at least one).
 
-    :func:`usable_threads`, lowered to the usable cores that are idle unless
-    ``FAIRKM_NUM_THREADS`` is set.
+    ``FAIRKM_NUM_THREADS`` where set, else the CPUs the process may run on,
+    lowered with ``watch_idle`` to the usable cores that are idle; never more
+    than ``ceiling`` (numba's threads).
 
     Raises
     ------
     ValueError
         If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
     """
-    threads, chosen = _thread_limit()
-    if threads <= 1 or chosen:
+    wanted = _threads_from_env()
+    threads = max(1, min(ceiling, _usable_cores() if wanted is None else wanted))
+    if threads <= 1 or wanted is not None or not watch_idle:
         return threads
     idle = idle_cores()
     return threads if idle is None else max(1, min(threads, int(idle + 0.5)))
-
-
-@contextlib.contextmanager
-def numba_threads(count):
-    """Run the block with ``count`` of numba's threads (the calling thread's setting only)."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(count, before))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
