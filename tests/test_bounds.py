@@ -499,7 +499,7 @@ def test_bad_inputs_are_named():
         fair_assignment(X6, np.zeros((7, 2)), S6, max_deviation=0.1)
     with pytest.raises(ValueError, match=r"sensitive_features has 5 rows but X has 6"):
         fair_assignment(X6, C2, S6[:5], max_deviation=0.1)
-    with pytest.raises(ValueError, match=r"max_deviation names 'z', which is not a categorical"):
+    with pytest.raises(ValueError, match=r"max_deviation names 'z', which is numeric"):
         fair_assignment(X6, C2, pd.DataFrame({"z": np.arange(6.0)}), max_deviation={"z": 0.1})
     with pytest.raises(ValueError, match=r"labels has 5 entries"):
         check_bounds(S6[:5], S6, max_deviation=0.1)

@@ -21,6 +21,9 @@ from .conftest import examples
 MEASURE_COLUMNS = [m.name for m in metrics.MEASURES.values() if m.kind == "fairness"]
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 
+# What a bound accepts, in scikit-learn's words.
+BOUND = r"a float in the range \[0.0, inf\) or an instance of 'dict'"
+
 
 # --------------------------------------------------------------------------- a NumPy reference
 
@@ -138,11 +141,13 @@ def test_numeric_and_unbounded_attributes_get_nan_and_na():
 
 
 @pytest.mark.parametrize("value, error, match", [
-    (-0.05, ValueError, r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.05"),
-    (np.inf, ValueError, r"max_deviation .*got inf"),
-    ("0.1", TypeError, r"max_deviation must be a finite float >= 0 or a dict .*, got '0\.1'"),
+    (-0.05, ValueError, rf"'max_deviation' parameter of fairness_report must be {BOUND}. "
+                        r"Got -0\.05 instead"),
+    (np.inf, ValueError, rf"'max_deviation' .* must be {BOUND}. Got inf instead"),
+    ("0.1", TypeError, rf"'max_deviation' .* must be {BOUND}. Got '0\.1' instead"),
     ({"nope": 0.1}, ValueError, r"max_deviation names 'nope'"),
-    ({"g": -1.0}, ValueError, r"max_deviation\['g'\] .* got -1\.0"),
+    ({"g": -1.0}, ValueError, r"max_deviation\['g'\]\" parameter of fairness_report must be a "
+                              r"float in the range \[0.0, inf\). Got -1\.0 instead"),
 ])
 def test_bad_max_deviation(value, error, match):
     with pytest.raises(error, match=match):
@@ -151,7 +156,8 @@ def test_bad_max_deviation(value, error, match):
 
 
 def test_bad_deviation_kind():
-    with pytest.raises(ValueError, match=r"deviation_kind must be .*got 'ratio'"):
+    with pytest.raises(ValueError, match=r"'deviation_kind' parameter of fairness_report must "
+                                         r"be a str among .*'additive'.*. Got 'ratio' instead"):
         metrics.fairness_report([0, 1], sensitive_features=["a", "b"], max_deviation=0.1,
                                 deviation_kind="ratio")
     with pytest.raises(ValueError, match=r"max_deviation must be < 1 .*got 1\.0"):
@@ -262,9 +268,10 @@ def test_fairkm_with_a_bound_is_checked_against_it(blobs):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"max_deviation": -0.1}, r"max_deviation must be a finite float >= 0 or a dict .*, got -0\.1"),
-    ({"max_deviation": 0.1, "deviation_kind": "ratio"}, r"deviation_kind must be .*'ratio'"),
-    ({"max_deviation": {"age": 0.1}}, r"max_deviation names 'age', which is not a categorical"),
+    ({"max_deviation": -0.1}, rf"'max_deviation' parameter of audit must be {BOUND}. Got -0\.1"),
+    ({"max_deviation": 0.1, "deviation_kind": "ratio"},
+     r"'deviation_kind' parameter of audit must be a str among .* Got 'ratio' instead"),
+    ({"max_deviation": {"age": 0.1}}, r"max_deviation names 'age', which is numeric"),
 ])
 def test_audit_rejects_bad_bounds(blobs, kwargs, match):
     X, sensitive = blobs
