@@ -2,14 +2,12 @@
 
 A docstring names a shared entry with a placeholder alone on its line,
 ``%(labels)s`` say, and :func:`fill_docstring` replaces it with the entry
-indented like the placeholder. Only whole-line placeholders are replaced, so a
-``%`` elsewhere in a docstring is left alone.
+(``fairkm.utils._docstrings``: the inputs' entries, then these).
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
+from fairkm.utils._docstrings import INPUT_ENTRIES, docstring_filler
 
 __all__ = ["DOCSTRING_ENTRIES", "fill_docstring"]
 
@@ -31,19 +29,6 @@ Series or DataFrame
     One column per sensitive attribute. A Series or DataFrame is paired with
     the rows by index label when the labels (or ``X``) are pandas objects,
     by position when they are arrays.""",
-    "numeric_sensitive": """\
-numeric_sensitive : "auto", bool or list of str or int, default="auto"
-    Which attributes are numeric: ``"auto"`` treats float columns as
-    numeric and all others as categorical, ``True``/``False`` makes every
-    attribute numeric/categorical, and a list names (or gives the
-    positions of) the numeric attributes.""",
-    "sample_weight": """\
-sample_weight : array-like of shape (n_samples,), default=None
-    Row weights: finite, non-negative, not all zero. A row of weight w
-    counts as w rows (integer weights give the result of repeating each row
-    w times, zero weights that of dropping the rows). ``None`` (or all ones)
-    weighs every row 1. A Series is paired with the rows by index label when
-    the labels (or ``X``) are pandas objects.""",
     "intersections": """\
 intersections : sequence of sequence of str, default=None
     Combinations of categorical attributes to measure as further
@@ -73,12 +58,6 @@ max_deviation : float, dict or None, default=None
     (a float for all attributes, ``{name: float}`` for some), read as
     ``deviation_kind`` says; see :func:`fairkm.metrics.check_bounds`. None
     checks nothing.""",
-    "deviation_kind": """\
-deviation_kind : {"additive", "multiplicative"}, default="additive"
-    How ``max_deviation`` reads: ``"additive"`` asks
-    :math:`|C_S(s) - X_S(s)| \\le \\delta`, ``"multiplicative"`` (Bera et
-    al.'s band, as MPV) asks :math:`(1 - \\delta) X_S(s) \\le C_S(s) \\le
-    X_S(s) / (1 - \\delta)`, with :math:`\\delta` below 1.""",
     "fairness_returns": """\
 float or ndarray of shape (n_attributes,)""",
     "categorical_only": """\
@@ -102,33 +81,6 @@ probability belongs to. Numeric attributes are unaffected: their values
 already are samples.""".strip("\n"),
 }
 
-_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", flags=re.MULTILINE)
 
-
-def fill_docstring(func, entries=None):
-    """Replace the whole-line ``%(name)s`` placeholders of ``func.__doc__``.
-
-    Parameters
-    ----------
-    func : callable
-        Function whose docstring names entries of :data:`DOCSTRING_ENTRIES`.
-    entries : dict of str to str, default=None
-        Further entries, for text only one module can write (say, a list
-        read from the table of measures).
-
-    Returns
-    -------
-    callable
-        ``func`` itself, its docstring filled in.
-
-    Raises
-    ------
-    KeyError
-        If a placeholder names no entry, so that a typo fails at import time.
-    """
-    known = DOCSTRING_ENTRIES if entries is None else {**DOCSTRING_ENTRIES, **entries}
-    if func.__doc__ is not None:  # None under python -OO
-        func.__doc__ = _PLACEHOLDER.sub(
-            lambda match: textwrap.indent(known[match[2]], match[1]), func.__doc__
-        )
-    return func
+# The measures' docstrings: the inputs' entries, then the measures' own.
+fill_docstring = docstring_filler(INPUT_ENTRIES, DOCSTRING_ENTRIES)
