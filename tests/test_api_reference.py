@@ -8,7 +8,8 @@ import pytest
 
 API = (Path(__file__).parents[1] / "docs" / "api.rst").read_text(encoding="utf-8")
 DOCUMENTED = set(re.findall(r"^\.\. auto\w+:: ([\w.]+)", API, flags=re.MULTILINE))
-MODULES = ["fairkm", "fairkm.metrics", "fairkm.report", "fairkm.tradeoff", "fairkm.datasets",
+MODULES = ["fairkm", "fairkm.cluster", "fairkm.exceptions", "fairkm.metrics", "fairkm.report",
+           "fairkm.tradeoff", "fairkm.datasets",
            "fairkm.experiments", "fairkm.dask", "fairkm.cli", "fairkm.bounds"]
 
 

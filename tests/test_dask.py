@@ -135,18 +135,17 @@ def test_fitted_statistics_match_the_labels(data, fitted):
 
 def test_sensitive_encoding_matches_fairkm(fitted):
     model, _, exact = fitted
-    assert_array_equal(model.sensitive_names_, ["s0", "s1", "z0"])
-    assert_array_equal(model.sensitive_kinds_, exact.sensitive_kinds_)
-    assert_array_equal(model.sensitive_kinds_, ["categorical", "categorical", "numeric"])
-    for got, want in zip(model.sensitive_categories_[:2], exact.sensitive_categories_[:2],
-                         strict=True):
-        assert_array_equal(got, want)
-    for got, want in zip(model.sensitive_proportions_[:2], exact.sensitive_proportions_[:2],
-                         strict=True):
-        assert_allclose(got, want, rtol=1e-15)
-    assert model.sensitive_categories_[2] is None
-    assert_allclose(model.sensitive_means_[2], exact.sensitive_means_[2], rtol=1e-12)
-    assert_allclose(model.sensitive_scales_[2], exact.sensitive_scales_[2], rtol=1e-12)
+    got, want = model.sensitive_attributes_, exact.sensitive_attributes_
+    assert_array_equal(got.names, ["s0", "s1", "z0"])
+    assert_array_equal(got.kinds, want.kinds)
+    assert_array_equal(got.kinds, ["categorical", "categorical", "numeric"])
+    for got_values, want_values in zip(got.categories[:2], want.categories[:2], strict=True):
+        assert_array_equal(got_values, want_values)
+    for got_shares, want_shares in zip(got.proportions[:2], want.proportions[:2], strict=True):
+        assert_allclose(got_shares, want_shares, rtol=1e-15)
+    assert got.categories[2] is None
+    assert_allclose(got.means[2], want.means[2], rtol=1e-12)
+    assert_allclose(got.scales[2], want.scales[2], rtol=1e-12)
     assert_array_equal(model.attribute_weights_, [1.0, 1.0, 1.0])
 
 
@@ -254,8 +253,8 @@ def test_dataframe_input_matches_array_input(client, data, fitted):
             data["Xd"], sensitive_features=da.from_array(codes.to_numpy(), chunks=(CHUNK, 2)),
             client=client,
         )
-    assert_array_equal(as_array.sensitive_kinds_, ["categorical", "categorical"])
-    assert_array_equal(as_array.sensitive_categories_[1], [0, 1, 2])
+    assert_array_equal(as_array.sensitive_attributes_.kinds, ["categorical", "categorical"])
+    assert_array_equal(as_array.sensitive_attributes_.categories[1], [0, 1, 2])
 
 
 def test_predict_matches_nearest_centre_and_reference_insertion(client, data, fitted):
@@ -290,7 +289,7 @@ def test_without_sensitive_features_and_with_zero_weight(client, data):
     blind = FairKM(K, init=data["centers"]).fit(data["Xd"], client=client)
     exact = LocalFairKM(K, init=data["centers"]).fit(data["X"])
     assert blind.fairness_ == 0.0
-    assert len(blind.sensitive_names_) == 0
+    assert len(blind.sensitive_attributes_.names) == 0
     assert abs(blind.inertia_ - exact.inertia_) <= 0.01 * exact.inertia_
     zero = FairKM(K, init=data["centers"], fairness_weight=0.0).fit(
         data["Xd"], sensitive_features=data["Sd"], client=client
@@ -469,9 +468,9 @@ def test_the_scale_free_weight_and_budgets_on_dask(client, data):
     )
     exact = LocalFairKM(K, init=data["centers"]).fit(data["X"], sensitive_features=data["S"])
     assert model.relative_weight_ == 1.0
-    assert_allclose(model.blind_inertia_, exact.blind_inertia_, rtol=0.01)
-    assert_allclose(model.blind_attribute_fairness_, exact.blind_attribute_fairness_,
-                    rtol=0.05)
+    assert_allclose(model.blind_clustering_.inertia, exact.blind_clustering_.inertia, rtol=0.01)
+    assert_allclose(model.blind_clustering_.attribute_fairness,
+                    exact.blind_clustering_.attribute_fairness, rtol=0.05)
     assert model.unfairness_ratio_ < 0.9 and exact.unfairness_ratio_ < 0.9
     assert_allclose(model.unfairness_ratio_, exact.unfairness_ratio_, atol=0.05)
     assert abs(model.objective_ - exact.objective_) <= 0.01 * exact.objective_
@@ -499,13 +498,13 @@ def test_intersections_on_dask_match_fairkm(client, data):
     )
     exact = LocalFairKM(K, fairness_weight="paper", init=data["centers"],
                         intersections=pair).fit(data["X"], sensitive_features=data["S"])
-    assert list(model.sensitive_names_) == ["s0", "s1", "z0", "s0 & s1"]
-    assert_array_equal(model.sensitive_kinds_, exact.sensitive_kinds_)
-    assert_array_equal(model.sensitive_categories_[3], exact.sensitive_categories_[3])
-    assert_allclose(model.sensitive_proportions_[3], exact.sensitive_proportions_[3],
-                    rtol=1e-15)
+    got, want = model.sensitive_attributes_, exact.sensitive_attributes_
+    assert list(got.names) == ["s0", "s1", "z0", "s0 & s1"]
+    assert_array_equal(got.kinds, want.kinds)
+    assert_array_equal(got.categories[3], want.categories[3])
+    assert_allclose(got.proportions[3], want.proportions[3], rtol=1e-15)
     # Two values of s0 and three of s1 all occur together: six combined groups.
-    assert len(model.sensitive_categories_[3]) == 6
+    assert len(model.sensitive_attributes_.categories[3]) == 6
     # predict takes the raw attributes and forms the combinations, block by block.
     fair = compute(client, model.predict(data["Xd"], sensitive_features=data["Sd"]))
     whole = model._predictor().predict(data["X"], sensitive_features=data["S"])
@@ -539,8 +538,10 @@ def test_weights_scaled_alike_give_the_same_fit(client, data):
     for factor, model in zip(factors, fits, strict=True):
         assert_array_equal(compute(client, model.labels_), labels)
         assert_array_equal(compute(client, model.predict(Xd, sensitive_features=Sd)), predicted)
-        for name in ("inertia_", "objective_", "fairness_weight_", "blind_inertia_"):
+        for name in ("inertia_", "objective_", "fairness_weight_"):
             assert_allclose(getattr(model, name), factor * getattr(fits[0], name), rtol=1e-9)
+        assert_allclose(model.blind_clustering_.inertia,
+                        factor * fits[0].blind_clustering_.inertia, rtol=1e-9)
         assert_allclose(model.unfairness_ratio_, fits[0].unfairness_ratio_, rtol=1e-9)
 
 

@@ -85,13 +85,14 @@ def test_fitted_attributes(planted):
     assert model.fairness_weight_ == (600 / 4) ** 2
     assert_array_equal(model.feature_names_in_, ["a", "b"])
     assert model.n_features_in_ == 2
-    assert_array_equal(model.sensitive_names_, ["sex", "group", "age"])
-    assert_array_equal(model.sensitive_kinds_, ["categorical", "categorical", "numeric"])
-    assert_array_equal(model.sensitive_categories_[0], [0, 1])
-    assert model.sensitive_categories_[2] is None
-    assert_allclose(model.sensitive_proportions_[1], np.bincount(sensitive["group"]) / 600)
-    assert_allclose(model.sensitive_means_[2], 45.0)
-    assert np.isnan(model.sensitive_means_[0])
+    assert_array_equal(model.sensitive_attributes_.names, ["sex", "group", "age"])
+    assert_array_equal(model.sensitive_attributes_.kinds, ["categorical", "categorical", "numeric"])
+    assert_array_equal(model.sensitive_attributes_.categories[0], [0, 1])
+    assert model.sensitive_attributes_.categories[2] is None
+    assert_allclose(model.sensitive_attributes_.proportions[1],
+                    np.bincount(sensitive["group"]) / 600)
+    assert_allclose(model.sensitive_attributes_.means[2], 45.0)
+    assert np.isnan(model.sensitive_attributes_.means[0])
     assert_array_equal(model.attribute_weights_, [1.0, 1.0, 1.0])
     assert model.cluster_centers_.shape == (4, 2)
     for c in range(4):
@@ -193,20 +194,20 @@ def test_numeric_rule_and_override():
     X = np.random.RandomState(0).rand(6, 2)  # no feature copies an attribute
     frame = pd.DataFrame({"f": [1.0, 2, 3, 4, 5, 6], "i": [1, 2, 1, 2, 1, 2]})
     assert_array_equal(
-        FairKM(2, random_state=0).fit(X, sensitive_features=frame).sensitive_kinds_,
+        FairKM(2, random_state=0).fit(X, sensitive_features=frame).sensitive_attributes_.kinds,
         ["numeric", "categorical"],
     )
     for override in [["f", "i"], [0, 1], True]:
         model = FairKM(2, numeric_sensitive=override, random_state=0)
-        assert_array_equal(model.fit(X, sensitive_features=frame).sensitive_kinds_,
+        assert_array_equal(model.fit(X, sensitive_features=frame).sensitive_attributes_.kinds,
                            ["numeric", "numeric"])
     model = FairKM(2, numeric_sensitive=False, random_state=0).fit(X, sensitive_features=frame)
-    assert_array_equal(model.sensitive_kinds_, ["categorical", "categorical"])
+    assert_array_equal(model.sensitive_attributes_.kinds, ["categorical", "categorical"])
     # Arrays follow their dtype; a 1-D float array is one numeric attribute.
     model = FairKM(2, random_state=0).fit(X, sensitive_features=np.array([0.5, 1, 2, 3, 4, 9]))
-    assert_array_equal(model.sensitive_kinds_, ["numeric"])
+    assert_array_equal(model.sensitive_attributes_.kinds, ["numeric"])
     model = FairKM(2, random_state=0).fit(X, sensitive_features=np.array([[1, 2]] * 6))
-    assert_array_equal(model.sensitive_kinds_, ["categorical", "categorical"])
+    assert_array_equal(model.sensitive_attributes_.kinds, ["categorical", "categorical"])
 
 
 def test_numeric_attribute_units_do_not_matter(planted):
@@ -299,7 +300,7 @@ def test_fit_predict_and_score(planted):
         members = predicted == c
         for col, values in ((problem.categorical[0], 2), (problem.categorical[1], 4)):
             counts = np.bincount(col[members], minlength=values)
-            props = model.sensitive_proportions_[0 if values == 2 else 1]
+            props = model.sensitive_attributes_.proportions[0 if values == 2 else 1]
             fairness += np.sum((counts - members.sum() * props) ** 2) / (n**2 * values)
     inertia = np.sum((X[half] - model.cluster_centers_[predicted]) ** 2)
     assert_allclose(

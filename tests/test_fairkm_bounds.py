@@ -117,7 +117,7 @@ def test_the_bound_tightens_the_worst_cluster_and_leaves_no_bound_unbounded():
     assert bounded.bounds_check_.satisfied and bounded.violation_ == 0
     assert "within 0.05 of the dataset's mix: yes" in bounded.bounds_check_.summary()
     # The price is counted against the same S-blind reference.
-    assert bounded.blind_inertia_ == plain.blind_inertia_
+    assert bounded.blind_clustering_.inertia == plain.blind_clustering_.inertia
     assert bounded.cost_increase_ >= plain.cost_increase_
     # Same random_state, same labels.
     again = FairKM(4, random_state=0, max_deviation=0.05).fit(X, sensitive_features=S)

@@ -238,8 +238,8 @@ def test_colliding_texts_stay_two_groups_in_fairkm():
     X = rng.normal(size=(len(frame), 2)) + 4.0 * group[:, None]
     model = FairKM(2, intersections=[("dept", "team")], random_state=0).fit(
         X, sensitive_features=frame)
-    assert list(model.sensitive_names_) == ["dept", "team", "dept & team"]
-    assert len(model.sensitive_categories_[2]) == 2
+    assert list(model.sensitive_attributes_.names) == ["dept", "team", "dept & team"]
+    assert len(model.sensitive_attributes_.categories[2]) == 2
     # The same fit as with the combined column made by hand from the tuples.
     by_hand = frame.assign(both=np.array(["first", "second"])[group])
     same = FairKM(2, random_state=0).fit(X, sensitive_features=by_hand)

@@ -97,7 +97,7 @@ def test_lower_kmeans_cost_is_said_plainly(fair_data, fair_audit):
     cost = dict(audit_.headline())["cost"]
     assert "LOWER than" in cost and "local optima" in cost and "not fairness for free" in cost
     # A FairKM model knows its own S-blind start: the price against it is stated too.
-    assert f"fairness cost {model.inertia_ / model.blind_inertia_ - 1:+.1%}" in cost
+    assert f"fairness cost {model.inertia_ / model.blind_clustering_.inertia - 1:+.1%}" in cost
     assert "LOWER" in audit_.to_html()
 
 

@@ -225,7 +225,7 @@ def test_the_cost_of_fairness_compares_the_fits_own_pair():
                        sample_weight=given)
         cost = dict(report.headline())["cost"]
         assert "LOWER than" in cost
-        expected = model.inertia_ / model.blind_inertia_ - 1
+        expected = model.inertia_ / model.blind_clustering_.inertia - 1
         assert f"fairness cost {expected:+.1%}" in cost
         assert "-100.0%" not in cost and "-99." not in cost
 

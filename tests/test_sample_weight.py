@@ -119,8 +119,8 @@ def test_weights_move_the_clustering(blobs):
                     rtol=1e-10)
     # The dataset's mix is the weighted one.
     codes = sensitive["s0"].to_numpy()
-    share = weights[codes == model.sensitive_categories_[0][0]].sum() / weights.sum()
-    assert_allclose(model.sensitive_proportions_[0][0], share)
+    share = weights[codes == model.sensitive_attributes_.categories[0][0]].sum() / weights.sum()
+    assert_allclose(model.sensitive_attributes_.proportions[0][0], share)
 
 
 def test_score_with_integer_weights_is_the_score_of_repeated_rows(blobs):
@@ -194,8 +194,9 @@ def test_dask_takes_weights_chunked_like_X(blobs):
         )
         labels = model.labels_.compute()
     assert model.objective_ == pytest.approx(local.objective_, rel=0.01)
-    assert_allclose(model.sensitive_proportions_[0], local.sensitive_proportions_[0])
-    assert_allclose(model.blind_inertia_, local.blind_inertia_, rtol=0.01)
+    assert_allclose(model.sensitive_attributes_.proportions[0],
+                    local.sensitive_attributes_.proportions[0])
+    assert_allclose(model.blind_clustering_.inertia, local.blind_clustering_.inertia, rtol=0.01)
     problem = _reference.Problem(
         X, [sensitive[c].to_numpy() for c in ("s0", "s1")], [sensitive["z0"].to_numpy()],
         model.attribute_weights_[:2], model.attribute_weights_[2:], model.fairness_weight_, 4,

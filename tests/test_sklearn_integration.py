@@ -141,9 +141,9 @@ def test_intersections_are_extra_attributes(blobs):
     X, sensitive = blobs
     model = FairKM(4, intersections=[("s0", "s1")], attribute_weights={"s0 & s1": 2.0},
                    random_state=0).fit(X, sensitive_features=sensitive)
-    assert list(model.sensitive_names_) == ["s0", "s1", "s0 & s1"]
+    assert list(model.sensitive_attributes_.names) == ["s0", "s1", "s0 & s1"]
     combined = with_intersections(sensitive, [("s0", "s1")])["s0 & s1"]
-    assert_array_equal(model.sensitive_categories_[2], np.unique(combined))
+    assert_array_equal(model.sensitive_attributes_.categories[2], np.unique(combined))
     same = FairKM(4, attribute_weights=[1.0, 1.0, 2.0], random_state=0).fit(
         X, sensitive_features=sensitive.assign(**{"s0 & s1": combined})
     )

@@ -40,8 +40,10 @@ def test_weights_scaled_alike_give_the_same_clustering_and_numbers(blobs, scale)
     for name in ("cost_increase_", "unfairness_ratio_", "attribute_fairness_",
                  "cluster_deviation_", "relative_weight_"):
         assert_allclose(getattr(scaled, name), getattr(plain, name), rtol=1e-9, atol=1e-12)
-    for name in ("inertia_", "objective_", "fairness_weight_", "blind_inertia_"):
+    for name in ("inertia_", "objective_", "fairness_weight_"):
         assert_allclose(getattr(scaled, name), scale * getattr(plain, name), rtol=1e-9)
+    assert_allclose(scaled.blind_clustering_.inertia, scale * plain.blind_clustering_.inertia,
+                    rtol=1e-9)
     # The K-Means score of the same labels scales alike.
     with pytest.warns(UserWarning, match="none were given"):
         scores = (scaled.score(X, sample_weight=weights * scale),
@@ -143,7 +145,7 @@ def test_a_two_valued_float_attribute_is_named_at_fit():
     X = StandardScaler().fit_transform(frame.drop(columns=["sex", "age", "target"]))
     with pytest.warns(DataWarning, match=r"'sex' is treated as numeric but has only 2 values"):
         model = FairKM(4, random_state=0).fit(X, sensitive_features=frame[["sex"]])
-    assert list(model.sensitive_kinds_) == ["numeric"]
+    assert list(model.sensitive_attributes_.kinds) == ["numeric"]
     quietly(FairKM(4, random_state=0), X, sensitive_features=frame[["sex"]].astype(int))
 
 

@@ -92,7 +92,8 @@ def test_replicating_rows_keeps_relative_cost_and_fairness(weight_blobs):
     thrice = FairKM(4, init=centers).fit(X3, sensitive_features=S3)
     assert_allclose(thrice.cost_increase_, once.cost_increase_, rtol=0.01, atol=1e-3)
     assert_allclose(thrice.unfairness_ratio_, once.unfairness_ratio_, rtol=0.01)
-    assert_allclose(thrice.blind_inertia_, reps * once.blind_inertia_, rtol=1e-3)
+    assert_allclose(thrice.blind_clustering_.inertia, reps * once.blind_clustering_.inertia,
+                    rtol=1e-3)
     # The paper's heuristic puts 9 times the weight on the same trade-off.
     paper = [FairKM(4, fairness_weight="paper", init=centers).fit(x, sensitive_features=s)
              for x, s in ((X, sensitive), (X3, S3))]
@@ -111,9 +112,9 @@ def test_the_weights_are_measured_against_the_s_blind_clustering(weight_blobs):
     blind = FairKM(4, fairness_weight=0.0, n_init=3, random_state=0).fit(
         X, sensitive_features=sensitive
     )
-    assert model.blind_inertia_ == blind.inertia_
+    assert model.blind_clustering_.inertia == blind.inertia_
     T0 = attribute_terms(blind.labels_, sensitive)
-    assert_allclose(model.blind_attribute_fairness_, T0, rtol=1e-9)
+    assert_allclose(model.blind_clustering_.attribute_fairness, T0, rtol=1e-9)
     R = scales(sensitive)
     U0 = np.dot(u / R, T0)
     sizes = np.bincount(blind.labels_)
@@ -138,7 +139,8 @@ def test_the_weights_are_measured_against_the_s_blind_clustering(weight_blobs):
     distances = cluster_distances(model.labels_, sensitive)
     blind_distances = cluster_distances(blind.labels_, sensitive)
     assert_allclose(model.cluster_deviation_, distances, rtol=1e-9, atol=1e-12)
-    assert_allclose(model.blind_cluster_deviation_, blind_distances, rtol=1e-9, atol=1e-12)
+    assert_allclose(model.blind_clustering_.cluster_deviation, blind_distances, rtol=1e-9,
+                    atol=1e-12)
     assert_allclose(model.unfairness_ratio_,
                     np.dot(u, distances.mean(axis=1)) / np.dot(u, blind_distances.mean(axis=1)),
                     rtol=1e-9)
@@ -154,7 +156,7 @@ def test_unfairness_below_the_negligible_level_costs_nothing():
     sensitive = pd.DataFrame({"a": rng.randint(2, size=20_000), "b": rng.randint(4, size=20_000)})
     model = FairKM(5, n_init=1, random_state=0).fit(X, sensitive_features=sensitive)
     # The S-blind clusters are about as fair as chance, far below the floor.
-    assert np.nanmax(model.blind_cluster_deviation_) < 0.02
+    assert np.nanmax(model.blind_clustering_.cluster_deviation) < 0.02
     assert model.cost_increase_ < 1e-3
     assert model.unfairness_ratio_ > 0.9
 
@@ -182,7 +184,7 @@ def test_absolute_weights_stay_available_exactly(weight_blobs):
     assert paper.fairness_weight_ == (n / k) ** 2
     assert_array_equal(paper.labels_, number.labels_)
     assert paper.objective_ == number.objective_
-    assert np.isnan(paper.blind_inertia_) and np.isnan(paper.cost_increase_)
+    assert paper.blind_clustering_ is None and np.isnan(paper.cost_increase_)
     assert np.isnan(paper.relative_weight_) and np.isnan(paper.unfairness_ratio_)
     assert_array_equal(paper.attribute_weights_, [1.0, 1.0, 1.0])
     # An absolute weight keeps the paper's (|C|/n)^2 unless told otherwise.
@@ -224,7 +226,7 @@ def test_n_init_auto_starts_ten_times_on_small_data(weight_blobs):
     best = FairKM(4, fairness_weight=0.0, n_init=10, random_state=0).fit(
         X, sensitive_features=sensitive
     )
-    assert model.blind_inertia_ == best.inertia_
+    assert model.blind_clustering_.inertia == best.inertia_
 
 
 # --------------------------------------------------------------------------- every attribute
@@ -503,7 +505,8 @@ def test_minibatch_engine_runs_the_same_phases(weight_blobs):
     mini = FairKM(4, algorithm="minibatch", batch_size=256, random_state=0).fit(
         X, sensitive_features=sensitive
     )
-    assert mini.blind_inertia_ == pytest.approx(exact.blind_inertia_, rel=0.01)
+    assert mini.blind_clustering_.inertia == pytest.approx(exact.blind_clustering_.inertia,
+                                                           rel=0.01)
     assert mini.objective_ == pytest.approx(exact.objective_, rel=0.02)
     assert mini.unfairness_ratio_ < 1
 

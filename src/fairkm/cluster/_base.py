@@ -9,7 +9,6 @@ the data handling and the engine (compare scikit-learn's ``_BaseKMeans``).
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from numbers import Real
 
@@ -18,6 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.random import sample_without_replacement
 
+from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import warn_if_duplicate_centers
 from fairkm.utils._options import CLUSTER_EXPONENTS
 from fairkm.utils._param_validation import (
@@ -42,7 +42,8 @@ from ._mixin import SensitiveFeaturesMixin
 from ._prediction import Predictor
 from ._weighting import AbsoluteWeight, CostBudget, PaperWeight, RelativeWeight, UnfairnessTarget
 
-__all__ = ["INIT_SIZE", "BaseFairKM", "FitOutcome", "FitParameters"]
+__all__ = ["INIT_SIZE", "BaseFairKM", "BlindClustering", "FitOutcome", "FitParameters",
+           "SensitiveAttributes"]
 
 # k-means++ seeds on a sample of this many rows when there are more: its cost
 # grows as n * k, and the sweeps that follow make up for seeds drawn from a sample.
@@ -54,6 +55,53 @@ def _ratio(value, reference):
     if reference == 0:
         return 1.0 if value == 0 else math.inf
     return value / reference
+
+
+@dataclass(frozen=True)
+class SensitiveAttributes:
+    """What a fit learned of the sensitive attributes: ``model.sensitive_attributes_``.
+
+    Attributes
+    ----------
+    names : ndarray of shape (n_attributes,)
+        Names of the sensitive attributes (column names, or ``"s0"``, ``"s1"``...).
+    kinds : ndarray of shape (n_attributes,)
+        ``"categorical"`` or ``"numeric"`` for each attribute.
+    categories : list of ndarray or None
+        Sorted observed values of each categorical attribute (``None`` for numeric).
+    proportions : list of ndarray or None
+        The dataset's share of each of those values (``None`` for numeric).
+    means, scales : ndarray of shape (n_attributes,)
+        Mean and standard deviation standardising each numeric attribute
+        (NaN for categorical ones).
+    """
+
+    names: np.ndarray
+    kinds: np.ndarray
+    categories: list
+    proportions: list
+    means: np.ndarray
+    scales: np.ndarray
+
+
+@dataclass(frozen=True)
+class BlindClustering:
+    """The S-blind clustering a fit weighed fairness against: ``model.blind_clustering_``.
+
+    Attributes
+    ----------
+    inertia : float
+        Its K-Means term.
+    attribute_fairness : ndarray of shape (n_attributes,)
+        Each attribute's fairness term (weight 1) in it.
+    cluster_deviation : ndarray of shape (n_attributes, n_clusters)
+        Each of its clusters' distance from the dataset's mix, per attribute,
+        as ``cluster_deviation_``.
+    """
+
+    inertia: float
+    attribute_fairness: np.ndarray
+    cluster_deviation: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -275,16 +323,14 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
             weighting = weighting.in_weight_unit(weight_unit)
             encoding = replace(encoding, n_samples=encoding.n_samples * weight_unit)
         if not outcome.converged:
-            warnings.warn(
+            warn(
                 f"FairKM did not converge within max_iter={self.max_iter} {outcome.unit}; "
                 "increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=3,
+                ConvergenceWarning
             )
         self.labels_ = outcome.labels
         self.cluster_centers_ = stats.cluster_centers()
-        warn_if_duplicate_centers(type(self).__name__, self.cluster_centers_, self.n_clusters,
-                                  stacklevel=4)
+        warn_if_duplicate_centers(type(self).__name__, self.cluster_centers_, self.n_clusters)
         self.inertia_ = float(inertia)
         self.fairness_ = float(outcome.fairness)
         self.objective_ = self.inertia_ + weighting.fairness_weight * self.fairness_
@@ -294,22 +340,21 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         self.attribute_weights_ = weighting.attribute_weights
         self.relative_weight_ = weighting.relative_weight
         self.refit_params_ = dict(weighting.refit_params)
-        self.blind_inertia_ = weighting.blind_inertia
-        self.blind_attribute_fairness_ = weighting.blind_fairness
+        self.blind_clustering_ = (
+            BlindClustering(weighting.blind_inertia, weighting.blind_fairness,
+                            weighting.blind_deviation)
+            if np.isfinite(weighting.blind_inertia) else None)
         self.attribute_fairness_ = encoding.in_column_order(stats.attribute_fairness(terms))
-        self.cost_increase_ = _ratio(self.inertia_, self.blind_inertia_) - 1.0
+        self.cost_increase_ = _ratio(self.inertia_, weighting.blind_inertia) - 1.0
         self.cluster_deviation_ = encoding.in_column_order(stats.cluster_deviation(terms))
-        self.blind_cluster_deviation_ = weighting.blind_deviation
         self.unfairness_ratio_ = weighting.unfairness(self.cluster_deviation_)
         self.cluster_weighting_ = {e: name for name, e in CLUSTER_EXPONENTS.items()}[
             outcome.cluster_exponent
         ]
-        self.sensitive_names_ = np.array(encoding.names, dtype=object)
-        self.sensitive_kinds_ = np.array(encoding.kinds, dtype=object)
-        self.sensitive_categories_ = list(encoding.categories)
-        self.sensitive_proportions_ = list(encoding.proportions)
-        self.sensitive_means_ = encoding.means
-        self.sensitive_scales_ = encoding.scales
+        self.sensitive_attributes_ = SensitiveAttributes(
+            np.array(encoding.names, dtype=object), np.array(encoding.kinds, dtype=object),
+            list(encoding.categories), list(encoding.proportions), encoding.means,
+            encoding.scales)
         self._encoding = encoding
         self._fitted_stats = (stats.counts * weight_unit, stats.value_counts * weight_unit,
                               stats.num_sums * weight_unit)
@@ -328,13 +373,12 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         the warning points at the caller of ``predict`` or ``score``.
         """
         if self._encoding.n_attributes and self.fairness_weight_:
-            warnings.warn(
-                f"FairKM was fitted with sensitive features {list(self.sensitive_names_)}, "
-                "but none were given: each row goes to its nearest centre, which ignores "
-                "fairness (on Adult, the clusters' mean distance from the dataset's mix was "
-                "0.101 on new rows, against 0.067 with them and 0.107 for K-Means). Pass "
-                "sensitive_features as in fit.",
-                UserWarning, stacklevel=4,
+            warn(
+                "FairKM was fitted with sensitive features "
+                f"{list(self.sensitive_attributes_.names)}, but none were given: each row goes "
+                "to its nearest centre, which ignores fairness (most of what the fit bought "
+                "is lost on new rows). Pass sensitive_features as in fit.",
+                UserWarning
             )
 
     def _predictor(self):

@@ -18,11 +18,13 @@ from fairkm.utils._param_validation import (
 )
 from fairkm.utils._sensitive import check_sensitive_features
 
+from ._docstrings import fill_estimator_docstring
 from ._mixin import SensitiveFeaturesMixin
 
 __all__ = ["BlindKMeans"]
 
 
+@fill_estimator_docstring
 class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
 
@@ -49,8 +51,7 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     tol : float, default=1e-4
         Relative tolerance on the centres' movement, as in
         :class:`sklearn.cluster.KMeans`.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initialisations. The same value gives identical labels.
+    %(random_state)s
 
     Attributes
     ----------

@@ -23,6 +23,7 @@ from fairkm.bounds import (
 )
 from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import bounds_from_features, enforced, no_bounds, resolve_bounds
+from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import (
     feature_names,
     read_fit,
@@ -44,6 +45,7 @@ from fairkm.utils._param_validation import (
 from fairkm.utils._progress import listening
 from fairkm.utils._sensitive import check_sensitive_features, with_intersections
 
+from ._docstrings import fill_estimator_docstring
 from ._mixin import SensitiveFeaturesMixin
 
 __all__ = ["BoundedKMeans"]
@@ -51,6 +53,7 @@ __all__ = ["BoundedKMeans"]
 _AUTO_STARTS = 3  # k-means++ seedings with n_init="auto"
 
 
+@fill_estimator_docstring
 class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     """K-Means in which every cluster's mix stays within bounds of the dataset's.
 
@@ -70,20 +73,17 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number of clusters; every one is non-empty.
+    %(n_clusters)s
     max_deviation : float, dict or None, default=0.05
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None. 0 asks for the
         dataset's exact mix as far as whole rows allow (see
         :func:`fair_assignment`).
-    deviation_kind : {"additive", "multiplicative"}, default="additive"
-        How ``max_deviation`` reads.
+    %(deviation_kind)s
     numeric_bound : float, dict or None, default=None
         Bound on the clusters' standardised means of numeric attributes
         (standard deviations); None leaves them free.
-    numeric_sensitive : "auto", bool or list, default="auto"
-        Which attributes are numeric (as in :class:`fairkm.FairKM`).
+    %(numeric_sensitive)s
     intersections : sequence of sequence of str, default=None
         Combined attributes (``[("sex", "race")]``), bounded like the others.
     init : {"fairkm", "k-means++"} or array-like of shape (n_clusters, n_features), \
@@ -168,9 +168,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     The first and last assignments of each start solve a linear programme
     with one variable per row and cluster (by prices beyond
     ``max_lp_variables``) and round it by local search; those in between
-    move rows from the previous clustering only. On this project's 2-core
-    machine a fit on Adult (32,561 rows, 10 clusters, sex within 0.02) takes
-    a few seconds (``docs/bounds.md``). The relaxation is always feasible,
+    move rows from the previous clustering only (``docs/bounds.md`` times
+    them on Adult). The relaxation is always feasible,
     so only whole rows can make a bound impossible; then
     :class:`InfeasibleBoundError` says the tightest bound found that can be
     met.
@@ -350,10 +349,9 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.max_deviation_ = (enforced(self.max_deviation, best.check)
                                if bounds.categorical() else None)
         if not best.satisfied:
-            warnings.warn(
+            warn(
                 f"The rounded assignment leaves a violation of {best.violation:.3g} "
-                f"(bounds as asked: {best.check.summary()}).", BoundNotMetWarning,
-                stacklevel=2,
+                f"(bounds as asked: {best.check.summary()}).", BoundNotMetWarning
             )
         self._fitted_with_sensitive = sensitive_features is not None
         return self
@@ -392,11 +390,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         with decided_threads():  # one thread count for the call's parallel kernels
             if sensitive_features is None:
                 if self._fitted_with_sensitive:
-                    warnings.warn(
+                    warn(
                         "BoundedKMeans was fitted with sensitive features, but none were given: "
                         "each row goes to its nearest centre and the bounds are not applied. "
                         "Pass sensitive_features to assign the rows within the bounds.",
-                        UserWarning, stacklevel=2,
+                        UserWarning
                     )
                 return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
             bounds = resolve_bounds(

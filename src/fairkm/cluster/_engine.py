@@ -142,11 +142,6 @@ class Stats:
             setattr(new, name, value.copy())
         return new
 
-    def assign(self, other):
-        """Overwrite every statistic with ``other``'s, in place."""
-        for name, value in vars(other).items():
-            getattr(self, name)[...] = value
-
     def cluster_centers(self):
         """Centres as scikit-learn lays them out, shape (k, d), C-contiguous."""
         return np.ascontiguousarray(self.centers.T)

@@ -30,6 +30,7 @@ from fairkm.utils._sensitive import check_sensitive_features
 
 from . import _kernels
 from ._base import BaseFairKM, FitOutcome
+from ._docstrings import fill_estimator_docstring
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._prediction import PredictionMixin
@@ -45,6 +46,7 @@ _MANY_STARTS_UP_TO = 100_000
 _EXACT_UP_TO = {"walk": 1_000_000, "absolute": 100_000}
 
 
+@fill_estimator_docstring
 class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     """Fair K-Means over many sensitive attributes at once (FairKM).
 
@@ -65,161 +67,80 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number of clusters; every one of them is non-empty after fitting.
-    fairness_weight : "auto", "paper" or float, default="auto"
-        Weight ``lambda`` of the fairness term. ``"auto"`` measures it against
-        the S-blind clustering: the fit first reaches a K-Means clustering
-        (weight 0), then continues from it so that 1% less unfairness (the
-        clusters' distance from the dataset's mix) is worth
-        ``relative_weight`` % more K-Means cost there, the attributes measured in
-        common units so that the least fair ones get the effort (see Notes);
-        the same setting then means the same trade whatever the units of
-        ``X``, the number of rows or the number of values of an attribute.
-        ``"paper"`` is the paper's heuristic ``(n_samples / n_clusters) ** 2``
-        (section 5.4), with ``n_samples`` the total weight when
-        ``sample_weight`` is given. A number is the paper's absolute
-        ``lambda``; ``0`` gives plain (Hartigan-style, point-by-point)
-        K-Means. ``"auto"`` reads only the weights' ratios; ``"paper"`` and a
-        number weigh the fairness term against a K-Means term that grows with
-        the weights, so weights multiplied by ``c`` fit as every row repeated
-        ``c`` times would, not as the same data.
-    relative_weight : float, default=1.0
-        With ``fairness_weight="auto"``: how much fairness counts against
-        K-Means cost, both relative to the S-blind clustering. ``0`` is the
-        S-blind clustering itself; 2 values fairness twice as much, at a
-        price that falls as the cost mounts (see Notes). On Adult (sex, k=5)
-        0.25, 1, 4, 16, 64 cost +2.6%, +7.3%, +11.8%, +13.8%, +83.1%.
-    max_cost : float or None, default=None
-        A budget instead of ``relative_weight`` (with
-        ``fairness_weight="auto"``): the fairest clustering found whose
-        K-Means term is at most ``1 + max_cost`` times the S-blind
-        clustering's (``0.05``: at most 5% costlier), on the path of
-        ``relative_weight``; where the path leaps over the budget, the rows
-        on which the two neighbouring clusterings differ are moved, cheapest
-        first, as far as it allows. A ``UserWarning`` says when the budget
-        bought no fairness or spent under half of itself.
-    max_unfairness : float or None, default=None
-        A fairness target instead (with ``fairness_weight="auto"``): the
-        cheapest clustering found whose unfairness (``unfairness_ratio_``) is
-        at most this fraction of the S-blind clustering's, in (0, 1). A
-        warning says so when no weight reaches it (the fairest clustering
-        found is kept).
-    attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
-        Per-attribute weights ``w_S`` (paper Eq. 22), non-negative. A dict maps
-        attribute names to weights (attributes not named get 1). ``None``
-        weighs every attribute 1.
-    cluster_weighting : {"auto", "equal", "size", "paper"}, default="auto"
-        How much each cluster's deviations count in the fairness term:
-        ``"equal"`` weighs every cluster alike (``e = 0``), ``"size"`` by its
-        share of the rows ``|C|/n`` (``e = 1``), ``"paper"`` by the square of
-        it (``e = 2``, paper Eq. 7), which mostly repairs the largest
-        clusters and leaves small ones as they were. ``"auto"``: ``"equal"``
-        with ``fairness_weight="auto"`` (on Adult, Kinematics and diabetes it
-        bought the fairest clusters, mean and worst, for the K-Means cost; see
-        ``docs/frontier.md``), ``"paper"`` with an absolute or ``"paper"``
-        weight, which then reproduces the paper's objective exactly. Moves
-        stay exact and O(1) per attribute and cluster with every weighting.
-    numeric_sensitive : "auto", bool or list of str or int, default="auto"
-        Which sensitive attributes are numeric. ``"auto"``: a DataFrame column
-        or Series is numeric exactly when its dtype is floating point, and an
-        array is numeric exactly when its dtype is floating point; everything
-        else (integer, bool, string, object, categorical) is categorical.
-        ``True``/``False`` make all attributes numeric/categorical; a list
-        gives the names or positions of the numeric ones.
-    intersections : list of tuple of str or None, default=None
-        Intersectional groups as extra attributes: ``[("sex", "race")]`` adds
-        an attribute ``"sex & race"`` whose values are the combinations that
-        occur (``"Female & White"``), weighed like any other attribute (also
-        in ``attribute_weights``, by that name). Only categorical attributes
-        can be intersected. Only observed combinations are values, so none is
-        empty in the dataset; a rare combination has a small share, so its
-        deviations count little in the fairness term (as in AE), while
-        balance, KL and MPV of the combined attribute are driven by it.
+    %(n_clusters)s
+    %(fairness_weight)s
+    %(relative_weight)s
+    %(max_cost)s
+        Where the path leaps over the budget, the rows on which the two
+        neighbouring clusterings differ are moved, cheapest first, as far as
+        it allows.
+    %(max_unfairness)s
+    %(attribute_weights)s
+    %(cluster_weighting)s
+    %(numeric_sensitive)s
+    %(intersections)s
     max_deviation : float, dict or None, default=None
-        A worst-case guarantee on top of FairKM's averages: *every*
-        cluster's share of every value of every categorical attribute within
+        A worst-case guarantee on top of FairKM's averages: *every* cluster's
+        share of every value of every categorical attribute within
         ``max_deviation`` of the dataset's. The bound constrains FairKM's
-        clustering, it does not replace it: when the clustering meets it, it
-        is kept unchanged; otherwise the fewest, cheapest rows are moved to
-        meet it, and no cluster ends further from the dataset's mix than
-        FairKM left it, for any attribute (see Notes). ``0`` asks for the
-        dataset's exact mix, or, when whole rows cannot hold it, the
-        tightest bound they meet (``max_deviation_`` says which). A dict
-        bounds the named attributes only. ``None``: no guarantee. Numeric
-        attributes are not bounded (see
-        :class:`fairkm.BoundedKMeans`'s ``numeric_bound``), but no
-        repair makes their clusters' means further from the dataset's. With
-        a budget (``max_cost``) the budget chooses FairKM's clustering and
-        the bound, a guarantee, wins over it: a ``UserWarning`` says when
-        the bounded clustering costs more than the budget allows.
-    deviation_kind : {"additive", "multiplicative"}, default="additive"
-        How ``max_deviation`` reads: ``|share_C(v) - share_X(v)| <= delta``,
-        or Bera et al.'s ``(1 - delta) p <= share_C(v) <= p / (1 - delta)``
-        with ``p = share_X(v)`` (then ``delta < 1``).
+        clustering, it does not replace it: a clustering that meets it is
+        kept unchanged; otherwise the fewest, cheapest rows are moved to meet
+        it (see Notes). ``0`` asks for the dataset's exact mix, or, when whole
+        rows cannot hold it, the tightest bound they meet (``max_deviation_``
+        says which). A dict bounds the named attributes only. ``None``: no
+        guarantee. Numeric attributes are not bounded (see
+        :class:`fairkm.BoundedKMeans`'s ``numeric_bound``). With a budget
+        (``max_cost``) the budget chooses FairKM's clustering and the bound, a
+        guarantee, wins over it: a ``UserWarning`` says when the bounded
+        clustering costs more than the budget allows.
+    %(deviation_kind)s
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
-        rows, then every point joins its nearest seed. ``"random"``: the paper's random assignment,
-        a random permutation of equal-sized clusters. An array gives initial
-        centres (points join the nearest). Empty initial clusters receive the
-        point farthest from its centre.
-    init_size : int or None, default=None
-        Number of rows k-means++ seeds on, drawn at random (seeded by
-        ``random_state``) when there are more. ``None``: ``max(100_000, 100 *
-        n_clusters)``; seeding costs O(n k), and on more rows the seeds are no
-        better once the sweeps have run.
+        rows, then every point joins its nearest seed. ``"random"``: the
+        paper's random assignment, a random permutation of equal-sized
+        clusters. An array gives initial centres (points join the nearest).
+        Empty initial clusters receive the point farthest from its centre.
+    %(init_size)s
     n_init : "auto" or int, default="auto"
         Number of initialisations. With an absolute weight the run with the
         lowest objective is kept; with ``fairness_weight="auto"`` every start
         runs to its S-blind clustering, the one of lowest K-Means cost is the
-        reference and only it goes on with the fairness term. ``"auto"``:
-        10 for ``"random"``; for ``"k-means++"``, 10 with
-        ``fairness_weight="auto"`` on up to 100,000 rows (where a start costs
-        well under a second and a better S-blind reference makes the price of
-        fairness honest), else 1; 1 for an array.
+        reference and only it goes on with the fairness term. ``"auto"``: 10
+        for ``"random"``; for ``"k-means++"``, 10 with
+        ``fairness_weight="auto"`` on up to 100,000 rows (a better S-blind
+        reference makes the price of fairness honest), else 1; 1 for an array.
     max_iter : int, default=1000
         Maximum number of sweeps over the data per phase of a run (the S-blind
         phase, the fair phase, each trial of a budget's search). With a large
         absolute weight the objective can keep falling slowly for hundreds of
-        sweeps (about 500 on Adult with the paper's 1e6).
+        sweeps.
     tol : float, default=1e-4
         A phase stops when a sweep lowers the objective by no more than
-        ``tol`` times its value. ``0`` runs to a local optimum for single-point
-        moves (a sweep that moves no point). With the default weight the
-        default ends 0.01-0.26% above the ``tol=0`` objective on the panel of
-        ``benchmarks/bench_defaults.py`` (Adult, Kinematics, diabetes,
-        blobs); with the paper's weight on Adult it stops earlier than the
-        paper's runs did (1e-6 is the reproduction's).
+        ``tol`` times its value. ``0`` runs to a local optimum for
+        single-point moves (a sweep that moves no point).
     algorithm : {"auto", "exact", "minibatch"}, default="auto"
-        The engine. ``"auto"``: ``"exact"`` on up to 1,000,000 rows with the
-        scale-free weight (its walk took 0.75-0.9 of the mini-batch engine's
-        time there, ``benchmarks/bench_regimes.py``), up to 100,000 at an
-        absolute weight, ``"minibatch"`` above. ``"exact"``: the
-        paper's sweeps, one point at a time in data order, each move priced
-        against statistics that include every earlier move. ``"minibatch"``:
-        each epoch visits the points in a random order (of blocks of 256
-        consecutive rows), ``batch_size`` at a time; a batch's points choose
-        their moves in parallel (numba threads) against the same statistics
-        and the moves are kept only if the objective, recomputed exactly from
-        the statistics, fell, the batch being halved and retried otherwise.
-        When batches overshoot (an epoch would halve one below 1,024 points,
-        or undoes over a quarter of them), and once an epoch meets the
-        ``tol`` rule, exact sweeps finish the phase. Epochs and sweeps both
-        count in ``max_iter`` and ``n_iter_``. The objective never rises with
-        either engine, and with either the labels do not depend on the number
-        of threads.
+        The engine. ``"exact"``: the paper's sweeps, one point at a time in
+        data order, each move priced against statistics that include every
+        earlier move. ``"minibatch"``: each epoch visits the points in a
+        random order (of blocks of 256 consecutive rows), ``batch_size`` at a
+        time; a batch's points choose their moves in parallel against the
+        same statistics, and the moves are kept only if the objective,
+        recomputed exactly, fell (the batch is halved and retried otherwise);
+        when batches overshoot, and once an epoch meets the ``tol`` rule,
+        exact sweeps finish the phase. ``"auto"``: ``"exact"`` on up to
+        1,000,000 rows with the scale-free weight and up to 100,000 at an
+        absolute one, ``"minibatch"`` above (``docs/scale.md``). The
+        objective never rises with either engine, and the labels do not
+        depend on the number of threads.
     batch_size : int, default=16384
         Largest batch of the ``"minibatch"`` engine (ignored by ``"exact"``).
         Larger batches use more threads at a time but overshoot more often
-        when the fairness weight is large. The default was the fastest of
-        1024, 4096 and 16384 on 1,000,000 x 10 points
-        (``benchmarks/bench_scale.py``).
+        when the fairness weight is large.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisations (and the ``"minibatch"`` visiting orders).
         The same value gives identical labels.
-    verbose : int, default=0
-        Print the objective after each sweep (or epoch) when positive.
+    %(verbose)s
 
     Attributes
     ----------
@@ -229,104 +150,36 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         Mean of each cluster.
     inertia_ : float
         K-Means term: sum of squared distances to the cluster means.
-    fairness_ : float
-        Fairness term, not multiplied by ``fairness_weight_``.
-    objective_ : float
-        ``inertia_ + fairness_weight_ * fairness_``.
+    %(fitted_objective)s
     objective_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective after initialisation and after each sweep (or epoch) of
-        the kept run, each under the weights of its phase: with
+        Objective after initialisation and after each sweep (or epoch) of the
+        kept run, each under the weights of its phase: with
         ``fairness_weight="auto"`` the S-blind phase minimises the K-Means
         term alone, so the history rises where the fair phase begins.
     n_iter_ : int
         Number of sweeps (and epochs) of the kept run, every phase included.
     n_threads_ : int
-        The threads every parallel kernel of the fit ran on (the nearest
-        centres of the starts, the mini-batch proposals, the bound's passes),
-        decided once at its start: at most numba's threads and the CPUs the
-        process may use (``joblib.cpu_count()``, the affinity mask), or the
-        environment variable ``FAIRKM_NUM_THREADS``; a mini-batch fit also
-        leaves out the cores other work kept busy. The exact sweeps are
-        serial. ``predict`` and ``score`` decide their own, once per call.
-    fairness_weight_ : float
-        The absolute ``lambda`` used: ``FairKM(fairness_weight=fairness_weight_,
-        attribute_weights=attribute_weights_)`` has the same objective.
-    attribute_weights_ : ndarray of shape (n_attributes,)
-        The attribute weights ``w_S`` used. With ``fairness_weight="auto"``,
-        ``attribute_weights`` divided by each attribute's scale (its fairness
-        term under full segregation, per unit of cluster weight), scaled to
-        the same total.
-    cluster_weighting_ : str
-        The cluster weighting used: ``"equal"``, ``"size"`` or ``"paper"``.
-    relative_weight_ : float
-        The relative weight of the fit: ``relative_weight``, or the one a
-        budget ended at (the weight of its last phase priced at its own
-        cost, ``w (1 + cost_increase_)``); NaN with an absolute weight.
-    refit_params_ : dict
-        What to change for a fresh fit on the same data to give the same
-        clustering (``clone(model).set_params(**model.refit_params_)``):
-        ``{"max_cost": None, "relative_weight": relative_weight_}`` when a
-        budget's clustering is the fit at that weight, ``{}`` otherwise
-        (the parameters given; a budget's mixture, say).
-    blind_inertia_ : float
-        K-Means term of the S-blind clustering the fit was measured against
-        (NaN with an absolute weight).
-    blind_attribute_fairness_ : ndarray of shape (n_attributes,)
-        Each attribute's fairness term (weight 1) in that S-blind clustering
-        (NaN with an absolute weight).
-    attribute_fairness_ : ndarray of shape (n_attributes,)
-        Each attribute's fairness term (weight 1) in the fitted clustering.
-    cost_increase_ : float
-        ``inertia_ / blind_inertia_ - 1``: the price of fairness (NaN with an
-        absolute weight).
-    cluster_deviation_ : ndarray of shape (n_attributes, n_clusters)
-        Each cluster's distance from the dataset's mix, per attribute: the
-        total-variation distance between the cluster's and the dataset's
-        proportions for a categorical attribute (half the L1 distance; in
-        [0, 1]), the gap between the cluster's mean of the standardised
-        attribute and the dataset's for a numeric one. What a report's
-        per-cluster bars show; ``cluster_deviation_.mean(axis=1)`` and
-        ``.max(axis=1)`` are each attribute's mean and worst cluster.
-    blind_cluster_deviation_ : ndarray of shape (n_attributes, k)
-        The same for the S-blind clustering the fit was measured against
-        (one column of NaN with an absolute weight).
-    unfairness_ratio_ : float
-        The fitted clustering's unfairness as a fraction of the S-blind
-        clustering's: each attribute's mean ``cluster_deviation_`` over the
-        clusters, summed over the attributes with ``attribute_weights``,
-        over the same sum for the S-blind clustering (NaN with an absolute
-        weight). Attributes count in their own units (a total-variation
-        distance for a categorical one), so an attribute the S-blind
-        clustering left nearly fair cannot make the ratio look good while
-        another stays unfair; compare ``cluster_deviation_`` with
-        ``blind_cluster_deviation_`` attribute by attribute.
-    n_features_in_ : int
-        Number of features seen during fit.
+        The threads every parallel kernel of the fit ran on, decided once at
+        its start: at most numba's threads and the CPUs the process may use
+        (``joblib.cpu_count()``, the affinity mask), or the environment
+        variable ``FAIRKM_NUM_THREADS``; a mini-batch fit also leaves out the
+        cores other work kept busy. ``predict`` and ``score`` decide their
+        own, once per call.
+    %(fitted_weights)s
+    %(fitted_fairness)s
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the features, when ``X`` is a DataFrame with string columns.
-    sensitive_names_ : ndarray of shape (n_attributes,)
-        Names of the sensitive attributes (column names, or ``"s0"``, ``"s1"``...).
-    sensitive_kinds_ : ndarray of shape (n_attributes,)
-        ``"categorical"`` or ``"numeric"`` for each attribute.
-    sensitive_categories_ : list of ndarray or None
-        Sorted observed values of each categorical attribute (``None`` for numeric).
-    sensitive_proportions_ : list of ndarray or None
-        Dataset proportion of each value of each categorical attribute
-        (``None`` for numeric).
-    sensitive_means_, sensitive_scales_ : ndarray of shape (n_attributes,)
-        Mean and standard deviation used to standardise each numeric
-        attribute (``nan`` for categorical ones).
     bounds_check_ : fairkm.metrics.BoundsCheck or None
         With ``max_deviation``: the bounds measured on ``labels_``
-        (``satisfied``, ``violation``, per attribute the largest deviation
-        and its cluster, ``summary()``); None without.
+        (``satisfied``, ``violation``, per attribute the largest deviation and
+        its cluster, ``summary()``); None without.
     violation_ : float
-        With ``max_deviation``: the largest violation of the bounds left
-        after rounding, 0 when every cluster meets them (NaN without).
+        With ``max_deviation``: the largest violation of the bounds left after
+        rounding, 0 when every cluster meets them (NaN without).
     max_deviation_ : float, dict or None
-        The bound enforced: ``max_deviation``, except that an attribute
-        asked at 0 holds the tightest bound whole rows meet (0 when they
-        can hold the exact mix; ``bounds_check_.note`` says which).
+        The bound enforced: ``max_deviation``, except that an attribute asked
+        at 0 holds the tightest bound whole rows meet (0 when they can hold
+        the exact mix; ``bounds_check_.note`` says which).
     n_moved_by_bound_ : int
         With ``max_deviation``: rows whose cluster the bound changed (0 when
         FairKM's clustering already met it; 0 without).
@@ -334,6 +187,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     See Also
     --------
     sklearn.cluster.KMeans : Fairness-blind K-Means (Lloyd's algorithm).
+    fairkm.BoundedKMeans : The cheapest clustering under a bound.
 
     Notes
     -----
@@ -343,61 +197,39 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     cluster weight (``(1 - sum_s p_s^2) / |Values(S)|``, 1 for a numeric
     attribute), a phase at weight ``w`` minimises ``inertia / I0 + (w / 2)
     U / U0`` with ``U = sum_S u_S T_S / R_S``, ``u_S`` being
-    ``attribute_weights`` and ``U0`` the S-blind clustering's ``U``: ``U``
-    sums squared deviations, so 1% less distance from the dataset's mix in
-    every cluster is 2% less ``U``. The fair phase climbs a fixed ladder of
-    weights ``w`` (1/8, doublings to 4096, three bisections at the end),
-    each phase from the clustering of the last one kept, and keeps a phase
-    while ``w (1 + c) <= relative_weight``, ``c`` being its cost increase
-    (the first-order condition of ``(inertia / I0)^2 + relative_weight U /
-    U0``): where the frontier turns steep, a doubling of the weight buys a
-    part of it, not all of it. Budgets walk the same ladder (see
-    ``refit_params_``). ``U0`` is floored at a level where
-    unfairness means little (per cluster, 1% of full segregation, or a
-    random split's deviation ``1 / |C|`` in a cluster of under 100 rows):
-    attributes as fair as chance cost nothing to keep. An attribute whose
-    mean or worst cluster ends further from the dataset's mix than in the
-    S-blind clustering (by over 1%) gets its weight raised 4-fold and the fair
-    phase runs again from the S-blind clustering, three times at most; a
-    ``UserWarning`` names any that still does. Look at each
-    attribute's worst cluster before signing off
-    (``cluster_deviation_.max(axis=1)``, or :func:`fairkm.report.audit`), or
-    ask for a guarantee with ``max_deviation``.
+    ``attribute_weights`` and ``U0`` the S-blind clustering's ``U``. The fair
+    phase climbs a fixed ladder of weights ``w`` (1/8, doublings to 4096,
+    three bisections at the end), each phase from the clustering of the last
+    one kept, and keeps a phase while ``w (1 + c) <= relative_weight``, ``c``
+    being its cost increase: where the frontier turns steep, a doubling of
+    the weight buys a part of it, not all of it. Budgets walk the same
+    ladder. ``U0`` is floored where unfairness means little, so attributes as
+    fair as chance cost nothing to keep. An attribute whose mean or worst
+    cluster ends further from the dataset's mix than in the S-blind
+    clustering (by over 1%) gets its weight raised 4-fold and the fair phase
+    runs again, three times at most; a ``UserWarning`` names any that still
+    does. ``docs/fairness-weight.md`` has the whole rule and what it cost on
+    real data.
 
-    With ``max_deviation``, a clustering that breaks the bound is repaired
-    by a local search from FairKM's labels: the moves and swaps of rows
-    that bring the clusters within the bound at the least K-Means cost (to
-    FairKM's centres) per unit of excess removed, none of which may leave a
-    cluster's total-variation distance from the dataset's mix (or numeric
-    attribute's mean) above FairKM's own for that cluster. Where that
-    search cannot meet the bound (tight bounds, where only some cluster
-    sizes work), the rows are assigned at the least K-Means cost under the
-    bound (:func:`fairkm.bounds.fair_assignment`) and the same search
-    restores those caps as far as the bound allows. The fitted
-    ``labels_``, ``cluster_centers_``, ``inertia_``, ``fairness_``,
-    ``objective_``, ``attribute_fairness_``, ``cost_increase_`` and
-    ``unfairness_ratio_`` are those of the bounded clustering (the centres
-    are its clusters' means); ``objective_history_`` and ``n_iter_`` stay
-    those of the FairKM run it started from. For the cheapest clustering
-    under a bound instead, fairness inside the band aside, use
-    :class:`fairkm.BoundedKMeans`. Bounds that no assignment of whole
-    rows can meet raise :class:`fairkm.exceptions.InfeasibleBoundError` (a
-    ``ValueError``) naming the tightest bound found that can be met; a
+    With ``max_deviation``, a clustering that breaks the bound is repaired by
+    a local search from FairKM's labels (moves and swaps that bring the
+    clusters within the bound at the least K-Means cost per unit of excess
+    removed, none leaving a cluster further from the dataset's mix than
+    FairKM left it); where that cannot meet the bound, the rows are assigned
+    at the least K-Means cost under it (:func:`fairkm.bounds.fair_assignment`)
+    and the same search restores those caps as far as the bound allows. The
+    fitted attributes are those of the bounded clustering, but for
+    ``objective_history_`` and ``n_iter_``. Bounds that no assignment of whole
+    rows can meet raise :class:`fairkm.exceptions.InfeasibleBoundError`; a
     violation the rounding leaves is in ``violation_`` and warned about
-    (:class:`fairkm.exceptions.BoundNotMetWarning`). :meth:`predict` prices new
-    rows against the fitted clustering and does not bound them; to assign
-    new rows within the bounds, use :class:`fairkm.BoundedKMeans`.
+    (:class:`fairkm.exceptions.BoundNotMetWarning`). :meth:`predict` does not
+    bound new rows (``docs/bounds.md``).
 
-    The exact engine visits the points round-robin in data order, as the
-    paper's algorithm does, and moves each to the cluster that lowers the
-    objective most. Moves are priced exactly from per-cluster sums, counts, value counts
-    and numeric sums: the K-Means change includes the shift of both centres
-    (``|C|/(|C|+1)`` and ``|C'|/(|C'|-1)`` factors) and the fairness change of
-    an attribute costs O(1) per cluster whatever its number of values. A
-    visit costs O(k (d + n_attributes)); a sweep O(n k (d + n_attributes)).
-    Statistics are recomputed exactly from the labels after each sweep (and
-    epoch). The mini-batch engine prices points the same way; its safeguard
-    compares objectives computed from the statistics in O(k (d + V)).
+    Moves are priced exactly from per-cluster sums, counts, value counts and
+    numeric sums: the K-Means change includes the shift of both centres and
+    the fairness change of an attribute costs O(1) per cluster whatever its
+    number of values. A sweep costs O(n k (d + n_attributes)); statistics are
+    recomputed exactly from the labels after each sweep (and epoch).
 
     Examples
     --------

@@ -159,14 +159,10 @@ class PredictionMixin(TransformerMixin):
         seen in ``fit`` counts as a value of dataset proportion 0.
 
         Without ``sensitive_features`` new points go to their nearest centre,
-        as K-Means would put them, and most of the fairness is lost. On Adult
-        (the paper's undersample, standard features, a 70/30 split, k=5, the
-        defaults) the clusters' mean distance from the dataset's mix (CW,
-        averaged over the five attributes) was 0.025 on the training rows,
-        0.067 on the test rows with ``predict(X, sensitive_features=S)``,
-        0.101 with ``predict(X)``, and 0.107 for S-blind
-        ``KMeans(n_init=10)``. A model fitted with sensitive features (and a
-        positive weight) therefore warns when they are missing.
+        as K-Means would put them, and most of the fairness is lost (the
+        README's Quickstart measures it on Adult). A model fitted with
+        sensitive features (and a positive weight) therefore warns when they
+        are missing.
         """
         return self._labels(*self._read_new(X, sensitive_features))
 

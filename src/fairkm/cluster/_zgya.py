@@ -7,7 +7,6 @@ array work of each step is in :mod:`._zgya_kernels`.
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -18,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairkm.bounds import decided_threads
+from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from fairkm.utils._param_validation import (
     MAX_ITER,
@@ -208,17 +208,15 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
     reseed and return the K-Means reseed; here it goes on.
 
     **Stopping.** Their bound optimisation tests its ``bound_energy``, which
-    weighs the KL part by 1 instead of ``L``; here the bound itself is tested.
-    On Adult (sex, k=5, lambda 15, L 2, seeds 0-7) both take the same outer
-    iterations and reach the same objectives to 1e-5. An update costs
+    weighs the KL part by 1 instead of ``L``; here the bound itself is tested
+    (``docs/reproduction.md`` compares the two on Adult). An update costs
     O(n_samples * n_clusters); equal rows (same features and sensitive value)
     get equal assignments, so they are updated once, with their multiplicity.
 
     **The objective can rise** between outer iterations, as ``S`` restarts
     and the centres are means of hard labels. Carrying ``S`` over with
     ``S``-weighted centres would make every step lower ``E``, but it ended
-    1-20% higher on Adult and Kinematics (better only on a toy problem, by
-    at most 1.1%), so it is not offered.
+    higher on real data (``docs/reproduction.md``), so it is not offered.
 
     Features are used as given: the authors scale each row of ``X`` to unit
     L2 norm, and their ``lambda`` values assume it. Large distances or a large
@@ -476,14 +474,13 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
                 f"without reaching bound_tol={self.bound_tol}"
             )
         if problems:
-            warnings.warn(
+            warn(
                 f"ZGYA: {'; '.join(problems)}. Slow convergence needs a larger max_iter or "
                 "bound_max_iter; assignments that overshoot and oscillate or empty clusters "
                 f"(large fairness_weight={self.fairness_weight} for "
                 f"lipschitz={self.lipschitz}, or large distances in X) need a larger "
                 "lipschitz or X scaled down.",
-                ConvergenceWarning,
-                stacklevel=3,
+                ConvergenceWarning
             )
 
     def fit(self, X, y=None, *, sensitive_features=None):

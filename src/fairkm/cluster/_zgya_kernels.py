@@ -28,10 +28,10 @@ depend on numba's thread count, and a fit cannot stall on other work: a
 parallel pass is a rendezvous of the threads, and when the CPU is shared a
 thread waiting for a core holds up the others for a scheduler time slice
 (milliseconds). A fit makes thousands of bound updates, most of a millisecond
-or less, and each parallel one paid that wait (Adult, k=5: 34 s on 2 threads
-against 0.43 s on 1). Larger passes, whose wait would be small beside them,
-stream more than the caches hold and gained nothing from a second thread
-(benchmarks/bench_baselines.py --threads-under-load).
+or less, and each parallel one paid that wait; larger passes, whose wait would
+be small beside them, stream more than the caches hold and gained nothing from
+a second thread (``benchmarks/bench_baselines.py --threads-under-load``
+measures both).
 """
 
 import numba

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 
 from fairkm.bounds import thread_count
 from fairkm.cluster._base import BaseFairKM, FitOutcome
+from fairkm.cluster._docstrings import fill_estimator_docstring
 from fairkm.cluster._encoding import SensitiveEncoding
 from fairkm.cluster._engine import Stats, fill_moves
 from fairkm.cluster._weighting import Problem
@@ -49,6 +50,7 @@ def _learn_encoding(client, prepared, names, kinds):
     return SensitiveEncoding.learn(names, kinds, each_partition)
 
 
+@fill_estimator_docstring
 class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMixin, BaseFairKM):
     """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
 
@@ -61,47 +63,27 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number of clusters; every one of them is non-empty after fitting.
-    fairness_weight : "auto", "paper" or float, default="auto"
-        Weight of the fairness term, as in :class:`fairkm.FairKM`: ``"auto"``
-        measures it against the S-blind clustering the rounds reach first,
-        ``"paper"`` is ``(n_samples / n_clusters) ** 2``, a number the
-        absolute ``lambda``.
-    relative_weight : float, default=1.0
-        With ``fairness_weight="auto"``: at the S-blind clustering, 1% less
-        unfairness is worth ``relative_weight`` % more K-Means cost, a price
-        that falls as the cost mounts (as in :class:`fairkm.FairKM`).
-    max_cost, max_unfairness : float or None, default=None
-        A budget or a fairness target instead of ``relative_weight``, as in
-        :class:`fairkm.FairKM`; every phase of the walk runs rounds. A cost
-        budget does not mix two neighbouring clusterings here (the labels
+    %(n_clusters)s
+    %(fairness_weight)s
+    %(relative_weight)s
+    %(max_cost)s
+        On Dask a budget does not mix two neighbouring clusterings (the labels
         are spread over the workers): it keeps the fairest phase within it.
-    attribute_weights : array-like of shape (n_attributes,), dict or None, default=None
-        Per-attribute weights, as in :class:`fairkm.FairKM`.
-    cluster_weighting : {"auto", "equal", "size", "paper"}, default="auto"
-        How much each cluster's deviations count in the fairness term, as in
-        :class:`fairkm.FairKM`.
-    numeric_sensitive : "auto", bool or list of str or int, default="auto"
-        Which sensitive attributes are numeric, as in :class:`fairkm.FairKM`
-        (``"auto"`` reads the collection's dtypes).
-    intersections : list of tuple of str or None, default=None
-        Intersectional groups as extra attributes, as in :class:`fairkm.FairKM`.
+    %(max_unfairness)s
+    %(attribute_weights)s
+    %(cluster_weighting)s
+    %(numeric_sensitive)s
+    %(intersections)s
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
         rows drawn at random (all rows when there are no more), gathered to
         the client; then every row joins its nearest seed. ``"random"``: each
         partition assigns its rows a random permutation of consecutive
-        cluster indices, so the clusters have equal sizes (to one) as in
-        :class:`fairkm.FairKM`, but the rows are shuffled within partitions
-        only. An array gives initial centres. Empty initial clusters receive
-        the rows farthest from their centre, as in :class:`fairkm.FairKM`.
-    init_size : int or None, default=None
-        Number of rows k-means++ runs on, as in :class:`fairkm.FairKM`
-        (``None``: ``max(100_000, 100 * n_clusters)``); the sample is drawn as
-        :class:`fairkm.FairKM` draws it, so the seeds are those it would draw
-        with the same ``random_state``.
+        cluster indices, so the clusters have equal sizes (to one), the rows
+        shuffled within partitions only. An array gives initial centres.
+        Empty initial clusters receive the rows farthest from their centre.
+    %(init_size)s
     max_iter : int, default=1000
         Maximum number of rounds (one sweep of every partition each) per phase.
     tol : float, default=1e-4
@@ -110,8 +92,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation. The same value and the same partitioning
         give identical labels.
-    verbose : int, default=0
-        Print the objective after each round when positive.
+    %(verbose)s
 
     Attributes
     ----------
@@ -124,30 +105,20 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
         Mean of each cluster.
     inertia_ : float
         K-Means term, summed over the partitions.
-    fairness_ : float
-        Fairness term, not multiplied by ``fairness_weight_``.
-    objective_ : float
-        ``inertia_ + fairness_weight_ * fairness_``.
+    %(fitted_objective)s
     objective_history_ : ndarray of shape (n_iter_ + 1,)
         Objective after initialisation and after each round, computed from the
         statistics (it can differ from ``objective_`` in the last digits).
     n_iter_ : int
         Number of rounds, every phase included.
     n_threads_ : int
-        The threads of the fit's parallel kernels (the nearest centres of the
-        initialisation and of the rows of weight 0), decided once on the
-        client as :class:`fairkm.FairKM` decides them (at most numba's
-        threads, the CPUs the process may use, or ``FAIRKM_NUM_THREADS``;
-        the idle cores are not watched) and applied on the workers, at most
-        each worker's numba threads. The partitions' sweeps are serial.
-        ``predict`` and ``score`` decide per block, on the worker.
-    fairness_weight_, attribute_weights_, relative_weight_, refit_params_, blind_inertia_, \
-blind_attribute_fairness_, attribute_fairness_, cost_increase_, unfairness_ratio_, \
-n_features_in_, feature_names_in_, sensitive_names_, sensitive_kinds_, \
-sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scales_
-        As in :class:`fairkm.FairKM` (``feature_names_in_`` when ``X`` is a
-        dask DataFrame with string column names). ``blind_inertia_`` comes
-        from the statistics, not a pass over the rows.
+        The threads the fit's tasks run their parallel kernels on, decided
+        once on the client (each worker keeps to its own numba threads).
+    %(fitted_weights)s
+    %(fitted_fairness)s
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` is a dask DataFrame with string
+        column names.
 
     See Also
     --------
@@ -269,7 +240,7 @@ sensitive_categories_, sensitive_proportions_, sensitive_means_, sensitive_scale
         # One thread count for the fit, decided here (FAIRKM_NUM_THREADS, this machine's
         # quota and affinity) and applied on the workers to its tasks' parallel kernels.
         n_threads = thread_count()
-        warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y, stacklevel=3)
+        warn_if_sensitive_as_y(type(self).__name__, sensitive_features, y)
         sensitive, names, kinds = [None] * n_parts, [], []
         weight_blocks = [None] * n_parts
         if sample_weight is not None:

@@ -525,7 +525,7 @@ def audit(
         worst=worst_clusters(clusterings, read, weights),
         verdicts=None if ref_name is None else verdict_table(fairness, main, ref_name),
         notes=all_notes,
-        own_blind_inertia=float(getattr(model, "blind_inertia_", np.nan)),
+        own_blind_inertia=_blind_inertia(model),
         bounds=bounds,
         settings=_settings_of(model),
         met_bound=_met_bound(read, values, weights),
@@ -539,3 +539,9 @@ def _met_bound(read, labels, weights):
     table = check_labels(bounds_from_features(read, weights, max_deviation=None), labels).table
     shares = table.loc[table["kind"] != "numeric", "deviation"]
     return float(shares.max()) if len(shares) else np.nan
+
+
+def _blind_inertia(model):
+    """Return the K-Means cost of the S-blind clustering the model was measured against (NaN)."""
+    blind = getattr(model, "blind_clustering_", None)
+    return np.nan if blind is None else float(blind.inertia)

@@ -70,10 +70,10 @@ def sensitive_frame(sensitive_features, numeric_sensitive, n_samples, model=None
         raise ValueError(
             f"sensitive_features has {len(frame)} rows, but labels has {n_samples}."
         )
-    kinds = getattr(model, "sensitive_kinds_", None)
-    fitted = getattr(model, "sensitive_names_", None)
+    fitted = getattr(model, "sensitive_attributes_", None)
+    kinds = None if fitted is None else fitted.kinds
     if (isinstance(numeric_sensitive, str) and numeric_sensitive == "auto"
-            and kinds is not None and list(map(str, fitted)) == names):
+            and kinds is not None and list(map(str, fitted.names)) == names):
         return frame, [n for n, kind in zip(names, kinds, strict=True) if kind == "numeric"]
     flags = resolve_numeric(numeric_sensitive, names, auto)
     return frame, [n for n, numeric in zip(names, flags, strict=True) if numeric]
