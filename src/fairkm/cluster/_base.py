@@ -22,12 +22,9 @@ from fairkm.utils._inputs import warn_if_duplicate_centers
 from fairkm.utils._options import CLUSTER_EXPONENTS
 from fairkm.utils._param_validation import (
     CLUSTER_WEIGHTING,
+    FAMILY_CONSTRAINTS,
     INTERSECTIONS,
-    MAX_ITER,
-    N_CLUSTERS,
     NUMERIC_SENSITIVE,
-    RANDOM_STATE,
-    TOL,
     Interval,
     StrOptions,
     at_least,
@@ -164,7 +161,7 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_clusters": N_CLUSTERS,
+        **FAMILY_CONSTRAINTS,
         "fairness_weight": [StrOptions({"auto", "paper"}), Interval(Real, 0, None, closed="left")],
         "relative_weight": [Interval(Real, 0, None, closed="left")],
         "max_cost": [None, Interval(Real, 0, None, closed="neither")],
@@ -175,9 +172,6 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         "intersections": INTERSECTIONS,
         "init": [StrOptions({"k-means++", "random"}), "array-like"],
         "init_size": [None, at_least(1)],
-        "max_iter": MAX_ITER,
-        "tol": TOL,
-        "random_state": RANDOM_STATE,
         "verbose": ["verbose"],
     }
 

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
 from fairkm.utils._param_validation import (
-    MAX_ITER,
-    N_CLUSTERS,
-    RANDOM_STATE,
-    TOL,
+    FAMILY_CONSTRAINTS,
     StrOptions,
     at_least,
 )
 from fairkm.utils._sensitive import check_sensitive_features
 
 from ._docstrings import fill_estimator_docstring
-from ._mixin import SensitiveFeaturesMixin
+from ._mixin import NearestCenterMixin, SensitiveFeaturesMixin
 
 __all__ = ["BlindKMeans"]
 
 
 @fill_estimator_docstring
-class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
+class BlindKMeans(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
     """K-Means on the non-sensitive features only ("K-Means(N)", S-blind).
 
     A thin wrapper of :class:`sklearn.cluster.KMeans` whose ``fit`` accepts
@@ -69,10 +64,7 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         The OpenMP threads scikit-learn's KMeans ran on: its own decision,
         made once per fit (``OMP_NUM_THREADS`` and the CPUs, as scikit-learn
         reads them); ``FAIRKM_NUM_THREADS`` does not apply to it.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a DataFrame with string columns.
+    %(fitted_features)s
 
     See Also
     --------
@@ -91,12 +83,9 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_clusters": N_CLUSTERS,
+        **FAMILY_CONSTRAINTS,
         "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
         "n_init": [StrOptions({"auto"}), at_least(1)],
-        "max_iter": MAX_ITER,
-        "tol": TOL,
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -166,22 +155,5 @@ class BlindKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.n_threads_ = int(self.kmeans_._n_threads)
         return self
 
-    def _check_X(self, X):
-        return validate_data(self, X, dtype=np.float64, order="C")
-
-    def predict(self, X):
-        """Assign each sample of ``X`` to its nearest centre.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            New data.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Index of the nearest centre.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+    def _nearest_centers(self, X):
         return self.kmeans_.predict(X)

@@ -152,10 +152,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         :class:`BoundedAssignment`).
     exact_ : bool
         Whether the last programme was solved on every row.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a DataFrame with string columns.
+    %(fitted_features)s
 
     See Also
     --------

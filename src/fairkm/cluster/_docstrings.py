@@ -82,6 +82,18 @@ init_size : int or None, default=None
 verbose : int or bool, default=0
     Print the objective after each pass over the data (a sweep, a
     mini-batch epoch or a Dask round) when positive.""",
+    "X_new": """\
+X : array-like of shape (n_samples, n_features)
+    New data.""",
+    "fitted_features": """\
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (n_features_in_,)
+    Names of the features, when ``X`` is a DataFrame with string columns.""",
+    "warns_without_sensitive": """\
+UserWarning
+    When the model was fitted with sensitive features and a positive
+    ``fairness_weight_`` but ``sensitive_features`` is None.""",
     # The fitted attributes both FairKM estimators set.
     "fitted_objective": """\
 fairness_ : float
@@ -134,9 +146,11 @@ blind_clustering_ : fairkm.cluster.BlindClustering or None
 sensitive_attributes_ : fairkm.cluster.SensitiveAttributes
     What the fit learned of the sensitive attributes: their ``names``,
     ``kinds``, the ``categories`` and ``proportions`` of the categorical
-    ones, the ``means`` and ``scales`` standardising the numeric ones.
-n_features_in_ : int
-    Number of features seen during fit.""",
+    ones, the ``means`` and ``scales`` standardising the numeric ones.""",
 }
+
+# How much fairness counts, as both FairKM estimators take it.
+ESTIMATOR_ENTRIES["weight_parameters"] = "\n".join(
+    ESTIMATOR_ENTRIES[name] for name in ("fairness_weight", "relative_weight"))
 
 fill_estimator_docstring = docstring_filler(INPUT_ENTRIES, ESTIMATOR_ENTRIES)

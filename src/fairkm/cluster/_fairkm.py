@@ -68,8 +68,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     Parameters
     ----------
     %(n_clusters)s
-    %(fairness_weight)s
-    %(relative_weight)s
+    %(weight_parameters)s
     %(max_cost)s
         Where the path leaps over the budget, the rows on which the two
         neighbouring clusterings differ are moved, cheapest first, as far as
@@ -167,8 +166,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         own, once per call.
     %(fitted_weights)s
     %(fitted_fairness)s
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a DataFrame with string columns.
+    %(fitted_features)s
     bounds_check_ : fairkm.metrics.BoundsCheck or None
         With ``max_deviation``: the bounds measured on ``labels_``
         (``satisfied``, ``violation``, per attribute the largest deviation and

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 from sklearn.base import ClusterMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["SensitiveFeaturesMixin"]
+from ._docstrings import fill_estimator_docstring
+
+__all__ = ["NearestCenterMixin", "SensitiveFeaturesMixin"]
 
 # The methods whose ``sensitive_features`` a routed meta-estimator passes on by default.
 ROUTED_METHODS = ("fit", "predict", "score")
@@ -68,3 +72,34 @@ class SensitiveFeaturesMixin(ClusterMixin):
             Cluster of each row.
         """
         return self.fit(X, y, **kwargs).labels_
+
+
+class NearestCenterMixin:
+    """``predict`` for an estimator whose new rows go to their nearest centre (BlindKMeans, ZGYA).
+
+    Subclasses say how in ``_nearest_centers(X)``, given ``X`` validated.
+    """
+
+    def _check_X(self, X, reset=True):
+        return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
+
+    @fill_estimator_docstring
+    def predict(self, X):
+        """Assign each sample of ``X`` to its nearest centre.
+
+        Parameters
+        ----------
+        %(X_new)s
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Index of the nearest centre (the lowest on ties).
+
+        Notes
+        -----
+        Prediction ignores fairness: the fairness term is a property of a
+        whole clustering, not of a single new point.
+        """
+        check_is_fitted(self)
+        return self._nearest_centers(self._check_X(X, reset=False))

@@ -23,6 +23,7 @@ from fairkm.utils._inputs import paired, read_weights, row_index
 from fairkm.utils._sensitive import with_intersections
 
 from . import _kernels
+from ._docstrings import fill_estimator_docstring
 from ._engine import Stats
 
 __all__ = ["PredictionMixin", "Predictor"]
@@ -126,6 +127,7 @@ class PredictionMixin(TransformerMixin):
             )
         return validate_data(self, X, dtype=np.float64, order="C", reset=reset)
 
+    @fill_estimator_docstring
     def predict(self, X, *, sensitive_features=None):
         """Assign new points to clusters.
 
@@ -145,9 +147,7 @@ class PredictionMixin(TransformerMixin):
 
         Warns
         -----
-        UserWarning
-            When the model was fitted with sensitive features and a positive
-            ``fairness_weight_`` but ``sensitive_features`` is None.
+        %(warns_without_sensitive)s
 
         Notes
         -----
@@ -182,13 +182,13 @@ class PredictionMixin(TransformerMixin):
             self._warn_if_predicting_blind()
         return predictor.labels(X, features)
 
+    @fill_estimator_docstring
     def transform(self, X):
         """Compute each point's distance to each cluster centre, as :class:`sklearn.cluster.KMeans`.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            New data.
+        %(X_new)s
 
         Returns
         -------

@@ -14,15 +14,12 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairkm.bounds import decided_threads
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from fairkm.utils._param_validation import (
-    MAX_ITER,
-    N_CLUSTERS,
-    RANDOM_STATE,
+    FAMILY_CONSTRAINTS,
     TOL,
     Interval,
     StrOptions,
@@ -32,7 +29,8 @@ from fairkm.utils._param_validation import (
 )
 from fairkm.utils._sensitive import NUMERIC, check_sensitive_features
 
-from ._mixin import SensitiveFeaturesMixin
+from ._docstrings import fill_estimator_docstring
+from ._mixin import NearestCenterMixin, SensitiveFeaturesMixin
 from ._zgya_kernels import (
     KL_FLOOR,
     bound_factors,
@@ -59,7 +57,8 @@ _MAX_RESEEDS = 3
 _RESEED_N_INIT = 10
 
 
-class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
+@fill_estimator_docstring
+class ZGYA(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
     """Variational Fair Clustering, K-Means variant (ZGYA).
 
     Ziko, Granger, Yuan and Ben Ayed's fair clustering ("Variational Fair
@@ -163,10 +162,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         Name of the sensitive attribute.
     sensitive_categories_ : ndarray or None
         Sorted observed values of the sensitive attribute.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a DataFrame with string columns.
+    %(fitted_features)s
 
     See Also
     --------
@@ -258,17 +254,14 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_clusters": N_CLUSTERS,
+        **FAMILY_CONSTRAINTS,
         "fairness_weight": [Interval(Real, 0, None, closed="left")],
         "lipschitz": [Interval(Real, 0, None, closed="neither")],
         "target_proportions": [None, "array-like"],
         "init": [StrOptions({"k-means++"}), "array-like"],
         "n_init": [at_least(1)],
-        "max_iter": MAX_ITER,
-        "tol": TOL,
         "bound_max_iter": [at_least(1)],
         "bound_tol": TOL,
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -398,30 +391,37 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         def covers(labels):
             return np.unique(labels).shape[0] == k
 
+        def reseed():
+            """Return the authors' reseed (centres, labels, distances); None once they are spent."""
+            nonlocal n_reseeds
+            if n_reseeds == _MAX_RESEEDS:
+                return None
+            new_centers, new_labels = self._reseed(X, rows, reseed_seeds[n_reseeds])
+            n_reseeds += 1
+            return new_centers, new_labels, self._distances(rows, new_centers)
+
         for it in range(self.max_iter):
             previous = (centers, labels, S, objective)
             if it > 0:
                 centers = weighted_means(rows.X, labels, rows.weights, centers)
                 dist = self._distances(rows, centers)
             if fair is not None and not covers(np.argmin(dist, axis=0)):
-                if n_reseeds == _MAX_RESEEDS:
+                reseeded = reseed()
+                if reseeded is None:  # the authors' "trivial solution" exit
                     centers, labels, S, objective = previous
                     trivial = True
                     break
-                centers, labels = self._reseed(X, rows, reseed_seeds[n_reseeds])
-                n_reseeds += 1
-                dist = self._distances(rows, centers)
+                centers, labels, dist = reseeded
             S, n_updates = self._assign(rows, dist, fair)
             labels = np.argmax(S, axis=0)
             objective = self._objective(rows, S, dist, fair)
             if not covers(labels):
-                if n_reseeds == _MAX_RESEEDS:
+                reseeded = reseed()
+                if reseeded is None:
                     centers, labels, S, objective = previous
                     trivial = True
                     break
-                centers, labels = self._reseed(X, rows, reseed_seeds[n_reseeds])
-                n_reseeds += 1
-                dist = self._distances(rows, centers)
+                centers, labels, dist = reseeded
                 S = one_hot(labels, np.ones(labels.shape[0]), k)
                 if fair is not None:
                     S = softmax_columns(dist)
@@ -572,29 +572,7 @@ class ZGYA(SensitiveFeaturesMixin, BaseEstimator):
         self.fairness_ = fairness_cost(group_mass, mass, targets)
         return self
 
-    def _check_X(self, X):
-        return validate_data(self, X, dtype=np.float64, order="C")
-
-    def predict(self, X):
-        """Assign each sample of ``X`` to its nearest centre.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            New data.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Index of the nearest centre (lowest index on ties).
-
-        Notes
-        -----
-        Prediction ignores fairness: the fairness term is a property of a
-        whole clustering, not of a single new point.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+    def _nearest_centers(self, X):
         with decided_threads():  # one decision per call, as the family's
             return np.argmin(center_distances(X, self.cluster_centers_), axis=0)
 

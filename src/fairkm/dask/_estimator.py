@@ -64,8 +64,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
     Parameters
     ----------
     %(n_clusters)s
-    %(fairness_weight)s
-    %(relative_weight)s
+    %(weight_parameters)s
     %(max_cost)s
         On Dask a budget does not mix two neighbouring clusterings (the labels
         are spread over the workers): it keeps the fairest phase within it.
@@ -116,9 +115,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
         once on the client (each worker keeps to its own numba threads).
     %(fitted_weights)s
     %(fitted_fairness)s
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the features, when ``X`` is a dask DataFrame with string
-        column names.
+    %(fitted_features)s
 
     See Also
     --------

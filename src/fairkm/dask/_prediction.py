@@ -13,6 +13,7 @@ import dask
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from fairkm.cluster._docstrings import fill_estimator_docstring
 from fairkm.cluster._engine import Stats
 
 from . import _tasks as tasks
@@ -140,6 +141,7 @@ class DaskPredictionMixin:
             dtype=np.float64, width=self.cluster_centers_.shape[0],
         )
 
+    @fill_estimator_docstring
     def score(self, X, y=None, *, sensitive_features=None, sample_weight=None, client=None):
         """Negative objective of ``X`` under the fitted model, as :meth:`fairkm.FairKM.score`.
 
@@ -172,9 +174,7 @@ class DaskPredictionMixin:
 
         Warns
         -----
-        UserWarning
-            When the model was fitted with sensitive features and a positive
-            ``fairness_weight_`` but ``sensitive_features`` is None.
+        %(warns_without_sensitive)s
 
         Notes
         -----

@@ -39,6 +39,7 @@ __all__ = [
     "BOUND",
     "CLUSTER_WEIGHTING",
     "DEVIATION_KIND",
+    "FAMILY_CONSTRAINTS",
     "INTERSECTIONS",
     "MAX_ITER",
     "NUMERIC_SENSITIVE",
@@ -126,3 +127,6 @@ DEVIATION_KIND = [StrOptions(set(DEVIATION_KINDS))]
 CLUSTER_WEIGHTING = [StrOptions({"auto", *CLUSTER_WEIGHTINGS})]
 NUMERIC_SENSITIVE = [StrOptions({"auto"}), "boolean", "array-like"]
 INTERSECTIONS = [None, "array-like"]
+# What every estimator of the family takes, so that a refusal reads the same in each.
+FAMILY_CONSTRAINTS = {"n_clusters": N_CLUSTERS, "max_iter": MAX_ITER, "tol": TOL,
+                      "random_state": RANDOM_STATE}
