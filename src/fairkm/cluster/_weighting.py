@@ -1,73 +1,26 @@
-"""How much fairness counts: an absolute weight, or one measured against the S-blind clustering.
+"""How much fairness counts: each way of saying it is a policy object that runs the fit.
 
-The paper's ``lambda`` multiplies a fairness term that does not grow with the
-number of rows, while the K-Means term grows with the rows and with the
-spread of ``X``: one ``lambda`` means different things on different data.
-The scale-free rule measures both terms against the S-blind clustering that
-the fit reaches first (weight 0, from the same start), and continues from it
-minimising
+:class:`AbsoluteWeight` (and :class:`PaperWeight`) is the paper's ``lambda``:
+it multiplies a fairness term that does not grow with the rows, beside a
+K-Means term that grows with the rows and the spread of ``X``, so one
+``lambda`` means different things on different data. The other policies
+measure both terms against the S-blind clustering the fit reaches first
+(weight 0) and continue from it minimising
 
     inertia / I0 + (alpha / 2) U / U0,       U = sum_a u_a T_a / R_a,
 
 ``I0`` being the S-blind clustering's K-Means term, ``T_a`` attribute ``a``'s
-fairness term (its squared deviations per cluster, each cluster weighted by
-``(|C|/n)^e``), ``R_a`` the attribute's scale (what a fully segregated
-clustering would score per unit of cluster weight: ``(1 - sum_v p_v^2) / m_a``
-for a categorical attribute, 1 for a standardised numeric one), ``u_a`` the
-user's attribute weights and ``U0`` the value of ``U`` in the S-blind
-clustering. ``U`` sums squared deviations, so when every cluster's distance
-from the dataset's mix shrinks by 1%, ``U`` shrinks by 2%: in a phase at
-``alpha``, 1% less unfairness, as a user reads it, is worth ``alpha`` % more
-K-Means cost, whatever the units of ``X`` or the number of rows. Every attribute is
-measured in the same units (a fraction of its full segregation), so the
-attributes the S-blind clustering left unfair weigh most in ``U0`` and get the
-effort, while one it left nearly fair is not chased down to noise.
-
-``U0`` is floored at the level below which unfairness means little: per
-cluster, 1% of full segregation (a total-variation distance of about 0.05 for
-a balanced two-valued attribute) or, in a cluster of fewer than 100 rows, the
-deviation a random split of the rows already has (``1 / |C|``). Data whose
-S-blind clusters are already about as fair as that (attributes independent of
-the features, say) then buy fairness at that rate instead of paying to halve
-noise.
-
-In the paper's terms this is ``lambda = alpha * I0 / (2 U0)`` with attribute
-weights ``w_a = u_a / R_a``, which is what the fitted model reports.
-
-What a user reads is per cluster: each cluster's distance from the dataset's
-mix (total variation, or the gap of a numeric attribute's standardised mean).
-After the fair phase, an attribute whose mean or worst cluster is further
-from the dataset's mix than in the S-blind clustering gets its weight raised
-and the phase runs again from the S-blind clustering; a warning names any
-that stays so. The unfairness a
-fit reports (``unfairness_ratio_``) is the clusters' mean distance summed
-over the attributes (weighted by ``u_a``), as a fraction of the S-blind
-clustering's.
-
-The fair phase does not jump to its weight: it climbs a fixed ladder of
-weights from the S-blind clustering (``1/8``, then doublings), each
-rung starting from the clustering of the last one kept, so that every fit, at
-a weight or within a budget, is a point of one warm-started path. The price of
-fairness falls as the cost mounts: a rung ``a`` whose clustering costs ``c``
-more than the S-blind one is kept while ``a (1 + c) <= alpha``, the first-order
-condition of ``(inertia / I0)^2 + alpha U / U0``. Where the frontier turns
-steep (each further gain bought by moving rows across a gap), a doubling of
-``alpha`` then buys a bounded share of it instead of all of it at once.
-Between the last rung kept and the first refused, three geometric bisections.
-
-A budget walks the same ladder with another rule: ``max_cost`` keeps rungs
-whose clustering costs at most ``1 + max_cost`` times ``I0`` (the fairest
-kept), ``max_unfairness`` stops at the first whose unfairness ratio reaches the
-target (the cheapest found). Because both walk one path, a budget's answer is
-the fit at the relative weight ``a (1 + c)`` of its rung whenever that weight
-makes the same decisions on the trials the budget made (checked, and
-reported in ``refit_params_``). Where a cost budget's last rung spends less
-than half of it and the next costs more (a staircase: nothing moves until a
-cascade of moves), the rows on which the two clusterings differ are moved in
-turn, cheapest first, as far as the budget allows: a mixture of the
-neighbouring clusterings, fairer than the last rung (a refit needs the same
-budget). A budget that still buys nothing, or spends less than half of
-itself, warns and says what the next clustering would cost.
+fairness term, ``R_a`` its value under full segregation per unit of cluster
+weight (``(1 - sum_v p_v^2) / m_a``, 1 for a standardised numeric attribute),
+``u_a`` the user's attribute weights and ``U0`` the S-blind clustering's
+``U``, floored where unfairness means little. ``U`` sums squared deviations,
+so at ``alpha`` 1% less unfairness, as a user reads it, is worth ``alpha`` %
+more K-Means cost, whatever the units of ``X``; in the paper's terms ``lambda
+= alpha I0 / (2 U0)`` with ``w_a = u_a / R_a``, which the fitted model
+reports. :class:`RelativeWeight`, :class:`CostBudget` and
+:class:`UnfairnessTarget` walk one ladder of weights from the S-blind
+clustering (:mod:`fairkm.cluster._walk`), each by its own rule;
+``docs/fairness-weight.md`` has the whole rule and what it costs on real data.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
 
-The rows stay on the workers; only the per-cluster statistics travel. Each
-round the client sends the global statistics (sums, counts, value counts and
-numeric sums per cluster: O(k (d + V)) numbers) to one task per partition. The
-task runs one exact sweep of :func:`fairkm.cluster._engine.sweep` over the partition's
-rows against a private copy of them, so every move is priced exactly as long
-as the other partitions stand still, and returns the partition's new labels
-(kept on the worker) and its exact statistics. The client then applies the
-partitions' changes one at a time, in a fixed order that rotates from round
-to round, and keeps a partition's change only if the objective, recomputed
-from the statistics, falls (and no cluster empties); otherwise that
-partition's labels stay as they were. As with the in-memory mini-batch engine,
-no round raises the objective.
+The rows stay on the workers; only the per-cluster statistics travel, and no
+round raises the objective (the Notes of :class:`FairKM` say how).
 
 Install with ``pip install 'fairkm[dask]'``.
 """

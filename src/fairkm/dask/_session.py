@@ -1,13 +1,9 @@
 """One run of the Dask engine: label futures on the workers, statistics on the client.
 
-Each round the client sends the global statistics (sums, counts, value counts
-and numeric sums per cluster: O(k (d + V)) numbers) to one task per
-partition, which sweeps its rows once against them and returns its new
-labels (kept on the worker) and its exact statistics. The client then
-considers the partitions in turn, starting with partition ``round %
-n_partitions``, and keeps a partition's new labels only if its change of the
-statistics, added to the changes kept so far, lowers the objective and
-empties no cluster. So no round raises the objective.
+Each round sweeps every partition once against the round's statistics and
+keeps a partition's new labels only if its change of the statistics, added to
+those kept so far, lowers the objective and empties no cluster (the Notes of
+:class:`fairkm.dask.FairKM`).
 """
 
 from __future__ import annotations
