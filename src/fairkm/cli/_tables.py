@@ -13,7 +13,6 @@ bounds asked are checked by the library's rule on the options alone
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +23,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from fairkm.exceptions import DataWarning
 from fairkm.metrics import bounds_asked
 from fairkm.report import drop_missing, missing_values
+from fairkm.utils._call_site import warn
 from fairkm.utils._data_checks import (
     id_like_features,
     missing_values_message,
@@ -542,6 +542,6 @@ def prepare_data(args, *, labels=None, need_features=True):
                          "--features or --exclude)")
         profile = features
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=2)
+        warn(note, DataWarning)
     return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes, weights,
                     weight, readings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from sklearn.cluster import KMeans
 
 from fairkm.exceptions import DataWarning
 from fairkm.metrics import bounds_from_features, check_kind, check_labels, resolve_bounds
+from fairkm.utils._call_site import warn
 from fairkm.utils._data_checks import (
     id_like_features,
     missing_values,
@@ -459,7 +459,7 @@ def audit(
             *feature_notes,
         ]
         for note in own:
-            warnings.warn(note, DataWarning, stacklevel=2)
+            warn(note, DataWarning)
         all_notes += own
     main = str(name or default_name)
     clusterings = {main: values}

@@ -6,18 +6,20 @@ features), missing values. Each check returns plain sentences: the command
 line prints them as warnings, :func:`fairkm.report.audit` and
 :meth:`fairkm.FairKM.fit` raise them as :class:`DataWarning`; missing values
 are gathered into one message for every column at once. Nothing here imports
-the rest of fairkm, so every layer can use it.
+the rest of fairkm but the exceptions and ``_call_site`` (where a warning
+points), so every layer can use it.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from fairkm.exceptions import DataWarning
+
+from ._call_site import warn
 
 __all__ = [
     "MANY_VALUES",
@@ -393,7 +395,7 @@ def drop_missing(frame, columns=None):
     return frame[~incomplete], frame[incomplete]
 
 
-def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
+def warn_on_data(X, feature_names, features, *, kinds_by_dtype,
                  how_numeric="pass it as floats or name it in numeric_sensitive"):
     """Warn (:class:`DataWarning`) about what a fit is given, as the audit does.
 
@@ -423,4 +425,4 @@ def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
     )
     for note in notes:
         if note:
-            warnings.warn(note, DataWarning, stacklevel=stacklevel)
+            warn(note, DataWarning)
