@@ -29,7 +29,7 @@ from fairkm.metrics import (
 )
 from fairkm.tradeoff import fairness_tradeoff
 
-from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
+from ._published import FAIRNESS_MEASURES
 
 __all__ = [
     "CONVENTIONS",
@@ -69,9 +69,6 @@ def run_columns(measure):
         return tuple(f"{measure}_{convention}" for convention in CONVENTIONS[measure])
     return (measure,)
 
-
-QUALITY_COLUMNS = tuple(c for measure in QUALITY_MEASURES for c in run_columns(measure))
-FAIRNESS_COLUMNS = tuple(c for measure in FAIRNESS_MEASURES for c in run_columns(measure))
 
 _QUICK_SEEDS = 2
 _QUICK_ADULT_ROWS = 600

@@ -19,8 +19,6 @@ __all__ = [
     "summary_table",
 ]
 
-PAPER_CONVENTION = "paper"
-
 # DevC and DevO are fairkm's definitions: the paper's could not be
 # reconstructed, so its values are shown beside ours for reference only.
 _LIBRARY_DEFINITIONS = ("DevC", "DevO")

@@ -35,8 +35,6 @@ from ._wasserstein import CONVENTIONS
 __all__ = ["clustering_report", "fairness_report"]
 
 _QUALITY = [m for m in MEASURES.values() if m.kind == "quality"]
-#: Columns a guarantee (``max_deviation``) adds to :func:`fairness_report`.
-BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 
 
 def _fill_columns(func):
@@ -227,7 +225,7 @@ def pieces_of_read(labels, sf, sample_weight=None):
 
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):
-    """Add the :data:`BOUND_COLUMNS` of ``max_deviation`` to a fairness report."""
+    """Add the columns ``deviation``, ``bound`` and ``within bound`` of ``max_deviation``."""
     # fairkm.bounds sits above the measures and loads numba's kernels: imported when a
     # bound is asked for, so that importing fairkm.metrics stays light (a seam in
     # tests/test_architecture.py).
