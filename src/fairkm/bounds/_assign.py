@@ -299,7 +299,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     The exact mix when counting and type counts show that whole rows can hold
     it. Otherwise the smallest floor that does not bend the clustering to
     arithmetic (the tightest bound whole rows meet can demand absurd cluster
-    sizes: one of 24,290 rows of 32,561 on Adult): what whole rows allow in
+    sizes; docs/bounds.md has Adult's): what whole rows allow in
     clusters of the sizes the exact mix gives (the relaxation at the exact
     mix, to ``centers``), each cluster's share of each value within one row
     of the smallest cluster of the dataset's (``w_min / size``, the size at

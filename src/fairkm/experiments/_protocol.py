@@ -165,10 +165,10 @@ def load_dataset(name, params, *, data_home=None, random_state=None):
 def pairwise_distances_unique(X):
     """Euclidean distances between the distinct rows of ``X``.
 
-    The row-normalised Adult block has 5,675 distinct rows among 15,682, so
-    the silhouettes of all runs can share one exact distance matrix of the
-    distinct rows (259 MB) instead of recomputing the 15,682^2 distances per
-    run.
+    Where many rows repeat (the row-normalised Adult block: see
+    docs/reproduction.md), the silhouettes of all runs share one exact
+    distance matrix of the distinct rows instead of recomputing every pair's
+    distance per run.
 
     Parameters
     ----------
