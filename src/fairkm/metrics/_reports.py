@@ -14,8 +14,7 @@ from fairkm.utils._options import DEVIATION_KINDS
 
 from ._checks import (
     Rows,
-    check_delta,
-    check_eps,
+    check_conventions,
     check_option,
     encode_labels,
     prepare_fairness,
@@ -30,7 +29,6 @@ from ._quality import (
     silhouette_or_nan,
 )
 from ._table import MEASURES, attribute_fairness, fairness_names
-from ._wasserstein import CONVENTIONS
 
 __all__ = ["clustering_report", "fairness_report"]
 
@@ -149,9 +147,7 @@ def fairness_report(
     >>> report.loc["mean", ["AE", "balance"]].tolist()
     [0.0, 1.0]
     """
-    check_option(wasserstein, "wasserstein", CONVENTIONS)
-    check_eps(eps)
-    check_delta(delta)
+    check_conventions(wasserstein=wasserstein, eps=eps, delta=delta)
     check_option(deviation_kind, "deviation_kind", DEVIATION_KINDS)
     # Paired once, so that the guarantee's check reads the same rows.
     rows = Rows(("labels", labels))
