@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import CONVENTIONS, FAIRKM_ALL, FAIRKM_S, KMEANS, ZGYA_S, run_columns
-from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_fairness, published_quality
+from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_table
 
 __all__ = [
     "fairness_table",
@@ -99,7 +99,7 @@ def quality_table(runs_quality):
     table = _summarise(per_seed, ["dataset", "k", "method"], columns)
     parts = []
     for dataset, part in table.groupby("dataset", sort=False):
-        published = published_quality(_paper_dataset(dataset))
+        published = published_table("quality", _paper_dataset(dataset))
         parts.append(_attach_paper(part, published, ["k", "measure", "method"], _QUALITY_ROWS))
     table = pd.concat(parts, ignore_index=True)
     order = {
@@ -163,7 +163,7 @@ def fairness_table(runs_fairness):
     table = pd.concat([table, gain], ignore_index=True)
     parts = []
     for dataset, part in table.groupby("dataset", sort=False):
-        published = published_fairness(_paper_dataset(dataset))
+        published = published_table("fairness", _paper_dataset(dataset))
         parts.append(_attach_paper(part, published, ["k", "attribute", "measure", "method"],
                                    _FAIRNESS_ROWS))
     table = pd.concat(parts, ignore_index=True)
