@@ -28,6 +28,7 @@ from fairkm.metrics import (
     object_pair_deviation,
 )
 from fairkm.tradeoff import fairness_tradeoff
+from fairkm.utils._docstrings import docstring_filler
 
 from ._published import FAIRNESS_MEASURES
 
@@ -61,6 +62,21 @@ CONVENTIONS = {
     "AW": ("published", "principled"),
     "MW": ("published", "principled"),
 }
+
+
+# Parameters that several of the protocol's functions take, written once.
+_fill = docstring_filler({
+    "seed_data": """\
+dataset : str
+    Dataset name, copied into the rows.
+X : ndarray of shape (n_samples, n_features)
+    Non-sensitive features.
+sensitive : pandas.DataFrame
+    Sensitive attributes.""",
+    "params": """\
+params : dict
+    Output of :func:`protocol_parameters`.""",
+})
 
 
 def run_columns(measure):
@@ -123,6 +139,7 @@ def protocol_parameters(quick=False):
     }
 
 
+@_fill
 def load_dataset(name, params, *, data_home=None, random_state=None):
     """Load one of the protocol's datasets as the paper's pipeline prepares it.
 
@@ -131,8 +148,7 @@ def load_dataset(name, params, *, data_home=None, random_state=None):
     name : {"adult", "kinematics", "kinematics-l2"}
         ``"kinematics-l2"`` is Kinematics with each Doc2Vec vector scaled to
         unit L2 norm, as the paper's Adult pipeline scales its rows.
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
     data_home : str or path-like, default=None
         Passed to the ``fetch_*`` loader.
     random_state : int or None, default=None
@@ -294,6 +310,7 @@ def _measure(X, sensitive, pairwise, labels, reference):
     return quality, pd.DataFrame(fairness)
 
 
+@_fill
 def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     """Fit and measure every method of one (dataset, k, seed) setting.
 
@@ -306,20 +323,14 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
 
     Parameters
     ----------
-    dataset : str
-        Dataset name, copied into the rows.
-    X : ndarray of shape (n_samples, n_features)
-        Non-sensitive features.
-    sensitive : pandas.DataFrame
-        Sensitive attributes.
+    %(seed_data)s
     pairwise : tuple
         Output of :func:`pairwise_distances_unique` for ``X``.
     n_clusters : int
         k.
     seed : int
         Seed of every fit.
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
 
     Returns
     -------
@@ -364,21 +375,16 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     return quality, pd.concat(fairness, ignore_index=True)
 
 
+@_fill
 def sweep_seed(dataset, X, sensitive, seed, params):
     """FairKM over the lambda grid of Figures 5-7 for one seed.
 
     Parameters
     ----------
-    dataset : str
-        Dataset name, copied into the rows.
-    X : ndarray of shape (n_samples, n_features)
-        Non-sensitive features.
-    sensitive : pandas.DataFrame
-        Sensitive attributes.
+    %(seed_data)s
     seed : int
         Seed of the fits (and of the K-Means(N) reference for DevC/DevO).
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
 
     Returns
     -------

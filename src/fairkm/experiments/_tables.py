@@ -11,9 +11,8 @@ from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_table
 __all__ = [
     "fairness_table",
     "lambda_table",
-    "markdown_fairness",
-    "markdown_quality",
     "markdown_summary",
+    "markdown_table",
     "per_attribute_table",
     "quality_table",
     "summary_table",
@@ -283,8 +282,34 @@ def _grid(header, rows):
     return "\n".join(lines)
 
 
-def _blocks(table, keys, methods, title):
-    """One Markdown grid per (dataset, k): our mean ± std beside the paper's value."""
+# Each kind of the paper's tables: its rows' keys, its methods' columns and its heading.
+_LAYOUTS = {
+    "quality": (["measure", "convention"], list(_QUALITY_METHODS.values()),
+                "clustering quality"),
+    "fairness": (["attribute", "measure", "convention"],
+                 [*_FAIRNESS_METHODS.values(), IMPROVEMENT], "fairness (lower is fairer)"),
+}
+
+
+def markdown_table(kind, table, number):
+    """Markdown for one of Tables 4-7: our mean ± std beside the paper's value.
+
+    Parameters
+    ----------
+    kind : {"quality", "fairness"}
+        Tables 4 and 6 (:func:`quality_table`) or Tables 5 and 7
+        (:func:`fairness_table`).
+    table : pandas.DataFrame
+        Output of :func:`quality_table` or :func:`fairness_table`.
+    number : int
+        The paper's table number, for the headings.
+
+    Returns
+    -------
+    str
+        One grid per (dataset, k).
+    """
+    keys, methods, heading = _LAYOUTS[kind]
     out = []
     for (dataset, k), part in table.groupby(["dataset", "k"], sort=False):
         header = [*(name.capitalize() for name in keys)]
@@ -300,49 +325,9 @@ def _blocks(table, keys, methods, title):
                 row += [_cell(entry["mean"], entry["std"]), _cell(entry["paper"])]
             rows.append(row)
         runs = int(part["n_runs"].max())
-        out.append(f"#### {title(dataset, k)} ({runs} seeds)\n\n{_grid(header, rows)}\n")
+        title = f"Table {number}: {heading}, {dataset}, k={k}"
+        out.append(f"#### {title} ({runs} seeds)\n\n{_grid(header, rows)}\n")
     return "\n".join(out)
-
-
-def markdown_quality(table, number):
-    """Markdown for Table 4 or 6 (:func:`quality_table`).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`quality_table`.
-    number : int
-        The paper's table number, for the headings.
-
-    Returns
-    -------
-    str
-    """
-    return _blocks(
-        table, ["measure", "convention"], list(_QUALITY_METHODS.values()),
-        lambda d, k: f"Table {number}: clustering quality, {d}, k={k}",
-    )
-
-
-def markdown_fairness(table, number):
-    """Markdown for Table 5 or 7 (:func:`fairness_table`).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`fairness_table`.
-    number : int
-        The paper's table number, for the headings.
-
-    Returns
-    -------
-    str
-    """
-    return _blocks(
-        table, ["attribute", "measure", "convention"],
-        [*_FAIRNESS_METHODS.values(), IMPROVEMENT],
-        lambda d, k: f"Table {number}: fairness (lower is fairer), {d}, k={k}",
-    )
 
 
 def markdown_summary(table):
