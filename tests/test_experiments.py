@@ -24,7 +24,7 @@ from fairkm.experiments._protocol import (
     protocol_parameters,
     silhouette_from_distances,
 )
-from fairkm.experiments._published import published_fairness, published_quality
+from fairkm.experiments._published import published_table
 from fairkm.experiments._reproduce import write_results
 from fairkm.experiments._zgya_2019 import VARIANTS, comparison_table
 from fairkm.metrics import MEASURES, clustering_objective, silhouette
@@ -157,7 +157,7 @@ def test_published_numbers_beside_ours(quick):
 def test_published_tables_are_self_consistent(dataset):
     # Catches typing errors: the paper's "Mean" block averages its attribute rows and
     # "Impr(%)" is 100 (best baseline - FairKM) / best baseline, up to the printed rounding.
-    table = published_fairness(dataset)
+    table = published_table("fairness", dataset)
     wide = table.pivot_table(index=["k", "attribute", "measure"], columns="method",
                              values="paper")
     half = 0.5e-4
@@ -169,7 +169,7 @@ def test_published_tables_are_self_consistent(dataset):
         best, fair = min(row["K-Means(N)"], row["ZGYA(S)"]), row["FairKM"]
         bound = 100 * (half / best + fair * half / best**2) + 1e-3
         assert abs(100 * (best - fair) / best - row["FairKM Impr(%)"]) <= bound
-    quality = published_quality(dataset)
+    quality = published_table("quality", dataset)
     assert (quality.loc[quality["method"] == "K-Means(N)"].set_index("measure")
             .loc[["DevC", "DevO"], "paper"] == 0).all()
 
@@ -177,8 +177,8 @@ def test_published_tables_are_self_consistent(dataset):
 @pytest.mark.parametrize("dataset", ["adult", "kinematics"])
 def test_published_tables_hold_the_papers_measures(dataset):
     # The typed-in numbers and the table of measures agree on what the paper reports.
-    for published, kind in [(published_quality, "quality"), (published_fairness, "fairness")]:
-        measures = list(dict.fromkeys(published(dataset)["measure"]))
+    for kind in ["quality", "fairness"]:
+        measures = list(dict.fromkeys(published_table(kind, dataset)["measure"]))
         in_paper = [m.name for m in MEASURES.values() if m.in_paper and m.kind == kind]
         assert measures == in_paper
 

@@ -154,6 +154,31 @@ def test_more_clusters_than_distinct_rows_warn(name):
             make(name).fit(X, sensitive_features=S)
 
 
+def test_warnings_point_at_the_users_call(data):
+    """Warnings carried hard-coded stack depths, right only while the call chain kept its depth."""
+    X, S, _ = data
+    copied = X.assign(copy=pd.factorize(S)[0] * 2.0)
+    ages = pd.Series(20 + np.arange(len(X)) % 40, name="age")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FairKM(K, random_state=0).fit(copied, sensitive_features=S)
+        FairKM(K, random_state=0).fit(X, S)
+        audit(np.arange(len(X)) % 2, sensitive_features=ages)
+        FairKM(4, random_state=0).fit(np.repeat([[0.0], [1.0]], 10, axis=0),
+                                      sensitive_features=np.arange(20) % 2)
+        # A default index beside X's labels: paired by position, from any depth.
+        FairKM(K, random_state=0).fit(X, sensitive_features=S.reset_index(drop=True))
+        fairness_report(pd.Series(np.arange(len(X)) % 2, index=X.index),
+                        sensitive_features=S.reset_index(drop=True))
+    for what in ("encodes the sensitive attribute",  # DataWarning from FairKM.fit
+                 "'age' holds numbers",  # DataWarning from audit
+                 "FairKM.fit got y but no sensitive_features",
+                 "found 2 distinct clusters"):
+        assert [w.filename for w in caught if what in str(w.message)] == [__file__], what
+    paired = [w.filename for w in caught if "has the default index" in str(w.message)]
+    assert paired == [__file__, __file__]
+
+
 @pytest.mark.parametrize("name", WEIGHTED)
 def test_weights_are_paired_with_x_by_label(data, name):
     """A pandas sample_weight reordered was taken by position (47% of labels changed)."""

@@ -23,20 +23,9 @@ from .metrics import MEASURES, clustering_report, fairness_report
 __all__ = ["fairness_tradeoff", "plot_tradeoff"]
 
 
-def fairness_tradeoff(
-    estimator,
-    X,
-    sensitive_features,
-    fairness_weights=None,
-    *,
-    relative_weights=None,
-    max_cost=None,
-    warm_start=True,
-    reference_labels=None,
-    sample_size=None,
-    random_state=None,
-    sample_weight=None,
-):
+def fairness_tradeoff(estimator, X, sensitive_features, fairness_weights=None, *,
+                      relative_weights=None, max_cost=None, warm_start=True, reference_labels=None,
+                      sample_size=None, random_state=None, sample_weight=None):
     """Fit a FairKM estimator at several fairness weights and measure quality and fairness.
 
     Give either ``relative_weights`` (the scale-free weight of

@@ -12,7 +12,6 @@ clusters' means and assigns again while the K-Means cost falls.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,7 @@ from sklearn.utils import check_array
 
 from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import BoundsCheck, check_kind, from_codes, resolve_bounds
+from fairkm.utils import _call_site
 from fairkm.utils._inputs import row_index
 from fairkm.utils._options import ADDITIVE
 from fairkm.utils._param_validation import (
@@ -299,7 +299,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     The exact mix when counting and type counts show that whole rows can hold
     it. Otherwise the smallest floor that does not bend the clustering to
     arithmetic (the tightest bound whole rows meet can demand absurd cluster
-    sizes: one of 24,290 rows of 32,561 on Adult): what whole rows allow in
+    sizes; docs/bounds.md has Adult's): what whole rows allow in
     clusters of the sizes the exact mix gives (the relaxation at the exact
     mix, to ``centers``), each cluster's share of each value within one row
     of the smallest cluster of the dataset's (``w_min / size``, the size at
@@ -438,11 +438,11 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000,
         step.lp_cost * scale, step.nearest_cost * scale, len(history), tuple(history), check,
         step.exact, step.certified, step.n_rounded, step.status)
     if warn and not final.satisfied:
-        warnings.warn(
+        _call_site.warn(
             f"The rounded assignment leaves a violation of {final.violation:.3g} "
             f"(bounds as asked: {final.check.summary()}). An integral assignment meeting "
             "them may exist: the integer programmes stop at a node limit.",
-            BoundNotMetWarning, stacklevel=3,
+            BoundNotMetWarning,
         )
     return final
 

@@ -41,7 +41,7 @@ __all__ = ["Relaxation", "lower_bound", "relax"]
 
 # Pricing rounds at most before the relaxation is left uncertified: past two, the Lagrangian
 # maximised from their prices (_dual) gives a bound and a start that more rounds did not
-# improve (100,000 x 20: 2 rounds 11 s, 8 rounds 41 s, the same bound to 1e-6).
+# improve (measured in docs/bounds.md, "Scale").
 _ROUNDS = 2
 _CANDIDATES = 3        # pairs per free row the budget plans for
 _FREE_ROWS = 5_000     # rows freed in the first round (more when the check fails)
@@ -352,7 +352,7 @@ def relax(problem, dist, live, max_pairs, start=None):
         # The prices certify less than the programme reached: maximise the Lagrangian from
         # them. Its prices are near the relaxation's optimum on every row, so each row's
         # cheapest cluster under them is a better start for whole rows than the programme's
-        # blocks (on 100,000 x 20, 0.03% above the bound after the search, against 1.1%).
+        # blocks (docs/bounds.md, "Scale").
         raised, prices = raise_bound(problem, dist, live, result.prices, result.bound,
                                      lower_bound, rows=lp.rows)
         result.bound = min(raised, result.value)

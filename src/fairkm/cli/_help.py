@@ -1,14 +1,6 @@
-"""The help texts of the ``fairkm`` command: its description and each subcommand's epilog."""
+"""The help texts of the ``fairkm`` command: its description and each subcommand's."""
 
-__all__ = [
-    "DEMO_EPILOG",
-    "EVALUATE_EPILOG",
-    "FIT_EPILOG",
-    "MAIN_DESCRIPTION",
-    "MAIN_EPILOG",
-    "REPRODUCE_EPILOG",
-    "TRADEOFF_EPILOG",
-]
+__all__ = ["COMMANDS", "MAIN_DESCRIPTION", "MAIN_EPILOG"]
 
 
 MAIN_DESCRIPTION = """\
@@ -171,3 +163,23 @@ examples:
   fairkm reproduce --quick --output-dir results
   fairkm reproduce --seeds 100 --data-home ./data
 """
+
+
+#: Each subcommand's line in ``fairkm --help``, its description and its epilog.
+COMMANDS = {
+    "fit": ("cluster a table fairly and compare with K-Means",
+            "Cluster the rows of DATA with FairKM so that every cluster mirrors the dataset's "
+            "mix of the sensitive columns; compare with S-blind K-Means.", FIT_EPILOG),
+    "evaluate": ("audit an existing clustering for fairness",
+                 "Measure how fair the clustering in column --labels of DATA is, attribute by "
+                 "attribute, and (with --features) its quality against S-blind K-Means.",
+                 EVALUATE_EPILOG),
+    "tradeoff": ("quality and fairness as the fairness weight grows",
+                 "Fit FairKM on DATA at several fairness weights and tabulate quality against "
+                 "fairness.", TRADEOFF_EPILOG),
+    "demo": ("compare K-Means and FairKM on built-in data",
+             "Show what FairKM does, on built-in data, in seconds.", DEMO_EPILOG),
+    "reproduce": ("reproduce the FairKM paper's evaluation",
+                  "Reproduce the FairKM paper's tables on Adult and Kinematics.",
+                  REPRODUCE_EPILOG),
+}

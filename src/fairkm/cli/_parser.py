@@ -13,13 +13,9 @@ from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS
 
 from ._errors import UsageError
 from ._help import (
-    DEMO_EPILOG,
-    EVALUATE_EPILOG,
-    FIT_EPILOG,
+    COMMANDS,
     MAIN_DESCRIPTION,
     MAIN_EPILOG,
-    REPRODUCE_EPILOG,
-    TRADEOFF_EPILOG,
 )
 from ._io import table_format
 
@@ -153,14 +149,19 @@ def _attribute_weights(text):
     return weights
 
 
-def _positive_int(text):
+def _whole_number(text, accept, expected):
+    """Read a whole number that ``accept(value)`` takes; else say what was ``expected``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
+
+
+def _positive_int(text):
+    return _whole_number(text, lambda value: value >= 1, "a number >= 1")
 
 
 # The seeds NumPy's RandomState takes, as scikit-learn's check_random_state does.
@@ -168,28 +169,13 @@ _MAX_SEED = 2**32 - 1
 
 
 def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value <= _MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"expected a seed from 0 to {_MAX_SEED}, got {text!r}"
-        )
-    return value
+    return _whole_number(text, lambda value: 0 <= value <= _MAX_SEED,
+                         f"a seed from 0 to {_MAX_SEED}")
 
 
 def _n_jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            "expected a number of processes >= 1, or -1 for all cores (-2 for all but one), "
-            f"got {text!r}"
-        )
-    return value
+    return _whole_number(text, lambda value: value != 0, "a number of processes >= 1, or -1 "
+                         "for all cores (-2 for all but one)")
 
 
 def _cluster_count(text):
@@ -286,6 +272,10 @@ def _add_data_options(parser, *, features_default):
                         "are an error naming every column that has some")
 
 
+def _add_max_cost(parser, help):
+    parser.add_argument("--max-cost", type=_cost_budget, metavar="SHARE", help=help)
+
+
 def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--n-clusters", type=_cluster_count, default=5, metavar="K",
                         help="number of clusters (default 5)")
@@ -302,11 +292,10 @@ def _add_clustering_options(parser, *, weight=True):
                             "cost at the S-blind clustering, less as the cost mounts "
                             "(default 1)")
         budget = parser.add_mutually_exclusive_group()
-        budget.add_argument("--max-cost", type=_cost_budget, metavar="SHARE",
-                            help="a budget instead of --relative-weight: the fairest clustering "
-                            "whose K-Means cost is at most SHARE above the S-blind clustering's "
-                            "(e.g. 5%% or 0.05; at most 100%%: a number above 1 is refused as a "
-                            "percentage missing its sign)")
+        _add_max_cost(budget, "a budget instead of --relative-weight: the fairest clustering "
+                      "whose K-Means cost is at most SHARE above the S-blind clustering's (e.g. "
+                      "5%% or 0.05; at most 100%%: a number above 1 is refused as a percentage "
+                      "missing its sign)")
         budget.add_argument("--max-unfairness", type=_unfairness_share, metavar="SHARE",
                             help="a fairness target instead: the cheapest clustering whose "
                             "unfairness is at most SHARE of the S-blind clustering's (e.g. 50%%)")
@@ -356,12 +345,14 @@ def _add_output_options(parser, *, report=True):
                         "bar)")
 
 
-def _subparser(commands, name, *, help, description, epilog):
+def _subparser(commands, name):
+    help, description, epilog = COMMANDS[name]
     parser = commands.add_parser(
         name, help=help, description=textwrap.fill(description, 79), epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(parser=parser)
+    # The command runs fairkm.cli._commands.run_<name> (run_fit...).
+    parser.set_defaults(parser=parser, func=f"run_{name}")
     return parser
 
 
@@ -381,12 +372,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"fairkm {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    fit = _subparser(
-        commands, "fit", help="cluster a table fairly and compare with K-Means",
-        description="Cluster the rows of DATA with FairKM so that every cluster mirrors the "
-        "dataset's mix of the sensitive columns; compare with S-blind K-Means.",
-        epilog=FIT_EPILOG,
-    )
+    fit = _subparser(commands, "fit")
     _add_data_options(fit, features_default="all columns but the sensitive ones")
     _add_clustering_options(fit)
     _add_bound_options(fit, what=_FIT_BOUND)
@@ -395,14 +381,8 @@ def build_parser():
     fit.add_argument("--cluster-column", default="cluster", metavar="NAME",
                      help="name of the cluster column in --output (default 'cluster')")
     _add_output_options(fit)
-    fit.set_defaults(func="run_fit")
 
-    evaluate = _subparser(
-        commands, "evaluate", help="audit an existing clustering for fairness",
-        description="Measure how fair the clustering in column --labels of DATA is, attribute "
-        "by attribute, and (with --features) its quality against S-blind K-Means.",
-        epilog=EVALUATE_EPILOG,
-    )
+    evaluate = _subparser(commands, "evaluate")
     _add_data_options(evaluate, features_default="none; fairness measures only")
     evaluate.add_argument("--labels", required=True, metavar="COL",
                           help="the column holding each row's cluster (any values)")
@@ -412,13 +392,8 @@ def build_parser():
                        "clustering (and S-blind K-Means) meets it, and where it comes closest "
                        "or misses most.")
     _add_output_options(evaluate)
-    evaluate.set_defaults(func="run_evaluate")
 
-    tradeoff = _subparser(
-        commands, "tradeoff", help="quality and fairness as the fairness weight grows",
-        description="Fit FairKM on DATA at several fairness weights and tabulate quality "
-        "against fairness.", epilog=TRADEOFF_EPILOG,
-    )
+    tradeoff = _subparser(commands, "tradeoff")
     _add_data_options(tradeoff, features_default="all columns but the sensitive ones")
     weights = tradeoff.add_mutually_exclusive_group()
     weights.add_argument("--relative-weights", type=_relative_weights, metavar="W1,W2,...",
@@ -429,21 +404,16 @@ def build_parser():
     weights.add_argument("--fairness-weights", type=_fairness_weights, metavar="L1,L2,...",
                          help="the paper's absolute lambdas instead, fitted in this order, each "
                          "from the previous one's centres")
-    tradeoff.add_argument("--max-cost", type=_cost_budget, metavar="SHARE",
-                          help="also fit the budget's choice (see fit's --max-cost, at most "
-                          "100%%) and mark it in the table and the plot")
+    _add_max_cost(tradeoff, "also fit the budget's choice (see fit's --max-cost, at most 100%%) "
+                  "and mark it in the table and the plot")
     _add_clustering_options(tradeoff, weight=False)
     tradeoff.add_argument("--output", type=_table_path,
                           metavar="TABLE", help="write the table (.csv or .parquet)")
     tradeoff.add_argument("--plot", type=_plot_path, metavar="PLOT.png",
                           help="write the trade-off plot (.png, .svg or .pdf)")
     _add_output_options(tradeoff, report=False)
-    tradeoff.set_defaults(func="run_tradeoff")
 
-    demo = _subparser(
-        commands, "demo", help="compare K-Means and FairKM on built-in data",
-        description="Show what FairKM does, on built-in data, in seconds.", epilog=DEMO_EPILOG,
-    )
+    demo = _subparser(commands, "demo")
     demo.add_argument("--dataset", choices=("synthetic", "adult", "kinematics"),
                       default="synthetic", help="built-in data (default synthetic)")
     demo.add_argument("--data-home", metavar="DIR",
@@ -453,13 +423,8 @@ def build_parser():
     _add_clustering_options(demo)
     _add_bound_options(demo, what=_FIT_BOUND)
     _add_output_options(demo)
-    demo.set_defaults(func="run_demo")
 
-    reproduce = _subparser(
-        commands, "reproduce", help="reproduce the FairKM paper's evaluation",
-        description="Reproduce the FairKM paper's tables on Adult and Kinematics.",
-        epilog=REPRODUCE_EPILOG,
-    )
+    reproduce = _subparser(commands, "reproduce")
     reproduce.add_argument("--output-dir", default="fairkm-reproduction", metavar="DIR",
                            help="where the tables go (default ./fairkm-reproduction)")
     reproduce.add_argument("--seeds", type=_positive_int, default=100, metavar="N",
@@ -483,7 +448,6 @@ def build_parser():
                            help="discard the tasks an interrupted run left in --output-dir/parts "
                            "and start over (by default the run continues from them)")
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
-    reproduce.set_defaults(func="run_reproduce")
     return parser
 
 

@@ -17,8 +17,8 @@ from fairkm.utils._progress import listening
 __all__ = ["COMPILE_NOTICE", "BarListener", "compile_notice", "progress_bar"]
 
 COMPILE_NOTICE = (
-    "fairkm: compiling the clustering kernels (numba), once for this installation: about "
-    "30 s; later runs load them from the cache"
+    "fairkm: compiling the clustering kernels (numba), once for this installation, which "
+    "takes a while; later runs load them from the cache"
 )
 
 

@@ -13,7 +13,6 @@ bounds asked are checked by the library's rule on the options alone
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,12 +23,12 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from fairkm.exceptions import DataWarning
 from fairkm.metrics import bounds_asked
 from fairkm.report import drop_missing, missing_values
+from fairkm.utils._call_site import warn
 from fairkm.utils._data_checks import (
-    id_like_features,
+    feature_role_notes,
     missing_values_message,
     sensitive_in_features,
     sensitive_kind_notes,
-    weight_like_features,
 )
 from fairkm.utils._options import ADDITIVE
 from fairkm.utils._sensitive import CATEGORICAL, NUMERIC, read_column, resolve_numeric
@@ -253,8 +252,8 @@ def feature_notes(features, *, how_to_exclude, how_to_weight):
                 "number it sets rows apart by date alone. If it is not meant to shape the "
                 f"clusters, leave it out with {how}."
             )
-    return (notes + id_like_features(features, how_to_exclude=how_to_exclude)
-            + weight_like_features(features, how_to_weight=how_to_weight))
+    return notes + feature_role_notes(features, how_to_exclude=how_to_exclude,
+                                      how_to_weight=how_to_weight)
 
 
 def _check_magnitude(column, scale, path):
@@ -542,6 +541,6 @@ def prepare_data(args, *, labels=None, need_features=True):
                          "--features or --exclude)")
         profile = features
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=2)
+        warn(note, DataWarning)
     return Prepared(frame, sensitive, X, names, profile, encoding, dropped, notes, weights,
                     weight, readings)

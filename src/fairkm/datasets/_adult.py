@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, dataset_file
+from ._base import RemoteFile, dataset_file, fill_docstring
 
 __all__ = ["fetch_adult"]
 
@@ -67,6 +67,7 @@ University of California, Irvine. Distributed under CC BY 4.0.
 """
 
 
+@fill_docstring
 def fetch_adult(
     *,
     data_home=None,
@@ -86,11 +87,8 @@ def fetch_adult(
         Directory holding ``adult/adult.data`` (and ``adult/adult.test``). None
         means the ``FAIRKM_DATA`` environment variable, else the per-user cache
         directory; see :func:`get_data_home`.
-    download_if_missing : bool, default=True
-        Whether to download missing files. If False and a file is missing, a
-        ``FileNotFoundError`` names the path searched.
-    as_frame : bool, default=True
-        Return pandas objects (True) or NumPy arrays (False).
+    %(download_if_missing)s
+    %(as_frame)s
     subset : {"undersample", "train", "test", "all"}, default="undersample"
         Rows to return.
 
@@ -139,19 +137,12 @@ def fetch_adult(
             (float64, except for ``preprocess=None``).
         target : Series or ndarray of shape (n_samples,)
             Income, ``"<=50K"`` or ``">50K"``.
-        feature_names : list of str
-            Column names of ``features``.
-        sensitive_names : list of str
-            Column names of ``sensitive``.
-        DESCR : str
-            Description of the dataset.
+        %(column_names)s
+        %(DESCR)s
 
     Raises
     ------
-    FileNotFoundError
-        If a file is missing and ``download_if_missing`` is False.
-    OSError
-        If a download fails or a file does not match its checksum.
+    %(download_raises)s
 
     See Also
     --------

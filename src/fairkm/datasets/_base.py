@@ -21,7 +21,10 @@ from urllib.error import HTTPError
 
 from sklearn.datasets import fetch_file
 
-__all__ = ["BASE_URLS", "RemoteFile", "create_like_open", "dataset_file", "get_data_home"]
+from fairkm.utils._docstrings import docstring_filler
+
+__all__ = ["BASE_URLS", "RemoteFile", "create_like_open", "dataset_file", "fill_docstring",
+           "get_data_home"]
 
 #: Where each dataset's files are downloaded from; the file name is appended.
 #: Replace an entry to use a mirror (any URL scheme urllib opens, ``file://`` included).
@@ -32,6 +35,30 @@ BASE_URLS = {
         "b8bc926b8ced3ee2b13d97f8a56540d79d7f13d8/"
     ),
 }
+
+# What every loader's docstring says of its files, written once.
+fill_docstring = docstring_filler({
+    "download_if_missing": """\
+download_if_missing : bool, default=True
+    Whether to download missing files. If False and a file is missing, a
+    ``FileNotFoundError`` names the path searched.""",
+    "as_frame": """\
+as_frame : bool, default=True
+    Return pandas objects (True) or NumPy arrays (False).""",
+    "column_names": """\
+feature_names : list of str
+    Column names of ``features``.
+sensitive_names : list of str
+    Column names of ``sensitive``.""",
+    "DESCR": """\
+DESCR : str
+    Description of the dataset.""",
+    "download_raises": """\
+FileNotFoundError
+    If a file is missing and ``download_if_missing`` is False.
+OSError
+    If a download fails or a file does not match its checksum.""",
+})
 
 _ENV_VAR = "FAIRKM_DATA"
 _CHUNK_SIZE = 1 << 16

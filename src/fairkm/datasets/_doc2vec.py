@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
+
+from fairkm.utils._call_site import warn
 
 from ._base import create_like_open
 
@@ -131,11 +132,10 @@ def cached_doc_vectors(texts, cache_path, source_sha256):
         _write_npz(cache_path, vectors=vectors, key=np.array(key))
     except OSError as exc:
         # A read-only data home must not stop the loader: the vectors are still right.
-        warnings.warn(
+        warn(
             f"Could not cache the Doc2Vec vectors at {cache_path} ({exc}); they will be "
             "trained again next time.",
             RuntimeWarning,
-            stacklevel=3,
         )
     return vectors
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, dataset_file
+from ._base import RemoteFile, dataset_file, fill_docstring
 from ._doc2vec import DOC2VEC_PARAMS, TOKEN_PATTERN, cached_doc_vectors
 
 __all__ = ["fetch_kinematics"]
@@ -50,6 +50,7 @@ with fixed hyper-parameters (see ``doc2vec_params``).
 """
 
 
+@fill_docstring
 def fetch_kinematics(
     *,
     data_home=None,
@@ -70,11 +71,8 @@ def fetch_kinematics(
         Directory holding ``kinematics/Kinematics_161.json``. None means the
         ``FAIRKM_DATA`` environment variable, else the per-user cache directory;
         see :func:`get_data_home`.
-    download_if_missing : bool, default=True
-        Whether to download the file if missing. If False and it is missing, a
-        ``FileNotFoundError`` names the path searched.
-    as_frame : bool, default=True
-        Return pandas objects (True) or NumPy arrays (False).
+    %(download_if_missing)s
+    %(as_frame)s
     sensitive : {"indicators", "type"}, default="indicators"
         ``"indicators"``: five boolean attributes ``type_1`` ... ``type_5``,
         ``type_t`` being "the problem is of type t" (the paper's setting: each
@@ -99,24 +97,17 @@ def fetch_kinematics(
         features : DataFrame of shape (161, 100) or Series of shape (161,), or ndarray
             Doc2Vec vectors (float64; columns ``doc2vec_0`` ... ``doc2vec_99``),
             or the texts when ``embed`` is None.
-        feature_names : list of str
-            Column names of ``features``.
-        sensitive_names : list of str
-            Column names of ``sensitive``.
+        %(column_names)s
         doc2vec_params : dict
             The Doc2Vec hyper-parameters and the tokenizer's regular expression
             (``token_pattern``); only when ``embed="doc2vec"``.
-        DESCR : str
-            Description of the dataset.
+        %(DESCR)s
 
     Raises
     ------
+    %(download_raises)s
     ImportError
         If ``embed="doc2vec"``, gensim is not installed and no cached vectors exist.
-    FileNotFoundError
-        If the file is missing and ``download_if_missing`` is False.
-    OSError
-        If the download fails or the file does not match its checksum.
 
     See Also
     --------

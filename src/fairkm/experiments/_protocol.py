@@ -28,8 +28,9 @@ from fairkm.metrics import (
     object_pair_deviation,
 )
 from fairkm.tradeoff import fairness_tradeoff
+from fairkm.utils._docstrings import docstring_filler
 
-from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES
+from ._published import FAIRNESS_MEASURES
 
 __all__ = [
     "CONVENTIONS",
@@ -63,15 +64,27 @@ CONVENTIONS = {
 }
 
 
+# Parameters that several of the protocol's functions take, written once.
+_fill = docstring_filler({
+    "seed_data": """\
+dataset : str
+    Dataset name, copied into the rows.
+X : ndarray of shape (n_samples, n_features)
+    Non-sensitive features.
+sensitive : pandas.DataFrame
+    Sensitive attributes.""",
+    "params": """\
+params : dict
+    Output of :func:`protocol_parameters`.""",
+})
+
+
 def run_columns(measure):
     """Per-run columns of one of the paper's measures: ``<measure>_<convention>`` or the name."""
     if measure in CONVENTIONS:
         return tuple(f"{measure}_{convention}" for convention in CONVENTIONS[measure])
     return (measure,)
 
-
-QUALITY_COLUMNS = tuple(c for measure in QUALITY_MEASURES for c in run_columns(measure))
-FAIRNESS_COLUMNS = tuple(c for measure in FAIRNESS_MEASURES for c in run_columns(measure))
 
 _QUICK_SEEDS = 2
 _QUICK_ADULT_ROWS = 600
@@ -126,6 +139,7 @@ def protocol_parameters(quick=False):
     }
 
 
+@_fill
 def load_dataset(name, params, *, data_home=None, random_state=None):
     """Load one of the protocol's datasets as the paper's pipeline prepares it.
 
@@ -134,8 +148,7 @@ def load_dataset(name, params, *, data_home=None, random_state=None):
     name : {"adult", "kinematics", "kinematics-l2"}
         ``"kinematics-l2"`` is Kinematics with each Doc2Vec vector scaled to
         unit L2 norm, as the paper's Adult pipeline scales its rows.
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
     data_home : str or path-like, default=None
         Passed to the ``fetch_*`` loader.
     random_state : int or None, default=None
@@ -168,10 +181,10 @@ def load_dataset(name, params, *, data_home=None, random_state=None):
 def pairwise_distances_unique(X):
     """Euclidean distances between the distinct rows of ``X``.
 
-    The row-normalised Adult block has 5,675 distinct rows among 15,682, so
-    the silhouettes of all runs can share one exact distance matrix of the
-    distinct rows (259 MB) instead of recomputing the 15,682^2 distances per
-    run.
+    Where many rows repeat (the row-normalised Adult block: see
+    docs/reproduction.md), the silhouettes of all runs share one exact
+    distance matrix of the distinct rows instead of recomputing every pair's
+    distance per run.
 
     Parameters
     ----------
@@ -297,6 +310,7 @@ def _measure(X, sensitive, pairwise, labels, reference):
     return quality, pd.DataFrame(fairness)
 
 
+@_fill
 def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     """Fit and measure every method of one (dataset, k, seed) setting.
 
@@ -309,20 +323,14 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
 
     Parameters
     ----------
-    dataset : str
-        Dataset name, copied into the rows.
-    X : ndarray of shape (n_samples, n_features)
-        Non-sensitive features.
-    sensitive : pandas.DataFrame
-        Sensitive attributes.
+    %(seed_data)s
     pairwise : tuple
         Output of :func:`pairwise_distances_unique` for ``X``.
     n_clusters : int
         k.
     seed : int
         Seed of every fit.
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
 
     Returns
     -------
@@ -367,21 +375,16 @@ def run_seed(dataset, X, sensitive, pairwise, n_clusters, seed, params):
     return quality, pd.concat(fairness, ignore_index=True)
 
 
+@_fill
 def sweep_seed(dataset, X, sensitive, seed, params):
     """FairKM over the lambda grid of Figures 5-7 for one seed.
 
     Parameters
     ----------
-    dataset : str
-        Dataset name, copied into the rows.
-    X : ndarray of shape (n_samples, n_features)
-        Non-sensitive features.
-    sensitive : pandas.DataFrame
-        Sensitive attributes.
+    %(seed_data)s
     seed : int
         Seed of the fits (and of the K-Means(N) reference for DevC/DevO).
-    params : dict
-        Output of :func:`protocol_parameters`.
+    %(params)s
 
     Returns
     -------

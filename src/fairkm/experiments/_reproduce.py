@@ -40,9 +40,8 @@ from ._protocol import (
 from ._tables import (
     fairness_table,
     lambda_table,
-    markdown_fairness,
-    markdown_quality,
     markdown_summary,
+    markdown_table,
     per_attribute_table,
     quality_table,
     summary_table,
@@ -534,7 +533,8 @@ def write_results(output_dir, runs, record):
             continue
         q_table = quality_all[quality_all["dataset"].isin(chosen)].reset_index(drop=True)
         f_table = fairness_all[fairness_all["dataset"].isin(chosen)].reset_index(drop=True)
-        q_md, f_md = markdown_quality(q_table, q_number), markdown_fairness(f_table, f_number)
+        q_md = markdown_table("quality", q_table, q_number)
+        f_md = markdown_table("fairness", f_table, f_number)
         _write_table(q_table, out, f"table{q_number}_{family}_quality", q_md)
         _write_table(f_table, out, f"table{f_number}_{family}_fairness", f_md)
         tables[f"table{q_number}"], tables[f"table{f_number}"] = q_table, f_table

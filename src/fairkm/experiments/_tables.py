@@ -6,20 +6,17 @@ import numpy as np
 import pandas as pd
 
 from ._protocol import CONVENTIONS, FAIRKM_ALL, FAIRKM_S, KMEANS, ZGYA_S, run_columns
-from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_fairness, published_quality
+from ._published import FAIRNESS_MEASURES, QUALITY_MEASURES, published_table
 
 __all__ = [
     "fairness_table",
     "lambda_table",
-    "markdown_fairness",
-    "markdown_quality",
     "markdown_summary",
+    "markdown_table",
     "per_attribute_table",
     "quality_table",
     "summary_table",
 ]
-
-PAPER_CONVENTION = "paper"
 
 # DevC and DevO are fairkm's definitions: the paper's could not be
 # reconstructed, so its values are shown beside ours for reference only.
@@ -101,7 +98,7 @@ def quality_table(runs_quality):
     table = _summarise(per_seed, ["dataset", "k", "method"], columns)
     parts = []
     for dataset, part in table.groupby("dataset", sort=False):
-        published = published_quality(_paper_dataset(dataset))
+        published = published_table("quality", _paper_dataset(dataset))
         parts.append(_attach_paper(part, published, ["k", "measure", "method"], _QUALITY_ROWS))
     table = pd.concat(parts, ignore_index=True)
     order = {
@@ -165,7 +162,7 @@ def fairness_table(runs_fairness):
     table = pd.concat([table, gain], ignore_index=True)
     parts = []
     for dataset, part in table.groupby("dataset", sort=False):
-        published = published_fairness(_paper_dataset(dataset))
+        published = published_table("fairness", _paper_dataset(dataset))
         parts.append(_attach_paper(part, published, ["k", "attribute", "measure", "method"],
                                    _FAIRNESS_ROWS))
     table = pd.concat(parts, ignore_index=True)
@@ -285,8 +282,34 @@ def _grid(header, rows):
     return "\n".join(lines)
 
 
-def _blocks(table, keys, methods, title):
-    """One Markdown grid per (dataset, k): our mean ± std beside the paper's value."""
+# Each kind of the paper's tables: its rows' keys, its methods' columns and its heading.
+_LAYOUTS = {
+    "quality": (["measure", "convention"], list(_QUALITY_METHODS.values()),
+                "clustering quality"),
+    "fairness": (["attribute", "measure", "convention"],
+                 [*_FAIRNESS_METHODS.values(), IMPROVEMENT], "fairness (lower is fairer)"),
+}
+
+
+def markdown_table(kind, table, number):
+    """Markdown for one of Tables 4-7: our mean ± std beside the paper's value.
+
+    Parameters
+    ----------
+    kind : {"quality", "fairness"}
+        Tables 4 and 6 (:func:`quality_table`) or Tables 5 and 7
+        (:func:`fairness_table`).
+    table : pandas.DataFrame
+        Output of :func:`quality_table` or :func:`fairness_table`.
+    number : int
+        The paper's table number, for the headings.
+
+    Returns
+    -------
+    str
+        One grid per (dataset, k).
+    """
+    keys, methods, heading = _LAYOUTS[kind]
     out = []
     for (dataset, k), part in table.groupby(["dataset", "k"], sort=False):
         header = [*(name.capitalize() for name in keys)]
@@ -302,49 +325,9 @@ def _blocks(table, keys, methods, title):
                 row += [_cell(entry["mean"], entry["std"]), _cell(entry["paper"])]
             rows.append(row)
         runs = int(part["n_runs"].max())
-        out.append(f"#### {title(dataset, k)} ({runs} seeds)\n\n{_grid(header, rows)}\n")
+        title = f"Table {number}: {heading}, {dataset}, k={k}"
+        out.append(f"#### {title} ({runs} seeds)\n\n{_grid(header, rows)}\n")
     return "\n".join(out)
-
-
-def markdown_quality(table, number):
-    """Markdown for Table 4 or 6 (:func:`quality_table`).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`quality_table`.
-    number : int
-        The paper's table number, for the headings.
-
-    Returns
-    -------
-    str
-    """
-    return _blocks(
-        table, ["measure", "convention"], list(_QUALITY_METHODS.values()),
-        lambda d, k: f"Table {number}: clustering quality, {d}, k={k}",
-    )
-
-
-def markdown_fairness(table, number):
-    """Markdown for Table 5 or 7 (:func:`fairness_table`).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`fairness_table`.
-    number : int
-        The paper's table number, for the headings.
-
-    Returns
-    -------
-    str
-    """
-    return _blocks(
-        table, ["attribute", "measure", "convention"],
-        [*_FAIRNESS_METHODS.values(), IMPROVEMENT],
-        lambda d, k: f"Table {number}: fairness (lower is fairer), {d}, k={k}",
-    )
 
 
 def markdown_summary(table):

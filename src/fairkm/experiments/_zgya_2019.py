@@ -33,7 +33,7 @@ from ._protocol import (
     silhouette_from_distances,
     single_threaded,
 )
-from ._published import published_fairness, published_quality
+from ._published import published_table
 
 __all__ = ["VARIANTS", "comparison_table", "zgya_2019", "zgya_2019_comparison"]
 
@@ -352,8 +352,9 @@ def comparison_table(runs, dataset="adult"):
     pandas.DataFrame
         As :func:`zgya_2019_comparison`.
     """
-    quality = published_quality(dataset).query("method == 'Avg. ZGYA'")
-    fairness = published_fairness(dataset).query("method == 'ZGYA(S)' and attribute == 'mean'")
+    quality = published_table("quality", dataset).query("method == 'Avg. ZGYA'")
+    fairness = published_table("fairness", dataset).query(
+        "method == 'ZGYA(S)' and attribute == 'mean'")
     paper = {(r.k, r.measure): r.paper for r in quality.itertuples()}
     paper.update({(r.k, r.measure): r.paper for r in fairness.itertuples()})
     rows = []

@@ -21,7 +21,6 @@ from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
 from fairkm.utils._param_validation import (
     BOUND,
     DEVIATION_KIND,
-    DEVIATION_KINDS,
     Interval,
     check_param,
 )
@@ -33,10 +32,9 @@ from fairkm.utils._sensitive import (
 )
 from fairkm.utils._validation import MEDIAN, weight_unit
 
-__all__ = ["KINDS", "Attribute", "BoundSet", "bounds_asked", "check_kind", "no_bounds",
+__all__ = ["Attribute", "BoundSet", "bounds_asked", "check_kind", "no_bounds",
            "resolve_bounds", "solver_weights"]
 
-KINDS = DEVIATION_KINDS
 # The weights the bounds see are rounded to this many significant bits (about 10 digits).
 _WEIGHT_BITS = 32
 

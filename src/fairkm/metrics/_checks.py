@@ -31,10 +31,11 @@ from fairkm.utils._sensitive import (
 )
 from fairkm.utils._validation import check_sample_weight
 
+from ._wasserstein import CONVENTIONS
+
 __all__ = [
     "Rows",
-    "check_delta",
-    "check_eps",
+    "check_conventions",
     "check_option",
     "check_reference",
     "check_same_rows",
@@ -311,23 +312,22 @@ def check_option(value, name, allowed):
     check_param(name, value, [StrOptions(set(allowed))])
 
 
-def check_eps(eps):
-    """Check KL's floor ``eps``: a real number in [0, 1].
+# The measures' conventions: AW/MW's Wasserstein convention, KL's floor (in [0, 1]) and
+# MPV's slack (in [0, 1)).
+_CONVENTIONS = {
+    "wasserstein": [StrOptions(set(CONVENTIONS))],
+    "eps": [unit_interval(high_closed=True)],
+    "delta": [unit_interval()],
+}
+
+
+def check_conventions(**conventions):
+    """Check the measures' conventions given by name: ``wasserstein``, ``eps``, ``delta``.
 
     Parameters
     ----------
-    eps : float
-        The value passed.
+    **conventions : object
+        The values passed, by parameter name.
     """
-    check_param("eps", eps, [unit_interval(high_closed=True)])
-
-
-def check_delta(delta):
-    """Check MPV's slack ``delta``: a real number in [0, 1).
-
-    Parameters
-    ----------
-    delta : float
-        The value passed.
-    """
-    check_param("delta", delta, [unit_interval()])
+    for name, value in conventions.items():
+        check_param(name, value, _CONVENTIONS[name])

@@ -20,9 +20,6 @@ X : array-like of shape (n_samples, n_features)
     "labels": """\
 labels : array-like of shape (n_samples,)
     Cluster labels.""",
-    "reference_labels": """\
-reference_labels : array-like of shape (n_samples,)
-    Labels of the reference clustering (e.g. S-blind K-Means).""",
     "sensitive_features": """\
 sensitive_features : array-like of shape (n_samples,) or (n_samples, n_attributes), \
 Series or DataFrame
@@ -81,6 +78,10 @@ probability belongs to. Numeric attributes are unaffected: their values
 already are samples.""".strip("\n"),
 }
 
+# The two clusterings DevC and DevO compare.
+DOCSTRING_ENTRIES["labels_and_reference"] = DOCSTRING_ENTRIES["labels"] + """
+reference_labels : array-like of shape (n_samples,)
+    Labels of the reference clustering (e.g. S-blind K-Means)."""
 
 # The measures' docstrings: the inputs' entries, then the measures' own.
 fill_docstring = docstring_filler(INPUT_ENTRIES, DOCSTRING_ENTRIES)

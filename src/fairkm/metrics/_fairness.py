@@ -18,12 +18,13 @@ dropped first and unit weights take the unweighted paths
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from ._checks import check_delta, check_eps, check_option, prepare_fairness
+from ._checks import check_conventions, check_option, prepare_fairness
 from ._docstrings import fill_docstring
 from ._pieces import AttributePieces
-from ._wasserstein import CONVENTIONS
 
 __all__ = [
     "average_euclidean",
@@ -106,15 +107,16 @@ def max_proportional_violation_of(pieces):
 # --------------------------------------------------------------------------- measures
 
 
-def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multioutput, measure,
-                      sample_weight, intersections, of_attribute, categorical_only=False,
-                      **options):
+def _attribute_scores(of_attribute, labels, sensitive_features, sample_weight, numeric_sensitive,
+                      intersections, multioutput, *, categorical_only=False, **conventions):
     """Apply a measure to each attribute and aggregate as ``multioutput`` says.
 
     ``of_attribute(pieces)`` is the measure of one attribute (``pieces``, its
-    :class:`~fairkm.metrics._pieces.AttributePieces` built with ``options``);
-    a ``categorical_only`` measure is NaN for a numeric attribute.
+    :class:`~fairkm.metrics._pieces.AttributePieces` built with the measure's
+    ``conventions``); a ``categorical_only`` measure is NaN for a numeric
+    attribute.
     """
+    check_conventions(**conventions)
     check_option(multioutput, "multioutput", _MULTIOUTPUT)
     codes, n_clusters, sf, weights = prepare_fairness(
         labels, sensitive_features, numeric_sensitive, sample_weight, intersections
@@ -122,10 +124,11 @@ def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multiout
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     scores = np.full(sf.n_attributes, np.nan)
     for j in range(sf.n_attributes):
-        pieces = AttributePieces(codes, n_clusters, sizes, sf, j, weights, **options)
+        pieces = AttributePieces(codes, n_clusters, sizes, sf, j, weights, **conventions)
         if pieces.categorical or not categorical_only:
             scores[j] = of_attribute(pieces)
     if categorical_only and np.isnan(scores).all():
+        measure = of_attribute.__name__.removesuffix("_of")
         raise ValueError(
             f"{measure} is defined for categorical sensitive attributes only, and every "
             f"attribute is numeric: {sf.names}. Bin them, or pass numeric_sensitive=False."
@@ -135,16 +138,31 @@ def _attribute_scores(labels, sensitive_features, *, numeric_sensitive, multiout
     return float(np.nanmean(scores))
 
 
-@fill_docstring
-def average_euclidean(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    multioutput="uniform_average",
-):
+def _measure_sections(returns):
+    """Write a measure's Parameters, Returns and Notes after its own text.
+
+    Every parameter of a fairness measure is a shared docstring entry of the
+    same name (:mod:`fairkm.metrics._docstrings`), so its Parameters section
+    is read from its signature; ``returns`` says how to read the value.
+    """
+
+    def fill(func):
+        if func.__doc__ is None:  # python -OO
+            return func
+        names = list(inspect.signature(func).parameters)
+        sections = ["Parameters", "----------", *(f"%({name})s" for name in names), "",
+                    "Returns", "-------", "%(fairness_returns)s", f"    {returns}"]
+        if "wasserstein" in names:
+            sections += ["", "Notes", "-----", "%(wasserstein_notes)s"]
+        func.__doc__ = inspect.cleandoc(func.__doc__) + "\n\n" + "\n".join(sections) + "\n"
+        return fill_docstring(func)
+
+    return fill
+
+
+@_measure_sections("0 when every cluster has the dataset's mix; lower is fairer.")
+def average_euclidean(labels, *, sensitive_features, sample_weight=None, numeric_sensitive="auto",
+                      intersections=None, multioutput="uniform_average"):
     r"""Average Euclidean fairness deviation (AE).
 
     For a categorical attribute S with dataset distribution :math:`X_S` and
@@ -159,43 +177,14 @@ def average_euclidean(
     the cluster's and the dataset's mean of the standardised values (the
     quantity the FairKM objective penalises for numeric attributes), in
     standard deviations.
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        0 when every cluster has the dataset's mix; lower is fairer.
     """
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="average_euclidean",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=average_euclidean_of,
-    )
+    return _attribute_scores(average_euclidean_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput)
 
 
-@fill_docstring
-def max_euclidean(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    multioutput="uniform_average",
-):
+@_measure_sections("Lower is fairer.")
+def max_euclidean(labels, *, sensitive_features, sample_weight=None, numeric_sensitive="auto",
+                  intersections=None, multioutput="uniform_average"):
     r"""Maximum Euclidean fairness deviation (ME).
 
     .. math::
@@ -205,94 +194,30 @@ def max_euclidean(
     over the non-empty clusters: the skew of the least representative
     cluster. Numeric attributes use :math:`|\bar z_C - \bar z|` as in
     :func:`average_euclidean`.
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        Lower is fairer.
     """
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="max_euclidean",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=max_euclidean_of,
-    )
+    return _attribute_scores(max_euclidean_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput)
 
 
-@fill_docstring
-def average_wasserstein(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    wasserstein="principled",
-    multioutput="uniform_average",
-):
+@_measure_sections("Lower is fairer.")
+def average_wasserstein(labels, *, sensitive_features, sample_weight=None,
+                        numeric_sensitive="auto", intersections=None, wasserstein="principled",
+                        multioutput="uniform_average"):
     r"""Average Wasserstein fairness deviation (AW).
 
     .. math::
 
         AW_S = \frac{\sum_C |C| \, W(C_S, X_S)}{\sum_C |C|}
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(wasserstein)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        Lower is fairer.
-
-    Notes
-    -----
-    %(wasserstein_notes)s
     """
-    check_option(wasserstein, "wasserstein", CONVENTIONS)
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="average_wasserstein",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=average_wasserstein_of,
-        wasserstein=wasserstein,
-    )
+    return _attribute_scores(average_wasserstein_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput,
+                             wasserstein=wasserstein)
 
 
-@fill_docstring
-def mean_cluster_wasserstein(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    wasserstein="principled",
-    multioutput="uniform_average",
-):
+@_measure_sections("Lower is fairer.")
+def mean_cluster_wasserstein(labels, *, sensitive_features, sample_weight=None,
+                             numeric_sensitive="auto", intersections=None,
+                             wasserstein="principled", multioutput="uniform_average"):
     r"""Mean over clusters, each counting once, of the Wasserstein deviation (CW).
 
     .. math::
@@ -304,51 +229,15 @@ def mean_cluster_wasserstein(
     one by one as a report's per-cluster bars show them: for a categorical
     attribute (and the default ``wasserstein="principled"``) it is the mean
     total-variation distance between a cluster's mix and the dataset's.
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(wasserstein)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        Lower is fairer.
-
-    Notes
-    -----
-    %(wasserstein_notes)s
     """
-    check_option(wasserstein, "wasserstein", CONVENTIONS)
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="mean_cluster_wasserstein",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=mean_cluster_wasserstein_of,
-        wasserstein=wasserstein,
-    )
+    return _attribute_scores(mean_cluster_wasserstein_of, labels, sensitive_features,
+                             sample_weight, numeric_sensitive, intersections, multioutput,
+                             wasserstein=wasserstein)
 
 
-@fill_docstring
-def max_wasserstein(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    wasserstein="principled",
-    multioutput="uniform_average",
-):
+@_measure_sections("Lower is fairer.")
+def max_wasserstein(labels, *, sensitive_features, sample_weight=None, numeric_sensitive="auto",
+                    intersections=None, wasserstein="principled", multioutput="uniform_average"):
     r"""Maximum Wasserstein fairness deviation (MW).
 
     .. math::
@@ -356,50 +245,15 @@ def max_wasserstein(
         MW_S = \max_C W(C_S, X_S)
 
     over the non-empty clusters.
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(wasserstein)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        Lower is fairer.
-
-    Notes
-    -----
-    %(wasserstein_notes)s
     """
-    check_option(wasserstein, "wasserstein", CONVENTIONS)
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="max_wasserstein",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=max_wasserstein_of,
-        wasserstein=wasserstein,
-    )
+    return _attribute_scores(max_wasserstein_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput,
+                             wasserstein=wasserstein)
 
 
-@fill_docstring
-def balance(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    multioutput="uniform_average",
-):
+@_measure_sections("In [0, 1]; higher is fairer.")
+def balance(labels, *, sensitive_features, sample_weight=None, numeric_sensitive="auto",
+            intersections=None, multioutput="uniform_average"):
     r"""Balance of Chierichetti et al. (2017), generalised to multi-valued attributes.
 
     For a binary attribute Chierichetti et al. define the balance of a cluster
@@ -420,45 +274,14 @@ def balance(
     value.
 
     %(categorical_only)s
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        In [0, 1]; higher is fairer.
     """
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="balance",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=balance_of,
-        categorical_only=True,
-    )
+    return _attribute_scores(balance_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput, categorical_only=True)
 
 
-@fill_docstring
-def kl_fairness_error(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    eps=1e-20,
-    multioutput="uniform_average",
-):
+@_measure_sections("Non-negative; 0 when every cluster has the dataset's mix.")
+def kl_fairness_error(labels, *, sensitive_features, sample_weight=None, numeric_sensitive="auto",
+                      intersections=None, eps=1e-20, multioutput="uniform_average"):
     r"""Fairness error of Ziko et al. (2019): summed KL divergence to the dataset's mix.
 
     .. math::
@@ -474,48 +297,16 @@ def kl_fairness_error(
     ``inf`` when a value is missing from a cluster.
 
     %(categorical_only)s
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(eps)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        Non-negative; 0 when every cluster has the dataset's mix.
     """
-    check_eps(eps)
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="kl_fairness_error",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=kl_fairness_error_of,
-        categorical_only=True,
-        eps=eps,
-    )
+    return _attribute_scores(kl_fairness_error_of, labels, sensitive_features, sample_weight,
+                             numeric_sensitive, intersections, multioutput, categorical_only=True,
+                             eps=eps)
 
 
-@fill_docstring
-def max_proportional_violation(
-    labels,
-    *,
-    sensitive_features,
-    sample_weight=None,
-    numeric_sensitive="auto",
-    intersections=None,
-    delta=0.2,
-    multioutput="uniform_average",
-):
+@_measure_sections("In proportion units; lower is fairer.")
+def max_proportional_violation(labels, *, sensitive_features, sample_weight=None,
+                               numeric_sensitive="auto", intersections=None, delta=0.2,
+                               multioutput="uniform_average"):
     r"""Maximum proportional violation of the fairness bounds of Bera et al. (2019).
 
     Bera et al. require every cluster to hold each group *s* in a proportion
@@ -533,32 +324,7 @@ def max_proportional_violation(
     the largest absolute gap :math:`|C_S(s) - X_S(s)|`.
 
     %(categorical_only)s
-
-    Parameters
-    ----------
-    %(labels)s
-    %(sensitive_features)s
-    %(sample_weight)s
-    %(numeric_sensitive)s
-    %(intersections)s
-    %(delta)s
-    %(multioutput)s
-
-    Returns
-    -------
-    %(fairness_returns)s
-        In proportion units; lower is fairer.
     """
-    check_delta(delta)
-    return _attribute_scores(
-        labels,
-        sensitive_features,
-        numeric_sensitive=numeric_sensitive,
-        multioutput=multioutput,
-        measure="max_proportional_violation",
-        sample_weight=sample_weight,
-        intersections=intersections,
-        of_attribute=max_proportional_violation_of,
-        categorical_only=True,
-        delta=delta,
-    )
+    return _attribute_scores(max_proportional_violation_of, labels, sensitive_features,
+                             sample_weight, numeric_sensitive, intersections, multioutput,
+                             categorical_only=True, delta=delta)

@@ -270,8 +270,7 @@ def object_pair_deviation(labels, reference_labels, *, sample_weight=None):
 
     Parameters
     ----------
-    %(labels)s
-    %(reference_labels)s
+    %(labels_and_reference)s
     %(sample_weight)s
 
     Returns
@@ -349,8 +348,7 @@ def centroid_deviation(X, labels, reference_labels, *, sample_weight=None):
     Parameters
     ----------
     %(X)s
-    %(labels)s
-    %(reference_labels)s
+    %(labels_and_reference)s
     %(sample_weight)s
 
     Returns

@@ -14,8 +14,7 @@ from fairkm.utils._options import DEVIATION_KINDS
 
 from ._checks import (
     Rows,
-    check_delta,
-    check_eps,
+    check_conventions,
     check_option,
     encode_labels,
     prepare_fairness,
@@ -30,13 +29,10 @@ from ._quality import (
     silhouette_or_nan,
 )
 from ._table import MEASURES, attribute_fairness, fairness_names
-from ._wasserstein import CONVENTIONS
 
 __all__ = ["clustering_report", "fairness_report"]
 
 _QUALITY = [m for m in MEASURES.values() if m.kind == "quality"]
-#: Columns a guarantee (``max_deviation``) adds to :func:`fairness_report`.
-BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 
 
 def _fill_columns(func):
@@ -151,9 +147,7 @@ def fairness_report(
     >>> report.loc["mean", ["AE", "balance"]].tolist()
     [0.0, 1.0]
     """
-    check_option(wasserstein, "wasserstein", CONVENTIONS)
-    check_eps(eps)
-    check_delta(delta)
+    check_conventions(wasserstein=wasserstein, eps=eps, delta=delta)
     check_option(deviation_kind, "deviation_kind", DEVIATION_KINDS)
     # Paired once, so that the guarantee's check reads the same rows.
     rows = Rows(("labels", labels))
@@ -227,7 +221,7 @@ def pieces_of_read(labels, sf, sample_weight=None):
 
 
 def _with_guarantee(report, labels, sensitive_features, max_deviation, kind, **encoding):
-    """Add the :data:`BOUND_COLUMNS` of ``max_deviation`` to a fairness report."""
+    """Add the columns ``deviation``, ``bound`` and ``within bound`` of ``max_deviation``."""
     # fairkm.bounds sits above the measures and loads numba's kernels: imported when a
     # bound is asked for, so that importing fairkm.metrics stays light (a seam in
     # tests/test_architecture.py).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,11 +11,11 @@ from sklearn.cluster import KMeans
 
 from fairkm.exceptions import DataWarning
 from fairkm.metrics import bounds_from_features, check_kind, check_labels, resolve_bounds
+from fairkm.utils._call_site import warn
 from fairkm.utils._data_checks import (
-    id_like_features,
+    feature_role_notes,
     missing_values,
     sensitive_kind_notes,
-    weight_like_features,
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._sensitive import check_sensitive_features
@@ -264,9 +263,9 @@ def _features(X, n_samples):
         return None, []
     notes = []
     if isinstance(X, pd.DataFrame):
-        notes = id_like_features(X, how_to_exclude="X.drop(columns=[{name!r}])")
-        notes += weight_like_features(
-            X, how_to_weight="pass it as sample_weight=X[{name!r}] to FairKM.fit and to audit, "
+        notes = feature_role_notes(
+            X, how_to_exclude="X.drop(columns=[{name!r}])",
+            how_to_weight="pass it as sample_weight=X[{name!r}] to FairKM.fit and to audit, "
             "with X.drop(columns=[{name!r}]) as the features")
         frame = X
     else:
@@ -459,7 +458,7 @@ def audit(
             *feature_notes,
         ]
         for note in own:
-            warnings.warn(note, DataWarning, stacklevel=2)
+            warn(note, DataWarning)
         all_notes += own
     main = str(name or default_name)
     clusterings = {main: values}

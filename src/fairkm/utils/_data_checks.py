@@ -6,30 +6,31 @@ features), missing values. Each check returns plain sentences: the command
 line prints them as warnings, :func:`fairkm.report.audit` and
 :meth:`fairkm.FairKM.fit` raise them as :class:`DataWarning`; missing values
 are gathered into one message for every column at once. Nothing here imports
-the rest of fairkm, so every layer can use it.
+the rest of fairkm but the exceptions and ``_call_site`` (where a warning
+points), so every layer can use it.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from fairkm.exceptions import DataWarning
 
+from ._call_site import warn
+
 __all__ = [
     "MANY_VALUES",
     "coded_numeric_note",
     "drop_missing",
-    "id_like_features",
+    "feature_role_notes",
     "missing_values",
     "missing_values_message",
     "sensitive_in_features",
     "sensitive_kind_notes",
     "warn_on_data",
-    "weight_like_features",
 ]
 
 #: A categorical sensitive attribute whose values are numbers and that has more
@@ -219,25 +220,35 @@ def sensitive_in_features(X, feature_names, sensitive, categories):
     return notes
 
 
-def id_like_features(features, *, how_to_exclude):
-    """Sentences about feature columns that look like row identifiers.
+def feature_role_notes(features, *, how_to_exclude, how_to_weight):
+    """Sentences about feature columns that look like row identifiers, row weights or counts.
 
     Parameters
     ----------
     features : pandas.DataFrame
         The feature columns, before encoding.
     how_to_exclude : str
-        How to leave a column out, for the advice (``"--exclude id"``); the
-        text ``{name}`` is replaced by the column's name.
+        How to leave an identifier out, for the advice (``"--exclude id"``);
+        the text ``{name}`` is replaced by the column's name.
+    how_to_weight : str
+        What to do with a column of row weights, for the advice (``"pass it
+        with --weight-column {name}"``), ``{name}`` likewise.
 
     Returns
     -------
     list of str
-        One sentence per column named like an identifier (``id``,
+        First one sentence per column named like an identifier (``id``,
         ``customer_id``, ``uuid``, ``key``, ``index``, ``Unnamed: 0``) or
         holding a different whole number or text on every row (with at least
-        20 rows). Such a column becomes a feature like any other: its
-        distances mean nothing but pull the clusters.
+        20 rows): such a column becomes a feature like any other, its
+        distances mean nothing but pull the clusters. Then one per numeric
+        column of non-negative values named like a survey or frequency
+        weight (``weight``, ``wt``, ``wgt``, ``perweight``, ``pweight``,
+        ``perwt``, ``fnlwgt``, ``sample_weight``, ``person_wt``...) or a count
+        of rows (``n``, ``count``, ``freq``, ``frequency``), the whole name
+        compared without case: such a column says how many people a row
+        stands for; as a feature it pulls the clusters by its size, and the
+        rows count as one each.
     """
     notes = []
     n_rows = len(features)
@@ -255,33 +266,6 @@ def id_like_features(features, *, how_to_exclude):
                 "pull the clusters. If it identifies rows rather than describing them, leave "
                 f"it out with {how_to_exclude.format(name=name)}."
             )
-    return notes
-
-
-def weight_like_features(features, *, how_to_weight):
-    """Sentences about feature columns that look like row weights or counts.
-
-    Parameters
-    ----------
-    features : pandas.DataFrame
-        The feature columns, before encoding.
-    how_to_weight : str
-        What to do with a column of row weights, for the advice (``"pass it
-        with --weight-column {name}"``); the text ``{name}`` is replaced by
-        the column's name.
-
-    Returns
-    -------
-    list of str
-        One sentence per numeric column of non-negative values named like a
-        survey or frequency weight (``weight``, ``wt``, ``wgt``,
-        ``perweight``, ``pweight``, ``perwt``, ``fnlwgt``, ``sample_weight``,
-        ``person_wt``...) or a count of rows (``n``, ``count``, ``freq``,
-        ``frequency``), the whole name compared without case. Such a column
-        says how many people a row stands for; as a feature it pulls the
-        clusters by its size, and the rows count as one each.
-    """
-    notes = []
     for name in features.columns:
         column = features[name]
         if not _WEIGHT_NAME.fullmatch(str(name).strip()):
@@ -393,7 +377,7 @@ def drop_missing(frame, columns=None):
     return frame[~incomplete], frame[incomplete]
 
 
-def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
+def warn_on_data(X, feature_names, features, *, kinds_by_dtype,
                  how_numeric="pass it as floats or name it in numeric_sensitive"):
     """Warn (:class:`DataWarning`) about what a fit is given, as the audit does.
 
@@ -423,4 +407,4 @@ def warn_on_data(X, feature_names, features, *, kinds_by_dtype, stacklevel=3,
     )
     for note in notes:
         if note:
-            warnings.warn(note, DataWarning, stacklevel=stacklevel)
+            warn(note, DataWarning)

@@ -17,21 +17,22 @@ means one thing across the family:
   (``fit(X, S)``), a feature copying an attribute, a many-valued number taken
   as categories and fewer distinct rows than clusters each get the same
   warning whichever member is called (:func:`warn_if_sensitive_as_y`,
-  :func:`warn_on_fit`, :func:`warn_if_duplicate_centers`).
+  :func:`warn_on_fit`, :func:`warn_if_duplicate_centers`), pointing at the
+  user's call (:func:`fairkm.utils._call_site.warn`).
 
 This module sits with the raw columns at the bottom of the package: it imports
-nothing of fairkm but ``_validation`` and ``_hygiene``.
+nothing of fairkm but ``_validation``, ``_data_checks`` and ``_call_site``.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from ._call_site import warn
 from ._data_checks import warn_on_data
 from ._validation import LIGHTEST, check_no_overflow, check_sample_weight, weight_unit
 
@@ -94,12 +95,12 @@ def paired(value, index, *, name, of="X"):
     if own.is_unique and index.is_unique and own.isin(index).all():
         return value.reindex(index)
     if isinstance(own, pd.RangeIndex) and own.equals(pd.RangeIndex(len(index))):
-        warnings.warn(
+        warn(
             f"{name} has the default index 0..{len(own) - 1} but {whose} index has other labels "
             f"({_head(index)}): rows are paired by position. If {name} was taken from the same "
             f"table as {of}, select its rows the same way; to pair by position on purpose, "
             f"pass {name}.to_numpy().",
-            UserWarning, stacklevel=3,
+            UserWarning,
         )
         return value
     raise ValueError(
@@ -140,14 +141,19 @@ def as_frequencies(weights):
     return weights / weight_unit(weights, LIGHTEST)
 
 
-def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=4):
-    """Warn when ``y`` was given but not ``sensitive_features``: ``fit(X, S)`` reads S as y."""
+def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=None):
+    """Warn when ``y`` was given but not ``sensitive_features``: ``fit(X, S)`` reads S as y.
+
+    The warning points at the user's call (:func:`fairkm.utils._call_site.warn`);
+    ``stacklevel`` is ignored, accepted only until the callers that still pass
+    it stop (deprecated, internal).
+    """
     if sensitive_features is None and y is not None:
-        warnings.warn(
+        warn(
             f"{owner}.{method} got y but no sensitive_features: y is ignored, as in every "
             "clustering estimator, so this fit ignores the sensitive attributes. Pass them by "
             f"name: {method}(X, sensitive_features=S).",
-            UserWarning, stacklevel=stacklevel,
+            UserWarning,
         )
 
 
@@ -192,7 +198,7 @@ def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
     return FitInputs(X, sensitive_features, weights, unit)
 
 
-def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4, how_numeric=None):
+def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, how_numeric=None):
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
     ``features`` are the sensitive features the fit read
@@ -203,8 +209,7 @@ def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, stacklevel=4, how
     if features is None:
         return
     advice = {} if how_numeric is None else {"how_numeric": how_numeric}
-    warn_on_data(X, feature_names, features, kinds_by_dtype=kinds_by_dtype,
-                 stacklevel=stacklevel, **advice)
+    warn_on_data(X, feature_names, features, kinds_by_dtype=kinds_by_dtype, **advice)
 
 
 def feature_names(estimator, n_features):
@@ -213,20 +218,22 @@ def feature_names(estimator, n_features):
     return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
 
 
-def warn_if_duplicate_centers(owner, centers, n_clusters, stacklevel=3):
+def warn_if_duplicate_centers(owner, centers, n_clusters, stacklevel=None):
     """Warn when a fit ends with fewer distinct centres than clusters (duplicate rows).
 
     As scikit-learn's ``KMeans`` warns: with fewer distinct rows than
-    ``n_clusters`` some clusters are copies of others, or empty.
+    ``n_clusters`` some clusters are copies of others, or empty. The warning
+    points at the user's call; ``stacklevel`` is ignored, accepted only until
+    the callers that still pass it stop (deprecated, internal).
     """
     centers = np.asarray(centers, dtype=np.float64)
     # Means of identical rows may differ in their last bits: compare to 12 digits.
     step = 1e-12 * (1.0 + float(np.max(np.abs(centers), initial=0.0)))
     distinct = np.unique(np.round(centers / step), axis=0).shape[0]
     if distinct < n_clusters:
-        warnings.warn(
+        warn(
             f"{owner} found {distinct} distinct clusters, fewer than n_clusters={n_clusters}: "
             "X has fewer distinct rows (of positive weight) than clusters, so some centres "
             "coincide. Lower n_clusters.",
-            ConvergenceWarning, stacklevel=stacklevel,
+            ConvergenceWarning,
         )
