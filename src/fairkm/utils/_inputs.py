@@ -141,12 +141,10 @@ def as_frequencies(weights):
     return weights / weight_unit(weights, LIGHTEST)
 
 
-def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit", stacklevel=None):
+def warn_if_sensitive_as_y(owner, sensitive_features, y, *, method="fit"):
     """Warn when ``y`` was given but not ``sensitive_features``: ``fit(X, S)`` reads S as y.
 
-    The warning points at the user's call (:func:`fairkm.utils._call_site.warn`);
-    ``stacklevel`` is ignored, accepted only until the callers that still pass
-    it stop (deprecated, internal).
+    The warning points at the user's call (:func:`fairkm.utils._call_site.warn`).
     """
     if sensitive_features is None and y is not None:
         warn(
@@ -218,13 +216,12 @@ def feature_names(estimator, n_features):
     return list(names) if names is not None else [f"x{j}" for j in range(n_features)]
 
 
-def warn_if_duplicate_centers(owner, centers, n_clusters, stacklevel=None):
+def warn_if_duplicate_centers(owner, centers, n_clusters):
     """Warn when a fit ends with fewer distinct centres than clusters (duplicate rows).
 
     As scikit-learn's ``KMeans`` warns: with fewer distinct rows than
     ``n_clusters`` some clusters are copies of others, or empty. The warning
-    points at the user's call; ``stacklevel`` is ignored, accepted only until
-    the callers that still pass it stop (deprecated, internal).
+    points at the user's call.
     """
     centers = np.asarray(centers, dtype=np.float64)
     # Means of identical rows may differ in their last bits: compare to 12 digits.
