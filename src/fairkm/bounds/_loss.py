@@ -26,13 +26,13 @@ its prediction on new rows above nearest-centre assignment's on the same rows
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from fairkm.metrics._bound_spec import Attribute
-from fairkm.metrics._pieces import AttributePieces
-from fairkm.utils._sensitive import CATEGORICAL, SensitiveFeatures
+from fairkm.metrics import Attribute, AttributePieces
+from fairkm.utils._sensitive import CATEGORICAL
 
 __all__ = ["ATOL", "MEASURES", "RTOL", "BoundRepair", "Loss", "loss_size", "losses", "standing",
            "standing_of", "with_thresholds"]
@@ -135,7 +135,8 @@ def standing_of(labels, sf, weights=None):
         Any cluster labels; the clusters are those holding a row of positive
         weight, as :func:`fairkm.metrics.fairness_report` counts them.
     sf : SensitiveFeatures
-        The attributes, as :func:`fairkm.utils._sensitive.check_sensitive_features`
+        The attributes (their ``names``, ``kinds``, ``columns`` and
+        ``categories``), as :func:`fairkm.utils._sensitive.check_sensitive_features`
         reads them (a numeric one of a single value is at distance 0 everywhere).
     weights : ndarray of shape (n_samples,) or None
         Row weights; None for unit weights.
@@ -150,7 +151,9 @@ def standing_of(labels, sf, weights=None):
     weights = None if weights is None else weights[live]
     columns = [column[live] for column in sf.columns]
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
-    kept = SensitiveFeatures(sf.names, sf.kinds, columns, sf.categories)
+    # What AttributePieces reads of the features, on the rows kept (no new reading of them).
+    kept = SimpleNamespace(names=sf.names, kinds=sf.kinds, columns=columns,
+                           categories=sf.categories)
     out = {}
     for j, (name, kind, column) in enumerate(zip(sf.names, sf.kinds, columns, strict=True)):
         # The measures' own pieces, with fairness_report's default conventions.
@@ -171,10 +174,10 @@ def standing(bounds, labels):
     standardising again leaves as they are.
     """
     attributes = bounds.attributes
-    sf = SensitiveFeatures([a.name for a in attributes], [a.kind for a in attributes],
-                           [a.values for a in attributes],
-                           [a.categories if a.kind == CATEGORICAL else None
-                            for a in attributes])
+    sf = SimpleNamespace(names=[a.name for a in attributes], kinds=[a.kind for a in attributes],
+                         columns=[a.values for a in attributes],
+                         categories=[a.categories if a.kind == CATEGORICAL else None
+                                     for a in attributes])
     return standing_of(labels, sf, bounds.weights)
 
 

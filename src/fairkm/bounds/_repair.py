@@ -151,7 +151,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
 
 
 def _harder(bounds):
-    """Return the guarded bound sets of step 4, with whether to cap every cell, in the order tried."""
+    """Return the guarded bound sets of step 4, each with whether to cap every cell, in order."""
     if not bounds.numeric(bounded_only=False):
         return [(bounds, True)]
     finer = [with_thresholds(bounds, 4), with_thresholds(bounds, 16)]

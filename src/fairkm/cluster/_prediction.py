@@ -18,8 +18,7 @@ from sklearn.base import TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from fairkm.bounds import decided_threads
-from fairkm.bounds._loss import losses, standing_of
+from fairkm.bounds import decided_threads, losses, standing_of
 from fairkm.utils._inputs import paired, read_weights, row_index
 from fairkm.utils._sensitive import with_intersections
 
