@@ -8,7 +8,8 @@ as every scikit-learn estimator does; it is here under the same name.
 
 from sklearn.utils._param_validation import InvalidParameterError
 
-__all__ = ["BoundNotMetWarning", "DataWarning", "InfeasibleBoundError", "InvalidParameterError"]
+__all__ = ["BoundNotMetWarning", "DataWarning", "FairnessLossWarning", "InfeasibleBoundError",
+           "InvalidParameterError"]
 
 
 class DataWarning(UserWarning):
@@ -22,6 +23,17 @@ class DataWarning(UserWarning):
 
 class BoundNotMetWarning(UserWarning):
     """The rounded assignment leaves a violation (its size is on the result)."""
+
+
+class FairnessLossWarning(UserWarning):
+    """A bound was met only by leaving some attribute further from the dataset's mix.
+
+    Raised by :meth:`fairkm.FairKM.fit` with ``max_deviation`` when no
+    clustering it found meets the bound without some attribute's mean or worst
+    cluster ending further from the dataset's mix than FairKM's own clustering
+    had it (by a distance the reports measure); the message names each
+    attribute, distance and amount, and ``bound_repair_.loss`` holds them.
+    """
 
 
 class InfeasibleBoundError(ValueError):

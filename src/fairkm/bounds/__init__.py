@@ -23,6 +23,9 @@ from ._assign import SOLVER_CONSTRAINTS as SOLVER_CONSTRAINTS
 from ._assign import BoundedAssignment, fair_assignment
 from ._assign import relaxed_centers as relaxed_centers
 from ._assign import solve as solve
+from ._loss import BoundRepair as BoundRepair
+from ._loss import losses as losses
+from ._loss import standing_of as standing_of
 from ._model import sq_distances as sq_distances
 from ._repair import constrain as constrain
 from ._threads import decided_threads as decided_threads

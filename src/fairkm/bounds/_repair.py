@@ -3,34 +3,51 @@
 The cheapest assignment under a bound (:func:`fairkm.bounds.fair_assignment`)
 throws away what FairKM bought inside the band: every cluster drifts back to
 the fairness-blind mix as far as the bound lets it. Here the bound constrains
-the clustering instead of replacing it:
+the clustering instead of replacing it, and the repair may not leave any
+attribute's mean or worst cluster further from the dataset's mix than the
+clustering had it, by either distance the reports measure
+(:mod:`fairkm.bounds._loss`: Euclidean and Wasserstein; a *loss* is one that
+ends above its own):
 
 1. when the clustering meets the bound, it is returned unchanged;
 2. otherwise the local search (:mod:`fairkm.bounds._search`) moves the fewest,
    cheapest rows that bring every cluster within the bound, under *guards*:
    for every attribute, neither the mean over the clusters nor the worst
-   cluster of their distance from the dataset's mix (total variation for a
+   cluster of its distance from the dataset's mix (total variation for a
    categorical attribute, ``|mean(z)|`` for a numeric one) may end above the
    clustering's own;
-3. where that search is stuck (the guards and the bound pull against each
-   other), the linear relaxation finds the rows to move: the least K-Means
-   cost to the clustering's centres with every cluster's share of every
-   value within the bound and no further from the dataset's than the
-   clustering had it (every numeric mean likewise); from its largest shares
-   the same search restores the bound and the guards with whole rows;
-4. where that fails too (tight bounds, where only some cluster sizes work),
-   the cheapest assignment under the bound alone.
-"""
+3. where that search is stuck or leaves a loss, the linear relaxation finds
+   the rows to move: the least K-Means cost to the clustering's centres with
+   every cluster's share of every value within the bound and no further from
+   the dataset's than the clustering had it (every numeric mean likewise);
+   from its largest shares the same search restores the bound and the guards
+   with whole rows;
+4. where that too is stuck or leaves a loss, a harder search: a numeric
+   attribute's Wasserstein distance is guarded through threshold attributes
+   (is the value at most each of its quantiles; :func:`with_thresholds`,
+   first 4 bins then 16), then every cluster's every share (and numeric mean)
+   is capped at its own distance (*cells*, which cap both distances of every
+   cluster); each from FairKM's labels, the relaxation's and the cheapest
+   assignment under the bound alone. The cheapest clustering that meets the
+   bound with no loss is kept;
+5. where none does, of the clusterings found that meet the bound (the
+   cheapest assignment under it among them), the one of least loss, its
+   losses recorded (:class:`fairkm.bounds._loss.BoundRepair`).
 
+Every step is deterministic: no time limit decides a result.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import BoundsCheck, from_codes
+from fairkm.utils import _call_site
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
+from ._loss import BoundRepair, loss_size, losses, standing, with_thresholds
 from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
 from ._search import SearchSpace, local_search, own_guard
@@ -49,14 +66,15 @@ class Constrained:
         The bounds measured on ``labels``.
     n_moved : int
         Rows whose cluster changed (0 when the clustering met the bounds).
-    how : {"met", "repaired", "relaxed", "reassigned"}
+    how : {"met", "repaired", "relaxed", "searched", "least loss"}
         Unchanged; repaired by the fewest, cheapest moves (step 2 of the
-        module's description); reassigned from the relaxation under the
-        guards (3); or reassigned at the least cost under the bounds alone
-        (4).
+        module's description); from the relaxation under the guards (3); by
+        the harder search (4); or the clustering of least loss (5).
     guarded : bool
-        Whether the guards held: no attribute's mean or worst cluster ended
-        further from the dataset's mix.
+        Whether no attribute's mean or worst cluster ended further from the
+        dataset's mix, by either distance the reports measure (no loss).
+    repair : BoundRepair
+        What the repair did, its distances before and after, and its losses.
     """
 
     labels: np.ndarray
@@ -64,6 +82,7 @@ class Constrained:
     n_moved: int
     how: str
     guarded: bool
+    repair: BoundRepair
 
 
 def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
@@ -101,26 +120,106 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
     if bounds.exact:
         bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
     check = from_codes(bounds, labels, k)
+    before = standing(bounds, labels)
     if check.satisfied:
-        return Constrained(labels, check, 0, "met", True)
+        return Constrained(labels, check, 0, "met", True, BoundRepair("met", 0, before, before))
     problem = make_problem(X, bounds, k)
     live = np.flatnonzero(problem.weights > 0)
-    space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))
     dist = sq_distances(X, centers)
-    repaired, met = local_search(space, dist[live], labels[live], polish=False)
-    how = "repaired"
-    if not met:
-        repaired, met = _under_cells(labels, bounds, problem, dist, live, space,
-                                     max_lp_variables)
-        how = "relaxed"
-    if not met:
-        repaired = solve(X, centers, bounds, max_iter=1,
-                         max_lp_variables=max_lp_variables).labels[live]
-        how = "reassigned"
-    out = labels.copy()
-    out[live] = repaired
-    return Constrained(out, from_codes(bounds, out, k), int(np.count_nonzero(out != labels)),
-                       how, met)
+    trials = _Trials(X, w, labels, bounds, before, live, k)
+    space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))
+    trials.search("repaired", space, dist, labels[live])
+    if trials.done():
+        return trials.best()
+    relaxation = _under_cells(labels, bounds, problem, dist, live, max_lp_variables)
+    trials.search("relaxed", space, dist, relaxation)
+    if trials.done():
+        return trials.best()
+    cheapest = solve(X, centers, bounds, max_iter=1, max_lp_variables=max_lp_variables,
+                     warn=False).labels
+    starts = (labels[live], relaxation, cheapest[live])
+    trials.search("searched", space, dist, cheapest[live])
+    for guarded, cells in _harder(bounds):
+        if not trials.done():
+            space = SearchSpace.build(guarded, problem, live, own_guard(guarded, labels, k))
+            if cells:
+                space = _within_cells(space, guarded, labels, k)
+            for start in starts:
+                trials.search("searched", space, dist, start)
+    trials.add("least loss", cheapest)
+    return trials.best()
+
+
+def _harder(bounds):
+    """Return the guarded bound sets of step 4, each with whether to cap every cell, in order."""
+    if not bounds.numeric(bounded_only=False):
+        return [(bounds, True)]
+    finer = [with_thresholds(bounds, 4), with_thresholds(bounds, 16)]
+    return [(b, False) for b in finer] + [(b, True) for b in finer]
+
+
+def _within_cells(space, bounds, labels, k):
+    """``space`` with every cluster's shares and numeric means capped at their own distance.
+
+    The guarded attributes of ``space`` are those of ``bounds`` (every one,
+    as :func:`own_guard` caps them), in its order.
+    """
+    cells = _cells(bounds, labels, k)
+    lower, upper, z_cap = space.lower.copy(), space.upper.copy(), space.z_cap.copy()
+    for j, a in enumerate(bounds.categorical(bounded_only=False)):
+        span = slice(space.offsets[j], space.offsets[j + 1])
+        lower[:, span], upper[:, span] = cells[a.name]
+    for j, a in enumerate(bounds.numeric(bounded_only=False)):
+        z_cap[:, j] = np.minimum(z_cap[:, j], cells[a.name])
+    return replace(space, lower=lower, upper=upper, z_cap=z_cap)
+
+
+class _Trials:
+    """The clusterings tried, kept when they meet the bound, and the best of them."""
+
+    def __init__(self, X, weights, labels, bounds, before, live, k):
+        self.X, self.weights, self.labels, self.bounds = X, weights, labels, bounds
+        self.before, self.live = before, live
+        self.k = k
+        self.kept = []
+
+    def search(self, how, space, dist, start):
+        """Add the guarded search's repair from ``start`` (labels of the live rows)."""
+        repaired, _ = local_search(space, dist[self.live], start, polish=False)
+        out = self.labels.copy()
+        out[self.live] = repaired
+        self.add(how, out)
+
+    def add(self, how, out):
+        """Keep ``out`` (labels of every row) if it meets the bound: its loss and its cost."""
+        k = self.k
+        check = from_codes(self.bounds, out, k)
+        if not check.satisfied and how != "least loss":
+            return
+        after = standing(self.bounds, out)
+        loss = losses(self.before, after)
+        means, _ = cluster_means(self.X, self.weights, out, k)
+        diff = self.X - means[out]
+        cost = float(np.dot(self.weights, np.einsum("ij,ij->i", diff, diff)))
+        key = (not check.satisfied, loss_size(loss), cost, len(self.kept))
+        self.kept.append((key, how, out, check, after, loss))
+
+    def done(self):
+        """Whether a clustering meeting the bound with no loss was found."""
+        return any(not loss and check.satisfied for _, _, _, check, _, loss in self.kept)
+
+    def best(self):
+        """Return the clustering kept: the cheapest with no loss, else the least loss."""
+        _, how, out, check, after, loss = min(self.kept, key=lambda kept: kept[0])
+        if not check.satisfied:
+            _call_site.warn(
+                f"The bounded clustering leaves a violation of {check.violation:.3g} (bounds "
+                f"as asked: {check.summary()}). An integral assignment meeting them may "
+                "exist: the integer programmes stop at a node limit.", BoundNotMetWarning)
+        how = "least loss" if loss else how
+        n_moved = int(np.count_nonzero(out != self.labels))
+        return Constrained(out, check, n_moved, how, not loss,
+                           BoundRepair(how, n_moved, self.before, after, loss))
 
 
 def _cells(bounds, labels, k):
@@ -146,15 +245,11 @@ def _cells(bounds, labels, k):
     return cells
 
 
-def _under_cells(labels, bounds, problem, dist, live, space, max_lp_variables):
-    """Move the rows the relaxation under the cell bands moves; restore bound and guards.
-
-    ``space`` holds the bound and the guards, as the repair searched them.
-    """
+def _under_cells(labels, bounds, problem, dist, live, max_lp_variables):
+    """Return the live rows' labels of the relaxation under the cell bands (largest shares)."""
     cells = _cells(bounds, labels, problem.n_clusters)
     cat = [(a.values, *cells[a.name]) for a in bounds.categorical(bounded_only=False)]
     num = [(a.values, cells[a.name]) for a in bounds.numeric(bounded_only=False)]
     types, table = types_of(cat, labels.shape[0])
     guarded = replace(problem, cat=cat, num=num, types=types, type_table=table)
-    relaxation = relax(guarded, dist, live, max_lp_variables)
-    return local_search(space, dist[live], relaxation.labels[live], polish=False)
+    return relax(guarded, dist, live, max_lp_variables).labels[live]

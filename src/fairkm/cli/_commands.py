@@ -152,6 +152,12 @@ def _bound_fact(fair):
             else f"{fair.n_moved_by_bound_:,} rows moved from FairKM's clustering to meet it")
     left = ("every bound met" if fair.bounds_check_.satisfied
             else f"largest violation left {fair.violation_:.3g}")
+    repair = fair.bound_repair_
+    if repair.loss:
+        # Never "every bound met" alone where the bound cost some attribute its fairness.
+        left += (f", but not without a loss: {', '.join(repair.attributes_worse)} ended "
+                 f"further from the dataset's mix than FairKM left them "
+                 f"({'; '.join(map(str, repair.loss))})")
     note = f" {fair.bounds_check_.note}" if fair.bounds_check_.note else ""
     return ("guarantee", f"every cluster's share of each value {within} of the dataset's "
             f"({fair.deviation_kind}): {took}; {left}.{note}")

@@ -213,7 +213,9 @@ def _plot_path(text):
 _FIT_BOUND = (
     "FairKM's clustering is kept when it meets the bound; otherwise the fewest, cheapest rows "
     "are moved to meet it, and no column's mean or worst cluster ends further from the "
-    "dataset's mix than FairKM left it. 0 asks for the exact mix as far as whole rows allow. "
+    "dataset's mix than FairKM left it, by the distances the report measures; where no "
+    "clustering found does both, the one of least loss is kept and the summary names what got "
+    "worse. 0 asks for the exact mix as far as whole rows allow. "
     "A bound no assignment can meet is an error that names the tightest one found. The "
     "summary and the report say whether FairKM (and S-blind K-Means) meets it."
 )

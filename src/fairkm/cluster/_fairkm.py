@@ -16,6 +16,7 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from fairkm.bounds import constrain, decided_threads
+from fairkm.exceptions import FairnessLossWarning
 from fairkm.metrics import bounds_from_features, enforced
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
@@ -181,6 +182,23 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     n_moved_by_bound_ : int
         With ``max_deviation``: rows whose cluster the bound changed (0 when
         FairKM's clustering already met it; 0 without).
+    bound_repair_ : BoundRepair or None
+        With ``max_deviation``: what keeping FairKM's clustering within the
+        bound did (None without). ``how``: ``"met"`` (kept unchanged),
+        ``"repaired"``, ``"relaxed"`` or ``"searched"`` (rows moved with no
+        loss, see Notes) or ``"least loss"`` (no clustering found meets the
+        bound without a loss; the one of least loss is kept and a
+        :class:`fairkm.exceptions.FairnessLossWarning` names its losses);
+        ``n_moved``; ``before`` and ``after``: per (attribute, distance) the
+        mean over the clusters (each counting once) and the worst cluster of
+        the distance from the dataset's mix, in FairKM's clustering and in the
+        bounded one, ``table()`` the same as a DataFrame; ``loss``: each
+        attribute, distance and statistic that ended higher (empty when none).
+        The distances are those the reports measure: ``"euclidean"`` (AE, ME;
+        for a numeric attribute the gap of its standardised mean, as in
+        ``cluster_deviation_``) and ``"wasserstein"`` (AW, CW, MW and the
+        audit; for a categorical attribute the total variation, as in
+        ``cluster_deviation_``).
 
     See Also
     --------
@@ -212,11 +230,19 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     With ``max_deviation``, a clustering that breaks the bound is repaired by
     a local search from FairKM's labels (moves and swaps that bring the
     clusters within the bound at the least K-Means cost per unit of excess
-    removed, none leaving a cluster further from the dataset's mix than
-    FairKM left it); where that cannot meet the bound, the rows are assigned
-    at the least K-Means cost under it (:func:`fairkm.bounds.fair_assignment`)
-    and the same search restores those caps as far as the bound allows. The
-    fitted attributes are those of the bounded clustering, but for
+    removed) under guards: no attribute's mean over the clusters or worst
+    cluster may end further from the dataset's mix than FairKM left it, by
+    either distance the reports measure (Euclidean and Wasserstein, see
+    ``bound_repair_``). Where that leaves a loss, the search starts again from
+    the linear relaxation under FairKM's own bands, then with finer guards
+    (a numeric attribute's distribution function at its quantiles, then every
+    cluster's every share capped at its own distance) from FairKM's labels,
+    the relaxation's and the cheapest assignment under the bound
+    (:func:`fairkm.bounds.fair_assignment`); the cheapest clustering meeting
+    the bound with no loss is kept. Where none is found, the one of least
+    loss is kept and :class:`fairkm.exceptions.FairnessLossWarning` names each
+    attribute, distance and amount that got worse. The fitted attributes are
+    those of the bounded clustering, but for
     ``objective_history_`` and ``n_iter_``. Bounds that no assignment of whole
     rows can meet raise :class:`fairkm.exceptions.InfeasibleBoundError`; a
     violation the rounding leaves is in ``violation_`` and warned about
@@ -421,6 +447,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                 bounded = constrain(X, session.labels, session.stats.cluster_centers(),
                                     checked.bounds)
                 session.labels[:] = bounded.labels
+                self._warn_of_losses(bounded.repair)
                 session.inertia, session.fairness, session.objective = session.evaluate()
                 self._warn_if_the_bound_broke_the_budget(policy, session.inertia,
                                                          weighting.blind_inertia)
@@ -448,8 +475,17 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         self.bounds_check_ = None if bounded is None else bounded.check
         self.violation_ = np.nan if bounded is None else bounded.check.violation
         self.n_moved_by_bound_ = 0 if bounded is None else bounded.n_moved
+        self.bound_repair_ = None if bounded is None else bounded.repair
         self.max_deviation_ = (None if bounded is None
                                else enforced(self.max_deviation, bounded.check))
+
+    def _warn_of_losses(self, repair):
+        """Warn, naming each, when the bound left an attribute further from the mix."""
+        if repair.loss:
+            warn(f"max_deviation={self.max_deviation!r} could not be met without leaving "
+                 f"{', '.join(repair.attributes_worse)} further from the dataset's mix than "
+                 f"FairKM's own clustering: {'; '.join(map(str, repair.loss))}. The clustering "
+                 "of least loss is kept (bound_repair_ has the table).", FairnessLossWarning)
 
     def _warn_if_the_bound_broke_the_budget(self, policy, inertia, blind_inertia):
         """Warn when the bound, a guarantee that wins over ``max_cost``, broke the budget."""

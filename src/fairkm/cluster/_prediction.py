@@ -18,7 +18,7 @@ from sklearn.base import TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from fairkm.bounds import decided_threads
+from fairkm.bounds import decided_threads, losses, standing_of
 from fairkm.utils._inputs import paired, read_weights, row_index
 from fairkm.utils._sensitive import with_intersections
 
@@ -158,6 +158,15 @@ class PredictionMixin(TransformerMixin):
         the result does not depend on their order. A categorical value never
         seen in ``fit`` counts as a value of dataset proportion 0.
 
+        A model fitted with ``max_deviation`` compares the result with each
+        point at its nearest centre: where that leaves some attribute's mean
+        over the clusters or worst cluster further from the new rows' mix (by
+        a distance the reports measure, Euclidean or Wasserstein; see
+        ``bound_repair_``), the nearest centres are returned instead. Its
+        clusters sit near the dataset's mix, where pricing each point alone
+        sends every point of one kind to the one cluster short of it. The
+        labels then depend on the batch as a whole (never on its order).
+
         Without ``sensitive_features`` new points go to their nearest centre,
         as K-Means would put them, and most of the fairness is lost (the
         README's Quickstart measures it on Adult). A model fitted with
@@ -180,7 +189,17 @@ class PredictionMixin(TransformerMixin):
         """Predict on validated ``X`` and sensitive features already read (or None)."""
         if features is None:
             self._warn_if_predicting_blind()
-        return predictor.labels(X, features)
+            return predictor.labels(X, features)
+        labels = predictor.labels(X, features)
+        if getattr(self, "bound_repair_", None) is None:
+            return labels
+        # A bounded model's clusters sit close to the mix, where pricing each row alone sends
+        # every row of a kind to the one cluster short of it: never further from the mix
+        # than nearest-centre assignment.
+        nearest = predictor.labels(X, None)
+        if losses(standing_of(nearest, features), standing_of(labels, features)):
+            return nearest
+        return labels
 
     @fill_estimator_docstring
     def transform(self, X):

@@ -54,6 +54,7 @@ from ._bound_check import BoundsCheck, check_bounds
 from ._bound_check import check_labels as check_labels
 from ._bound_check import enforced as enforced
 from ._bound_check import from_codes as from_codes
+from ._bound_spec import Attribute as Attribute
 from ._bound_spec import BoundSet as BoundSet
 from ._bound_spec import bounds_asked as bounds_asked
 from ._bound_spec import bounds_from_features as bounds_from_features
@@ -72,6 +73,7 @@ from ._fairness import (
 )
 from ._mix import cluster_deviation as cluster_deviation
 from ._mix import excess as excess
+from ._pieces import AttributePieces as AttributePieces
 from ._quality import centroid_deviation, clustering_objective, object_pair_deviation, silhouette
 from ._reports import clustering_report, fairness_report
 from ._reports import fairness_of_read as fairness_of_read
@@ -83,9 +85,10 @@ from ._wasserstein import published_wasserstein
 # Beside the public names, what the bounds' solver, the estimators and the audit read of a
 # bound (BoundSet, bounds_asked, resolve_bounds, bounds_from_features, no_bounds, check_kind,
 # check_labels, enforced, from_codes), the engine's cluster_deviation and excess (a
-# cluster's distance from the mix, from its sums), and the audit's fairness_of_read and
-# pieces_of_read (many clusterings measured on one reading of their sensitive features):
-# not in __all__, not public API.
+# cluster's distance from the mix, from its sums), the audit's fairness_of_read and
+# pieces_of_read (many clusterings measured on one reading of their sensitive features),
+# and the bounds' Attribute and AttributePieces (a bounded FairKM judges its repair by the
+# measures' own pieces): not in __all__, not public API.
 __all__ = [
     "BoundsCheck",
     "MEASURES",

@@ -125,6 +125,10 @@ class Audit:
         The K-Means term of the audited :class:`fairkm.FairKM` as its fit
         measured it, in the fit's weighting, to compare with
         ``own_blind_inertia`` (NaN when unknown).
+    bound_repair : BoundRepair or None
+        What a bounded :class:`fairkm.FairKM` did to keep its clustering within
+        the bound (its ``bound_repair_``); None otherwise. When it met the
+        bound only with a loss, the headline says so and the advice names it.
     """
 
     title: str
@@ -144,6 +148,7 @@ class Audit:
     met_bound: float = np.nan
     sample_weight: np.ndarray | None = None
     own_inertia: float = np.nan
+    bound_repair: object = None
 
     @property
     def weighted(self):
@@ -530,6 +535,7 @@ def audit(
         met_bound=_met_bound(read, values, weights),
         sample_weight=weights,
         own_inertia=float(getattr(model, "inertia_", np.nan)),
+        bound_repair=getattr(model, "bound_repair_", None),
     )
 
 

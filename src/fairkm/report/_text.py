@@ -199,8 +199,24 @@ def _flagged(audit):
     return [a for a in names if a in flagged]
 
 
-def _why(settings, attributes):
+def _lost(audit):
+    """Return the attributes a bounded FairKM's repair left further from the mix."""
+    repair = audit.bound_repair
+    return [] if repair is None else repair.attributes_worse
+
+
+def _why(settings, attributes, lost=()):
     """Say why the flagged attributes' clusters stayed as they are, for the run that made them."""
+    if lost:
+        return (f"FairKM's clustering broke the bound asked (max_deviation="
+                f"{settings.get('max_deviation')!r}), and no clustering of whole rows found "
+                "meets it without leaving "
+                f"{', '.join(lost)} further from the dataset's mix than FairKM left them: the "
+                "one of least loss was kept (bound_repair_ has the table).")
+    if settings is not None and settings.get("estimator") == "BoundedKMeans":
+        return ("This clustering was made by BoundedKMeans: the cheapest clustering it found "
+                "under the bound, which weighs the sensitive attributes only through the "
+                "bound, so inside it each cluster keeps the mix its features give it.")
     if settings is None or settings.get("estimator") != "FairKM":
         made = ("This clustering was not made by FairKM"
                 if settings is None else f"This clustering was made by {settings['estimator']}")
@@ -302,18 +318,22 @@ def advice(audit):
         the run that made them (:attr:`Audit.settings`), and what to change,
         leaving out what the run already set; empty when nothing is flagged.
     """
-    attributes = _flagged(audit)
+    lost = _lost(audit)
+    attributes = [*_flagged(audit), *(a for a in lost if a not in _flagged(audit))]
     missed = audit.main in audit.bounds and not audit.bounds[audit.main].satisfied
     if not attributes and not missed:
         return ""
     settings = audit.settings
     subject = (f"What to do about {', '.join(attributes)}: " if attributes
                else "What to do about the bound: ")
-    text = subject + _why(settings, attributes or ["the bounded attributes"]) + " Try to "
+    text = (subject + _why(settings, attributes or ["the bounded attributes"], lost)
+            + " Try to ")
     text += "; ".join(_remedies(settings, attributes, audit.met_bound)) + "."
     if missed:
-        text += (" The bound asked was not met by every cluster (see the guarantee above): a "
-                 "looser bound, or fewer clusters, can be met.")
+        # Never a looser bound than the one asked: the user chose it.
+        text += (" The bound asked was not met by every cluster (see the guarantee above): "
+                 "whole rows may not hold it in this many clusters; fewer clusters make it "
+                 "easier to meet.")
     return text + " Then audit again: sign off on the worst clusters, not on the averages."
 
 
@@ -370,6 +390,11 @@ def headline(audit):
             f"{mw[main]:.3g} in the worst cluster (MW)."
         )))
     lines += [("guarantee", sentence) for _, _, sentence in bound_sentences(audit)]
+    if _lost(audit):
+        lines.append(("alert", (
+            f"The bound was met only with a loss: {', '.join(_lost(audit))} ended further from "
+            f"the dataset's mix than FairKM's own clustering left them ("
+            f"{'; '.join(map(str, audit.bound_repair.loss))}).")))
     paragraph = advice(audit)
     if paragraph:
         lines.append(("advice", paragraph))
