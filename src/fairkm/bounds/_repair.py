@@ -31,6 +31,7 @@ import numpy as np
 from fairkm.metrics import BoundsCheck, from_codes
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
+from ._infeasible import check_balance_reachable
 from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
 from ._search import SearchSpace, local_search, own_guard
@@ -98,6 +99,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
     means, sizes = cluster_means(X, w, labels, k)
     if (sizes > 0).all():
         centers = means
+    check_balance_reachable(bounds)
     if bounds.exact:
         bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
     check = from_codes(bounds, labels, k)
@@ -155,6 +157,8 @@ def _under_cells(labels, bounds, problem, dist, live, space, max_lp_variables):
     cat = [(a.values, *cells[a.name]) for a in bounds.categorical(bounded_only=False)]
     num = [(a.values, cells[a.name]) for a in bounds.numeric(bounded_only=False)]
     types, table = types_of(cat, labels.shape[0])
-    guarded = replace(problem, cat=cat, num=num, types=types, type_table=table)
+    balance = tuple((a.balance if a.balanced else 0.0, a.present)
+                    for a in bounds.categorical(bounded_only=False))
+    guarded = replace(problem, cat=cat, num=num, types=types, type_table=table, balance=balance)
     relaxation = relax(guarded, dist, live, max_lp_variables)
     return local_search(space, dist[live], relaxation.labels[live], polish=False)
