@@ -275,8 +275,11 @@ def from_codes(bounds, codes, n_clusters, cluster_labels=None):
     table = measure(bounds, codes, n_clusters)
     if cluster_labels is not None:
         table["cluster"] = [_plain(cluster_labels[c]) for c in table["cluster"]]
-        table["balance_cluster"] = [None if c is None else _plain(cluster_labels[c])
-                                    for c in table["balance_cluster"]]
+    # Numeric attributes have no balance: their cell is None (pandas made it NaN).
+    table["balance_cluster"] = pd.Series(
+        [None if pd.isna(c) else (int(c) if cluster_labels is None
+                                  else _plain(cluster_labels[int(c)]))
+         for c in table["balance_cluster"]], index=table.index, dtype=object)
     bounded = table["bound"].notna() | table["min_balance"].notna()
     violation = float(table.loc[bounded, "violation"].max()) if bounded.any() else 0.0
     return BoundsCheck(table, violation, violation <= TOLERANCE, bounds.kind, bounds.note,
@@ -335,7 +338,7 @@ def check_bounds(labels, sensitive_features, *, max_deviation=None, deviation_ki
 
     Examples
     --------
-    >>> from fairkm.bounds import check_bounds
+    >>> from fairkm.metrics import check_bounds
     >>> check = check_bounds([0, 0, 1, 1], ["a", "b", "a", "a"], max_deviation=0.25)
     >>> check.satisfied, round(check.violation, 3)
     (True, 0.0)

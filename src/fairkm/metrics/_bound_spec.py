@@ -284,7 +284,7 @@ def bounds_asked(names, categorical, *, max_deviation, deviation_kind="additive"
 _BALANCE = [unit_interval(high_closed=True)]
 
 
-def balances_asked(names, categorical, min_balance, categorical_needed=False):
+def balances_asked(names, categorical, min_balance):
     """Map a balance target onto the categorical attributes by name, refusing one that cannot apply.
 
     Parameters
@@ -296,8 +296,6 @@ def balances_asked(names, categorical, min_balance, categorical_needed=False):
     min_balance : float, dict or None
         A target in [0, 1] for every categorical attribute, ``{name: target}``
         for some, or None.
-    categorical_needed : bool, default=False
-        Refuse a ``min_balance`` that applies to no categorical attribute.
 
     Returns
     -------
@@ -308,7 +306,7 @@ def balances_asked(names, categorical, min_balance, categorical_needed=False):
     ------
     ValueError
         On a target outside [0, 1], a name that is not an attribute or is
-        numeric, or (with ``categorical_needed``) nothing to balance.
+        numeric, or a number when no attribute is categorical.
     TypeError
         On a target that is neither a number, a dict nor None.
     """
@@ -331,7 +329,7 @@ def balances_asked(names, categorical, min_balance, categorical_needed=False):
             out[key] = float(item)
         return out
     check_param("min_balance", min_balance, [*_BALANCE, dict])
-    if categorical_needed and not categorical:
+    if not categorical:
         raise ValueError(
             f"min_balance={min_balance!r} asks a balance of categorical attributes, and "
             "there is none."
@@ -418,8 +416,7 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
     """
     kind = deviation_kind
     categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
-    balances = balances_asked(sf.names, categorical, min_balance,
-                              categorical_needed=categorical_needed)
+    balances = balances_asked(sf.names, categorical, min_balance)
     # A balance target alone asks no share band: max_deviation's default is not needed.
     deltas, numeric_deltas = bounds_asked(
         sf.names, categorical, max_deviation=max_deviation, deviation_kind=kind,
