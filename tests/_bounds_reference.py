@@ -2,7 +2,9 @@
 
 The relaxation on every row, one variable per (row, cluster), every band
 written on the rows, solved by scipy's HiGHS: its optimum is what fairkm's
-lower bound may never exceed.
+lower bound may never exceed. A cluster's balance (its smallest count of a
+value the dataset holds over its largest) and a balance target's shortfall
+counted row by row.
 """
 
 import numpy as np
@@ -21,12 +23,56 @@ def plain_bands(S, delta, kind):
     return out
 
 
-def plain_lp(X, centers, S, delta, kind):
-    """The relaxation on every row: x[i, c] in [0, 1], every band written on the rows."""
+def plain_balance(labels, column, k, weights=None):
+    """Per cluster 0..k-1, its balance of ``column``: least count over largest (NaN if empty).
+
+    Counts are weighted; only values of positive total weight count.
+    """
+    w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
+    values = [v for v in np.unique(column) if w[column == v].sum() > 0]
+    out = np.full(k, np.nan)
+    for c in range(k):
+        mine = labels == c
+        if w[mine].sum() <= 0:
+            continue
+        counts = [w[mine & (column == v)].sum() for v in values]
+        out[c] = min(counts) / max(counts)
+    return out
+
+
+def plain_shortfall(labels, column, k, target, weights=None):
+    """Per cluster, ``target`` times its largest count less its least (when positive)."""
+    w = np.ones(len(labels)) if weights is None else np.asarray(weights, dtype=float)
+    values = [v for v in np.unique(column) if w[column == v].sum() > 0]
+    out = np.zeros(k)
+    for c in range(k):
+        counts = [w[(labels == c) & (column == v)].sum() for v in values]
+        out[c] = max(target * max(counts) - min(counts), 0.0)
+    return out
+
+
+def plain_lp(X, centers, S, delta, kind, min_balance=None):
+    """The relaxation on every row: x[i, c] in [0, 1], every band written on the rows.
+
+    ``delta`` None writes no band; ``min_balance`` (a target for every
+    column) writes, per cluster and ordered pair of values, ``b n_u <= n_v``.
+    """
     n, k = X.shape[0], centers.shape[0]
     d = ((X[:, None, :] - centers[None]) ** 2).sum(axis=2)
     A, b = [], []
-    for codes, lower, upper in plain_bands(S, delta, kind):
+    if min_balance is not None:
+        for col in S.T:
+            values = np.unique(col)
+            for v in values:
+                for u in values:
+                    if u == v:
+                        continue
+                    for c in range(k):
+                        row = np.zeros((n, k))
+                        row[:, c] = min_balance * (col == u) - (col == v)
+                        A.append(row.reshape(-1))
+                        b.append(0.0)
+    for codes, lower, upper in ([] if delta is None else plain_bands(S, delta, kind)):
         for v in range(lower.shape[0]):
             has = (codes == v).astype(float)
             for c in range(k):

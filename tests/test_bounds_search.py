@@ -1,8 +1,9 @@
 """The bounded assignment's local search against plain references.
 
-* a cluster's excess (bands, caps on the total-variation distance and on
-  numeric means, the bands' weight) and the excess of the means over the
-  clusters equal plain NumPy sums;
+* a cluster's excess (bands, balance targets, caps on the total-variation
+  distance and on numeric means, the bands' weight) and the excess of the
+  means over the clusters equal plain NumPy sums (the balance's: the plain
+  shortfall of ``tests/_bounds_reference.py``);
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
 * repair lowers the excess step by step (or, cancelling a cycle of one type,
@@ -25,6 +26,7 @@ from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
 from fairkm.bounds._search_kernels import TOL, cluster_excess, overall_excess, search
 from fairkm.metrics._bound_spec import resolve_bounds
 
+from ._bounds_reference import plain_shortfall
 from .conftest import examples
 
 # ----------------------------------------------------------------------------- references
@@ -45,12 +47,20 @@ def plain_distances(labels, weights, codes, z, prop, offsets, k):
     return out
 
 
-def plain_excess(labels, weights, codes, z, lower, upper, prop, offsets, tv_cap, z_cap, hard,
-                 mean_cap):
-    """Per cluster: band excess (times ``hard``), TV-cap and numeric-cap excess; then the
-    excess of the sums over the clusters of the distances above ``mean_cap``, in rows."""
+def plain_excess(labels, weights, codes, z, lower, upper, prop, offsets, tv_cap, balance, z_cap,
+                 hard, mean_cap):
+    """Per cluster: band and balance excess (times ``hard``), TV-cap and numeric-cap excess;
+    then the excess of the sums over the clusters of the distances above ``mean_cap``, in
+    rows."""
     k = lower.shape[0]
     out = np.zeros(k)
+    for a in range(offsets.shape[0] - 1):
+        # Values the dataset holds (prop > 0); widened by TOL as the bands are.
+        held = np.isin(codes[:, a], np.flatnonzero(prop > 0))
+        for c in range(k):
+            if balance[c, a] > 0:
+                out[c] += hard * plain_shortfall(labels[held], codes[held, a], k,
+                                                 balance[c, a] - TOL, weights[held])[c]
     for c in range(k):
         mine = labels == c
         s = weights[mine].sum()
@@ -115,6 +125,10 @@ def spaces(draw, unit=None):
     upper = np.tile(prop + delta, (k, 1))
     tv_cap = np.where(rng.random((k, len(sizes))) < 0.3, rng.uniform(0.05, 0.5, (k, len(sizes))),
                       np.inf)
+    # Balance targets on some attributes (at times above what the data allow: the search then
+    # only lowers the shortfall).
+    balance = np.tile(np.where(rng.random(len(sizes)) < 0.4, rng.uniform(0.05, 0.9, len(sizes)),
+                               0.0), (k, 1))
     z_cap = np.where(rng.random((k, z.shape[1])) < 0.5, rng.uniform(0.1, 1.0, (k, z.shape[1])),
                      np.inf)
     n_measures = len(sizes) + z.shape[1]
@@ -125,7 +139,8 @@ def spaces(draw, unit=None):
     types = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return dict(dist=dist, weights=weights, types=types, n_types=int(types.max()) + 1,
                 codes=codes, z=z, lower=lower, upper=upper, prop=prop, offsets=offsets,
-                tv_cap=tv_cap, z_cap=z_cap, mean_cap=mean_cap, w_min=float(weights.min()),
+                tv_cap=tv_cap, balance=balance, z_cap=z_cap, mean_cap=mean_cap,
+                w_min=float(weights.min()),
                 unit=bool(unit and z.shape[1] == 0), labels=labels)
 
 
@@ -134,7 +149,7 @@ def run(space, labels, *, polish, steps, hard=1.0, unit=None):
     s = space
     left, taken = search(s["dist"], s["weights"], s["types"], s["n_types"], s["codes"], s["z"],
                          s["lower"], s["upper"], s["prop"], s["offsets"], s["tv_cap"],
-                         s["z_cap"], s["mean_cap"], s["w_min"],
+                         s["balance"], s["z_cap"], s["mean_cap"], s["w_min"],
                          s["unit"] if unit is None else unit, out, polish, steps, hard)
     return out, left, taken
 
@@ -143,8 +158,8 @@ def excess_of(space, labels, hard=1.0):
     """The total excess: every cluster's, and the means' over the clusters."""
     s = space
     own, overall = plain_excess(labels, s["weights"], s["codes"], s["z"], s["lower"],
-                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["z_cap"],
-                                hard, s["mean_cap"])
+                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["balance"],
+                                s["z_cap"], hard, s["mean_cap"])
     return own.sum() + overall
 
 
@@ -164,10 +179,11 @@ def test_cluster_excess_equals_a_plain_sum(space, hard):
     np.add.at(zsum, labels, s["weights"][:, None] * s["z"])
     measures = np.zeros((k, s["mean_cap"].shape[0]))
     got = [cluster_excess(c, size, cnt, zsum, s["lower"], s["upper"], s["prop"], s["offsets"],
-                          s["tv_cap"], s["z_cap"], hard, measures[c]) for c in range(k)]
+                          s["tv_cap"], s["balance"], s["z_cap"], hard, measures[c])
+           for c in range(k)]
     own, overall = plain_excess(labels, s["weights"], s["codes"], s["z"], s["lower"],
-                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["z_cap"],
-                                hard, s["mean_cap"])
+                                s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["balance"],
+                                s["z_cap"], hard, s["mean_cap"])
     assert_allclose(got, own, rtol=1e-9, atol=1e-9)
     assert_allclose(measures, plain_distances(labels, s["weights"], s["codes"], s["z"],
                                               s["prop"], s["offsets"], k), atol=1e-12)

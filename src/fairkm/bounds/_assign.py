@@ -481,7 +481,7 @@ def _check_centers(centers, n_features):
 def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                     deviation_kind="additive", numeric_bound=None, sample_weight=None,
                     numeric_sensitive="auto", intersections=None, max_iter=1, tol=1e-4,
-                    max_lp_variables=300_000):
+                    max_lp_variables=300_000, min_balance=None):
     """Assign rows to centres at the least K-Means cost with every cluster's mix within bounds.
 
     For every cluster ``C`` and every value ``v`` of every categorical
@@ -490,7 +490,9 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     Chakrabarty, Flores and Negahbani, "Fair Algorithms for Clustering",
     NeurIPS 2019) ``(1 - max_deviation) p <= share_C(v) <= p / (1 - max_deviation)``
     with ``p = share_X(v)``. ``numeric_bound`` bounds the standardised cluster
-    means of numeric attributes. Every cluster is non-empty.
+    means of numeric attributes. ``min_balance`` asks every cluster's balance
+    (its smallest count of a value over its largest, Chierichetti et al. 2017)
+    to be at least a target, one-sided. Every cluster is non-empty.
 
     The assignment minimises ``sum_i w_i ||x_i - center_{label_i}||^2`` as a
     linear programme (scipy's HiGHS), then assigns whole rows by a local
@@ -548,6 +550,14 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         their priced costs, again until the prices show the solution optimal
         on every row (``certified``) or the relaxation's cost is within 1e-6
         of its lower bound.
+    min_balance : float, dict or None, default=None
+        A balance target in [0, 1] for every categorical attribute,
+        ``{name: target}`` for some, or None: every cluster's smallest
+        (weighted) count of a value present in the dataset at least that
+        fraction of its largest (0 when it lacks a value). It may be combined
+        with ``max_deviation`` (pass ``max_deviation=None`` for the target
+        alone). A target above the dataset's own balance raises
+        :class:`InfeasibleBoundError`.
 
     Returns
     -------
@@ -606,7 +616,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     bounds = resolve_bounds(sensitive_features, X.shape[0], max_deviation=max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
-                            intersections=intersections, index=index)
+                            intersections=intersections, index=index, min_balance=min_balance)
     with decided_threads():  # one thread count for the call's parallel kernels
         return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
                      max_lp_variables=max_lp_variables)

@@ -18,8 +18,9 @@ holds whatever the optimiser does.
 The multipliers, flat: per bounded categorical attribute, those of the upper
 bands that can bind (``upper < 1``) then of the lower ones (``lower > 0``),
 cluster-major; per bounded numeric attribute, those of ``+sum w z <= b size``
-then of ``-sum w z <= b size`` (one per cluster each); last, one per cluster
-for "non-empty".
+then of ``-sum w z <= b size`` (one per cluster each); per attribute with a
+balance target ``b``, those of ``b count(u) - count(v) <= 0`` (per cluster,
+per ordered pair of present values); last, one per cluster for "non-empty".
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
-from ._model import Prices
+from ._model import Prices, balance_pairs
 
 __all__ = ["Multipliers", "raise_bound"]
 
@@ -49,6 +50,7 @@ class Multipliers:
     lowers: list
     bounds: list   # per numeric attribute: its bound per cluster, (k,)
     k: int
+    pairs: list = ()  # per attribute with a balance target: (a, b, (k, V, V) bool mask)
 
     @classmethod
     def of(cls, problem):
@@ -63,14 +65,21 @@ class Multipliers:
             uppers.append(upper)
             lowers.append(lower)
         bounds = [np.broadcast_to(np.asarray(b, dtype=np.float64), (k,)) for _, b in problem.num]
-        return cls(ups, los, uppers, lowers, bounds, k)
+        pairs = []
+        for a, b, v, u in balance_pairs(problem):
+            n_values = problem.cat[a][1].shape[-1]
+            mask = np.zeros((k, n_values, n_values), bool)
+            mask[:, v, u] = True
+            pairs.append((a, b, mask))
+        return cls(ups, los, uppers, lowers, bounds, k, pairs)
 
     @property
     def size(self):
         """Number of multipliers."""
         return (sum(int(u.sum()) + int(lo.sum()) for u, lo in zip(self.ups, self.los,
                                                                    strict=True))
-                + 2 * self.k * len(self.bounds) + self.k)
+                + 2 * self.k * len(self.bounds)
+                + sum(int(mask.sum()) for _, _, mask in self.pairs) + self.k)
 
     def from_rows(self, meta, duals):
         """Scatter the duals of a programme's inequality rows (``_Programme.meta``) to the vector.
@@ -87,13 +96,17 @@ class Multipliers:
                 grid[cluster[r], value[r]] += lam[r]
             elif kind[r] == 1:
                 parts["pos" if sign[r] > 0 else "neg"][attr[r]][cluster[r]] += lam[r]
+            elif kind[r] == 3:
+                j = [a for a, _, _ in self.pairs].index(attr[r])
+                n_values = self.pairs[j][2].shape[1]
+                parts["bal"][j][cluster[r], value[r] // n_values, value[r] % n_values] += lam[r]
             else:
                 parts["mu"][cluster[r]] += lam[r]
         return self._flatten(parts)
 
     def _parts(self, vector):
         """Return ``vector`` as grids (k, n_values) per attribute and side, and the rest."""
-        out = {"up": [], "lo": [], "pos": [], "neg": []}
+        out = {"up": [], "lo": [], "pos": [], "neg": [], "bal": []}
         start = 0
         for up, lo in zip(self.ups, self.los, strict=True):
             for name, mask in (("up", up), ("lo", lo)):
@@ -106,6 +119,12 @@ class Multipliers:
             for name in ("pos", "neg"):
                 out[name].append(vector[start:start + self.k].copy())
                 start += self.k
+        for _, _, mask in self.pairs:
+            grid = np.zeros(mask.shape)
+            n = int(mask.sum())
+            grid[mask] = vector[start:start + n]
+            out["bal"].append(grid)
+            start += n
         out["mu"] = vector[start:start + self.k].copy()
         return out
 
@@ -115,6 +134,8 @@ class Multipliers:
             pieces += [gu[up], gl[lo]]
         for pos, neg in zip(parts["pos"], parts["neg"], strict=True):
             pieces += [pos, neg]
+        for (_, _, mask), grid in zip(self.pairs, parts["bal"], strict=True):
+            pieces.append(grid[mask])
         pieces.append(parts["mu"])
         return np.concatenate(pieces) if pieces else np.zeros(0)
 
@@ -127,6 +148,11 @@ class Multipliers:
         for a, (up, lo) in enumerate(zip(parts["up"], parts["lo"], strict=True)):
             base += (up - lo)[:, problem.type_table[:, a]].T
             const -= (up * self.uppers[a]).sum(axis=1) - (lo * self.lowers[a]).sum(axis=1)
+        for (a, b, _), grid in zip(self.pairs, parts["bal"], strict=True):
+            # grid[c, v, u] prices b count(u) - count(v): per value, b times its column sum
+            # less its row sum.
+            per_value = b * grid.sum(axis=1) - grid.sum(axis=2)
+            base += per_value[:, problem.type_table[:, a]].T
         slope = np.zeros((len(self.bounds), k))
         for b, bound in enumerate(self.bounds):
             slope[b] = parts["pos"][b] - parts["neg"][b]
@@ -137,7 +163,11 @@ class Multipliers:
     def gradient(self, problem, per_type, per_slope):
         """Return the gradient in the multipliers from those in the prices' base and slopes."""
         sizes = per_type.sum(axis=0)
-        parts = {"up": [], "lo": [], "pos": [], "neg": []}
+        parts = {"up": [], "lo": [], "pos": [], "neg": [], "bal": []}
+        for a, b, mask in self.pairs:
+            counts = np.zeros(mask.shape[:2])
+            np.add.at(counts.T, problem.type_table[:, a], per_type)
+            parts["bal"].append(np.where(mask, b * counts[:, None, :] - counts[:, :, None], 0.0))
         for a, (upper, lower) in enumerate(zip(self.uppers, self.lowers, strict=True)):
             counts = np.zeros(upper.shape)
             np.add.at(counts.T, problem.type_table[:, a], per_type)

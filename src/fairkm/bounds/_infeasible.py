@@ -30,11 +30,19 @@ from scipy.signal import fftconvolve
 from fairkm.exceptions import InfeasibleBoundError
 from fairkm.utils._options import MULTIPLICATIVE
 
-from ._model import MILP_NODE_LIMIT, MILP_TIME_LIMIT, held_offsets, make_problem, solve_milp
+from ._model import (
+    MILP_NODE_LIMIT,
+    MILP_TIME_LIMIT,
+    balance_entries,
+    balance_pairs,
+    held_offsets,
+    make_problem,
+    solve_milp,
+)
 from ._quiet import quiet_stdout
 from ._round import EXACT_PAIRS
 
-__all__ = ["check_rare_values", "counting_reason", "feasible",
+__all__ = ["check_balance_reachable", "check_rare_values", "counting_reason", "feasible",
            "prove_infeasible", "type_counts"]
 
 _CHECK_TIME = 5.0       # seconds per feasibility check of the search for the tightest bound
@@ -98,6 +106,14 @@ def counting_reason(problem, live):
         if short.size:
             return (f"a value with a positive lower band has {counts[short[0]]} row(s) for "
                     f"{k} clusters, and every cluster needs one")
+    # A balance target above 0 needs every present value in every cluster (the sizes it
+    # allows are not counted here: a check of fewer rows proves less, never wrongly).
+    for a, _, v, _ in balance_pairs(problem):
+        counts = np.bincount(problem.cat[a][0][live], minlength=problem.cat[a][1].shape[-1])
+        short = np.unique(v)[counts[np.unique(v)] < k]
+        if short.size:
+            return (f"a value of an attribute with a balance target has {counts[short[0]]} "
+                    f"row(s) for {k} clusters, and every cluster needs one")
     if n > _DP_MAX_ROWS:
         return None
     possible = _possible_sizes(problem, n)
@@ -160,6 +176,18 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
                         cols.append([i_e])
                         vals.append([-1.0])
                     n_ub += 1
+    for a, b, v, u in balance_pairs(problem):
+        r, p, coefficient = balance_entries(problem, np.repeat(types, k),
+                                            np.tile(np.arange(k), n_types), a, b, v, u, n_ub)
+        rows.append(r)
+        cols.append(p)
+        vals.append(coefficient)
+        n_new = k * v.shape[0]
+        if least_excess:
+            rows.append(n_ub + np.arange(n_new))
+            cols.append(np.full(n_new, i_e))
+            vals.append(-np.ones(n_new))
+        n_ub += n_new
     near_rows = []  # (first row, right-hand side) of the rows d >= +-(x - near)
     if near is None:
         # Clusters are interchangeable here: order them by size.
@@ -219,6 +247,12 @@ def _counts_meet(problem, types, counts):
         share = per_value / size[None, :]
         if (share > upper[:, None] + _SHARE_TOL).any() or (
                 share < lower[:, None] - _SHARE_TOL).any():
+            return False
+    for a, b, v, _ in balance_pairs(problem):
+        per_value = np.zeros((problem.cat[a][1].shape[-1], counts.shape[1]))
+        np.add.at(per_value, problem.type_table[types, a], counts)
+        present = per_value[np.unique(v)]
+        if (present.min(axis=0) < (b - _SHARE_TOL) * present.max(axis=0)).any():
             return False
     return True
 
@@ -322,9 +356,41 @@ def _tightest(problem, bounds, live, reached):
 
 
 def check_rare_values(bounds, live, n_clusters):
-    """Multiplicative bounds need every value in every cluster: values with < k rows fail."""
+    """Refuse what no clustering can meet, whatever its rows' places.
+
+    A balance target above the dataset's own balance
+    (:func:`check_balance_reachable`); multiplicative bounds need every value
+    in every cluster, so values with fewer than ``n_clusters`` rows fail.
+    """
+    check_balance_reachable(bounds)
     if bounds.kind != MULTIPLICATIVE:
         return
+    _check_multiplicative(bounds, live, n_clusters)
+
+
+def check_balance_reachable(bounds):
+    """Refuse a balance target above the dataset's own balance.
+
+    The clusters' counts add up to the dataset's, so some cluster is no more
+    balanced than the dataset; at or below it, splitting every row evenly
+    meets the target, so the relaxation stays feasible.
+    """
+    for attr in bounds.categorical():
+        if not attr.balanced:
+            continue
+        shares = attr.proportions[attr.present]
+        own = float(shares.min() / shares.max())
+        if attr.balance > own + _SHARE_TOL:
+            raise InfeasibleBoundError(
+                f"min_balance={attr.balance!r} cannot be met for {attr.name!r}: the dataset's "
+                f"own balance (its smallest group over its largest) is {own:.4g}, and the "
+                "clusters' counts add up to the dataset's, so some cluster's balance is at "
+                f"most that. Ask min_balance <= {own:.4g}.",
+                max_deviation=None, tightest=None,
+            )
+
+
+def _check_multiplicative(bounds, live, n_clusters):
     for attr in bounds.categorical():
         counts = np.bincount(attr.values[live], minlength=len(attr.categories))
         short = np.flatnonzero((counts < n_clusters) & (attr.lower > 0))
@@ -359,12 +425,20 @@ def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
     unit = _unit(problem, live)
     excess_rows, proven = (least_excess_rows(problem, live) if unit and problem.cat
                            else (None, False))
-    tightest = _tightest(problem, bounds, live, reached)
-    asked = {a.name: a.delta for a in bounds.categorical()}
+    asked = {a.name: a.delta for a in bounds.categorical() if not np.isnan(a.delta)}
+    targets = {a.name: a.balance for a in bounds.categorical() if a.balanced}
+    # Raising max_deviation leaves a balance target as it is: no bisection then.
+    tightest = None if targets else _tightest(problem, bounds, live, reached)
     asked_text = (f"{next(iter(asked.values()))!r}" if len(set(asked.values())) == 1
                   else repr(asked))
+    what = [f"max_deviation={asked_text} (deviation_kind={bounds.kind!r})"] if asked else []
+    if targets:
+        shown = (f"{next(iter(targets.values()))!r}" if len(set(targets.values())) == 1
+                 else repr(targets))
+        what.append(f"min_balance={shown}")
     found = ("raising max_deviation does not make it feasible (see numeric_bound)"
-             if tightest is None
+             if tightest is None and not targets
+             else "lower min_balance to meet it" if targets
              else f"the tightest bound found that an integral assignment meets is "
                   f"max_deviation={tightest:.4g}")
     why = f" ({reason})" if reason else ""
@@ -374,7 +448,7 @@ def prove_infeasible(problem, bounds, live, *, reason=None, reached=None):
     whole = ("each cluster's shares are multiples of 1/its size" if unit else
              "each cluster's shares are made of whole rows' weights")
     raise InfeasibleBoundError(
-        f"max_deviation={asked_text} (deviation_kind={bounds.kind!r}) cannot be met by any "
+        f"{' with '.join(what)} cannot be met by any "
         f"assignment of these {live.shape[0]} rows to {k} non-empty clusters{why}: "
         f"{whole}; {found}.{rows} The linear relaxation "
         "is always feasible (splitting every row evenly gives every cluster the dataset's "

@@ -12,8 +12,11 @@ Variables, for the free rows and the (row, cluster) pairs allowed to them:
 Rows: every free row is assigned once; ``z`` and ``s`` are defined as above;
 for every cluster and value ``count_c(v) <= upper_v size_c`` and
 ``count_c(v) >= lower_v size_c`` (sides that cannot bind are left out); for
-bounded numeric attributes ``|sum w z x| <= bound size_c``; and every cluster
-keeps at least the smallest row weight. ``count`` and ``size`` include the
+bounded numeric attributes ``|sum w z x| <= bound size_c``; for an attribute
+with a balance target ``b``, for every cluster and ordered pair ``v != u`` of
+values present in the dataset, ``b count_c(u) - count_c(v) <= 0`` (the
+smallest count at least ``b`` times the largest); and every cluster keeps at
+least the smallest row weight. ``count`` and ``size`` include the
 weight of the rows held elsewhere. The objective is ``sum w_i d[i, c] x[i, c]``
 with ``d`` the squared distance to the centre.
 
@@ -45,6 +48,7 @@ __all__ = [
     "LPOutcome",
     "Prices",
     "Problem",
+    "balance_pairs",
     "excess",
     "held_offsets",
     "make_problem",
@@ -60,7 +64,7 @@ __all__ = [
 MILP_NODE_LIMIT = 300
 MILP_TIME_LIMIT = 60.0
 _CHUNK = 65536
-_CAT, _NUM, _NONEMPTY = 0, 1, 2
+_CAT, _NUM, _NONEMPTY, _BAL = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,9 @@ class Problem:
     cost_scale : float
         What the weights were divided by (see :func:`make_problem`): costs
         measured with ``weights`` times ``cost_scale`` are the user's.
+    balance : tuple of (float, ndarray)
+        Per attribute of ``cat``, its balance target (0: none) and which of
+        its values the dataset holds (bool, (n_values,)); empty: no target.
     """
 
     X: np.ndarray
@@ -103,6 +110,7 @@ class Problem:
     n_clusters: int
     w_min: float
     cost_scale: float = 1.0
+    balance: tuple = ()
 
     @property
     def n_types(self):
@@ -118,6 +126,22 @@ class Problem:
         transportation problem whose vertices are integral.
         """
         return self.unit and not self.num
+
+
+def balance_pairs(problem):
+    """Per attribute with a balance target: ``(a, b, v, u)``, the ordered pairs of present values.
+
+    ``v`` and ``u`` are int64 arrays of the same length: each row of the
+    balance asks ``b count(u) - count(v) <= 0``.
+    """
+    out = []
+    for a, (b, present) in enumerate(problem.balance):
+        if b > 0.0:
+            values = np.flatnonzero(present)
+            v, u = np.repeat(values, values.shape[0]), np.tile(values, values.shape[0])
+            keep = v != u
+            out.append((a, float(b), v[keep], u[keep]))
+    return out
 
 
 def types_of(cat, n):
@@ -154,10 +178,12 @@ def make_problem(X, bounds, n_clusters):
     scale = bounds.unit
     cat = [(a.values, a.lower, a.upper) for a in bounds.categorical()]
     num = [(a.values, a.delta) for a in bounds.numeric()]
+    balance = tuple((a.balance if a.balanced else 0.0, a.present)
+                    for a in bounds.categorical())
     types, type_table = types_of(cat, n)
     w_min = float(weights[weights > 0].min())
     return Problem(X, weights, bool(np.all(weights == 1.0)), cat, num, types, type_table,
-                   n_clusters, w_min, scale)
+                   n_clusters, w_min, scale, balance)
 
 
 def sq_distances(X, centers):
@@ -209,6 +235,10 @@ def excess(problem, rows, labels, held=None):
     for j, ((_, bound), a) in enumerate(zip(problem.num, off.sums, strict=True)):
         total = a if held is None else a + held.sums[j]
         out += np.maximum(np.abs(total) - bound * size, 0.0)
+    for a, b, v, _ in balance_pairs(problem):
+        count = off.counts[a] if held is None else off.counts[a] + held.counts[a]
+        present = count[:, np.unique(v)]
+        out += np.maximum(b * present.max(axis=1) - present.min(axis=1), 0.0)
     return out
 
 
@@ -303,6 +333,7 @@ def _build(problem, rows, w_rows, pos, clu, cost, held, *, elastic=False):
             meta.append(np.stack([np.full(k, _NUM), np.arange(k), np.full(k, a), np.zeros(k),
                                   np.full(k, sign), bound], 1))
             n_ub += k
+    n_ub = _balance_rows(problem, zt, zc, iz, held, ub, b_ub, meta, n_ub)
     n_slack = n_ub if elastic else 0
     if n_slack:
         ub.append((np.arange(n_ub), m + nz + k + np.arange(n_ub), -np.ones(n_ub)))
@@ -328,6 +359,51 @@ def _build(problem, rows, w_rows, pos, clu, cost, held, *, elastic=False):
                       np.concatenate(meta).reshape(-1, 6))
 
 
+def balance_entries(problem, zt, zc, a, b, v, u, first):
+    """Entries of one attribute's balance rows on (type, cluster) weights.
+
+    The weight of type ``zt[j]`` in cluster ``zc[j]`` enters row
+    ``(c, v, u)`` (numbered ``first + c * len(v) + pair``) with ``-1`` where
+    its value is ``v`` and ``+b`` where it is ``u``.
+
+    Returns
+    -------
+    rows, positions, coefficients : ndarray
+        Row numbers, positions in ``zt``, and coefficients.
+    """
+    k = problem.n_clusters
+    n_values = problem.cat[a][1].shape[-1]
+    n_pairs = v.shape[0]
+    row_id = np.full((k, n_values, n_values), -1, dtype=np.int64)
+    row_id[:, v, u] = first + np.arange(k)[:, None] * n_pairs + np.arange(n_pairs)[None, :]
+    zv = problem.type_table[zt, a]
+    rows, positions, coefficients = [], [], []
+    for other in range(n_values):
+        for r, coefficient in ((row_id[zc, zv, other], -1.0), (row_id[zc, other, zv], b)):
+            sel = np.flatnonzero(r >= 0)
+            rows.append(r[sel])
+            positions.append(sel)
+            coefficients.append(np.full(sel.shape[0], coefficient))
+    return np.concatenate(rows), np.concatenate(positions), np.concatenate(coefficients)
+
+
+def _balance_rows(problem, zt, zc, iz, held, ub, b_ub, meta, n_ub):
+    """Append the balance rows ``b count_c(u) - count_c(v) <= 0``; return the row count."""
+    k = problem.n_clusters
+    for a, b, v, u in balance_pairs(problem):
+        rows, positions, coefficients = balance_entries(problem, zt, zc, a, b, v, u, n_ub)
+        ub.append((rows, iz + positions, coefficients))
+        counts = held.counts[a]
+        b_ub.append((counts[:, v] - b * counts[:, u]).reshape(-1))
+        n_values = problem.cat[a][1].shape[-1]
+        cc = np.repeat(np.arange(k), v.shape[0])
+        meta.append(np.stack([np.full(cc.shape[0], _BAL), cc, np.full(cc.shape[0], a),
+                              np.tile(v * n_values + u, k), np.ones(cc.shape[0]),
+                              np.full(cc.shape[0], b)], 1))
+        n_ub += cc.shape[0]
+    return n_ub
+
+
 def _prices(problem, programme, duals):
     """Prices of every (type, cluster) and numeric slopes from the inequality rows' duals."""
     k = problem.n_clusters
@@ -349,6 +425,16 @@ def _prices(problem, programme, duals):
         sel = (kind == _NUM) & (attr == a)
         np.add.at(slope[a], cluster[sel], lam[sel] * sign[sel])
         np.add.at(const, cluster[sel], -lam[sel] * bound[sel])
+    for a, (_, lower, _) in enumerate(problem.cat):
+        # b count(u) - count(v) <= 0: a unit of value v in the cluster earns the dual, of u
+        # it pays b times it.
+        sel = (kind == _BAL) & (attr == a)
+        if sel.any():
+            n_values = lower.shape[-1]
+            per_value = np.zeros((k, n_values))
+            np.add.at(per_value, (cluster[sel], value[sel] // n_values), -lam[sel])
+            np.add.at(per_value, (cluster[sel], value[sel] % n_values), lam[sel] * bound[sel])
+            base += per_value[:, problem.type_table[:, a]].T
     sel = kind == _NONEMPTY
     np.add.at(const, cluster[sel], -lam[sel])
     return Prices(base + const[None, :], slope, problem.w_min * float(lam[sel].sum()))

@@ -169,7 +169,7 @@ def _proxy(problem, dist, z, free, held, group):
     num = [(np.concatenate([z[a, free], g_z[a] / g_weight]), bound)
            for a, (_, bound) in enumerate(problem.num)]
     proxy = Problem(None, weights, problem.unit, cat, num, types, problem.type_table, k,
-                    problem.w_min)
+                    problem.w_min, balance=problem.balance)
     return proxy, np.concatenate([dist[free], g_cost / g_weight[:, None]])
 
 

@@ -47,6 +47,7 @@ from fairkm.metrics import BoundsCheck, from_codes
 from fairkm.utils import _call_site
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
+from ._infeasible import check_balance_reachable
 from ._loss import BoundRepair, loss_size, losses, standing, with_thresholds
 from ._model import make_problem, sq_distances, types_of
 from ._relax import relax
@@ -117,6 +118,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
     means, sizes = cluster_means(X, w, labels, k)
     if (sizes > 0).all():
         centers = means
+    check_balance_reachable(bounds)
     if bounds.exact:
         bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
     check = from_codes(bounds, labels, k)
@@ -251,5 +253,7 @@ def _under_cells(labels, bounds, problem, dist, live, max_lp_variables):
     cat = [(a.values, *cells[a.name]) for a in bounds.categorical(bounded_only=False)]
     num = [(a.values, cells[a.name]) for a in bounds.numeric(bounded_only=False)]
     types, table = types_of(cat, labels.shape[0])
-    guarded = replace(problem, cat=cat, num=num, types=types, type_table=table)
+    balance = tuple((a.balance if a.balanced else 0.0, a.present)
+                    for a in bounds.categorical(bounded_only=False))
+    guarded = replace(problem, cat=cat, num=num, types=types, type_table=table, balance=balance)
     return relax(guarded, dist, live, max_lp_variables).labels[live]

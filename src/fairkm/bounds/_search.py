@@ -106,6 +106,7 @@ class SearchSpace:
     prop: np.ndarray
     offsets: np.ndarray
     tv_cap: np.ndarray
+    balance: np.ndarray
     z_cap: np.ndarray
     mean_cap: np.ndarray
     w_min: float
@@ -139,6 +140,7 @@ class SearchSpace:
         lower, upper = np.full((k, n_values), -1.0), np.full((k, n_values), 2.0)
         prop = np.zeros(n_values)
         tv_cap = np.full((k, len(cats)), np.inf)
+        balance = np.zeros((k, len(cats)))
         codes = np.zeros((live.shape[0], len(cats)), dtype=np.int64)
         for j, a in enumerate(cats):
             span = slice(offsets[j], offsets[j + 1])
@@ -146,6 +148,8 @@ class SearchSpace:
                 lower[:, span], upper[:, span] = a.lower, a.upper
             prop[span] = a.proportions
             tv_cap[:, j] = guard.worst.get(a.name, np.inf)
+            if a.balanced:
+                balance[:, j] = a.balance
             codes[:, j] = a.values[live] + offsets[j]
         z = np.zeros((live.shape[0], len(nums)))
         z_cap = np.full((k, len(nums)), np.inf)
@@ -158,7 +162,7 @@ class SearchSpace:
                                for j, s in enumerate(sizes)], live.shape[0])
         weights = np.ascontiguousarray(problem.weights[live])
         return cls(weights, types, table.shape[0], codes, np.ascontiguousarray(z), lower,
-                   upper, prop, offsets, tv_cap, z_cap, mean_cap, problem.w_min,
+                   upper, prop, offsets, tv_cap, balance, z_cap, mean_cap, problem.w_min,
                    bool(np.all(weights == 1.0)) and not nums)
 
     def excess(self, labels):
@@ -172,7 +176,8 @@ class SearchSpace:
         np.add.at(zsum, labels, self.weights[:, None] * self.z)
         measures = np.zeros((k, self.mean_cap.shape[0]))
         own = sum(cluster_excess(c, size, cnt, zsum, self.lower, self.upper, self.prop,
-                                 self.offsets, self.tv_cap, self.z_cap, 1.0, measures[c])
+                                 self.offsets, self.tv_cap, self.balance, self.z_cap, 1.0,
+                                 measures[c])
                   for c in range(k))
         return own + overall_excess(measures.sum(axis=0), self.mean_cap,
                                     self.weights.sum() / k)
@@ -228,6 +233,6 @@ def local_search(space, dist, labels, *, polish=True, max_steps=None, hard=1.0):
         max_steps = 20 * labels.shape[0] + 1000
     search(np.ascontiguousarray(dist, dtype=np.float64), space.weights, space.types,
            space.n_types, space.codes, space.z, space.lower, space.upper, space.prop,
-           space.offsets, space.tv_cap, space.z_cap, space.mean_cap, space.w_min, space.unit,
-           labels, polish, max_steps, hard)
+           space.offsets, space.tv_cap, space.balance, space.z_cap, space.mean_cap, space.w_min,
+           space.unit, labels, polish, max_steps, hard)
     return labels, bool(space.excess(labels) <= TOL * space.w_min)

@@ -8,7 +8,9 @@ sum (all in weight). The *excess* is how much weight lies outside the bands
 and caps:
 
 * per cluster, for each value, the count above ``upper * size`` or below
-  ``lower * size``, times ``hard``; for each attribute with a cap on a
+  ``lower * size``, times ``hard``; for each attribute with a balance target
+  ``b``, ``b`` times its largest count of a value present in the dataset
+  (``prop > 0``) less its smallest, times ``hard``; for each attribute with a cap on a
   cluster's total-variation distance from the dataset's mix,
   ``sum_v |count_v - p_v size| - 2 cap size``; for each numeric attribute,
   ``|sum w z| - cap size`` (each when positive);
@@ -57,9 +59,12 @@ def _penalty(count, size, lower, upper):
 
 
 @numba.njit(cache=True)
-def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap, hard,
+def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance, z_cap, hard,
                    measures):
     """Cluster ``c``'s own excess (O(values + numeric)); its distances go to ``measures``.
+
+    ``balance`` (k, A): each attribute's balance target in each cluster (0:
+    none).
 
     ``measures`` (A + B,) receives the cluster's total-variation distance of
     each categorical attribute, then ``|mean z|`` of each numeric one (0 for
@@ -71,10 +76,16 @@ def cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_ca
     n_cat = offsets.shape[0] - 1
     for a in range(n_cat):
         tv = 0.0
+        least, most = np.inf, 0.0
         for v in range(offsets[a], offsets[a + 1]):
             x = cnt[c, v]
             total += hard * _penalty(x, s, lower[c, v], upper[c, v])
             tv += abs(x - prop[v] * s)
+            if prop[v] > 0.0:
+                least = min(least, x)
+                most = max(most, x)
+        if balance[c, a] > 0.0:
+            total += hard * max((balance[c, a] - TOL) * most - least, 0.0)
         if tv_cap[c, a] < np.inf:
             total += max(tv - 2.0 * (tv_cap[c, a] + TOL) * s, 0.0)
         measures[a] = 0.5 * tv * inv
@@ -261,7 +272,7 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 
 @numba.njit(cache=True)
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
-              offsets, tv_cap, z_cap, hard, mean_cap, mean_scale, scratch):
+              offsets, tv_cap, balance, z_cap, hard, mean_cap, mean_scale, scratch):
     """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
 
     Returns (gain, excess left at those clusters plus the overall excess).
@@ -271,8 +282,8 @@ def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, u
     for q in range(n_aff):
         c = clusters[q]
         old += E[c]
-        new += cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap,
-                              hard, scratch[q])
+        new += cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
+                              z_cap, hard, scratch[q])
     total = 0.0
     for j in range(J):
         if mean_cap[j] < np.inf:
@@ -315,7 +326,7 @@ def _affected(a, b, x, y, clusters):
 
 
 @numba.njit(cache=True)
-def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets, tv_cap,
+def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets, tv_cap, balance,
            z_cap, mean_cap, w_min, unit, labels, polish, max_steps, hard):
     """Repair ``labels`` until no excess is left, then (``polish``) lower their cost.
 
@@ -323,7 +334,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     weights (m,); types (m,) in [0, n_types); codes (m, A) global value index
     of each categorical attribute; z (m, B) numeric values; lower, upper (k, V)
     share bands; prop (V,) the dataset's shares; offsets (A + 1,) first value
-    of each attribute; tv_cap (k, A) and z_cap (k, B) caps per cluster, and
+    of each attribute; tv_cap (k, A) and z_cap (k, B) caps per cluster,
+    balance (k, A) balance targets per cluster (0: none), and
     mean_cap (A + B,) caps on the sum over the clusters of the same distances
     (inf: none); w_min the least weight a cluster keeps; unit whether every
     weight is 1 and B = 0; max_steps; hard the weight of the share bands'
@@ -342,8 +354,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     E = np.empty(k)
     meas = np.zeros((k, J))
     for c in range(k):
-        E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, z_cap,
-                              hard, meas[c])
+        E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
+                              z_cap, hard, meas[c])
     msum = meas.sum(axis=0)
     overall = overall_excess(msum, mean_cap, mean_scale)
     first = np.zeros(n_types + 1, dtype=np.int64)
@@ -421,12 +433,13 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] -= 1.0
                     rm[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                              offsets, tv_cap, z_cap, hard, rm_meas[t, c])
+                                              offsets, tv_cap, balance, z_cap, hard, rm_meas[t, c])
                     size[c] += 2.0
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] += 2.0
                     add[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                               offsets, tv_cap, z_cap, hard, add_meas[t, c])
+                                               offsets, tv_cap, balance, z_cap, hard,
+                                               add_meas[t, c])
                     size[c] -= 1.0
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] -= 1.0
@@ -462,7 +475,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                         aff[0], aff[1] = a, b
                         gain, left = _evaluate(aff, 2, E, meas, msum, overall, size, cnt, zsum,
-                                               lower, upper, prop, offsets, tv_cap, z_cap,
+                                               lower, upper, prop, offsets, tv_cap, balance, z_cap,
                                                hard, mean_cap, mean_scale, scratch)
                         _shift(i, b, a, weights, codes, z, size, cnt, zsum)
                     score = _score(repair, gain, left, dcost, ex_tol)
@@ -511,7 +524,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 aff[0], aff[1] = a, b
                                 gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
                                                        cnt, zsum, lower, upper, prop, offsets,
-                                                       tv_cap, z_cap, hard, mean_cap,
+                                                       tv_cap, balance, z_cap, hard, mean_cap,
                                                        mean_scale, scratch)
                             _shift(j, a, b, weights, codes, z, size, cnt, zsum)
                             _shift(i, b, a, weights, codes, z, size, cnt, zsum)
@@ -545,8 +558,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             n_aff = _affected(a, b, x, y, aff)
                             gain, left = _evaluate(aff, n_aff, E, meas, msum, overall, size,
                                                    cnt, zsum, lower, upper, prop, offsets,
-                                                   tv_cap, z_cap, hard, mean_cap, mean_scale,
-                                                   scratch)
+                                                   tv_cap, balance, z_cap, hard, mean_cap,
+                                                   mean_scale, scratch)
                             _shift(j, y, x, weights, codes, z, size, cnt, zsum)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
                             if score < best:
@@ -569,7 +582,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 moved += 1
             dirty[t] = True
         for c in range(k):
-            E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap,
+            E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
                                   z_cap, hard, meas[c])
         msum = meas.sum(axis=0)
         overall = overall_excess(msum, mean_cap, mean_scale)

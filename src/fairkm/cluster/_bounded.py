@@ -41,6 +41,7 @@ from fairkm.utils._param_validation import (
     at_least,
     check_init_centers,
     check_n_samples,
+    unit_interval,
 )
 from fairkm.utils._progress import listening
 from fairkm.utils._sensitive import check_sensitive_features, with_intersections
@@ -62,8 +63,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     ``(1 - max_deviation) p <= share_C(v) <= p / (1 - max_deviation)``
     (multiplicative, as Bera et al. 2019), and optionally
     ``|mean_C(z)| <= numeric_bound`` for numeric attributes standardised over
-    the dataset: the cheapest clustering it finds under the bounds, whatever
-    the mix inside them. From FairKM's centres (the default; or k-means++
+    the dataset, or (``min_balance``) every cluster's balance at least a
+    target, as Chierichetti et al. (2017) and their successors state it: the
+    cheapest clustering it finds under the bounds, whatever the mix inside
+    them. From FairKM's centres (the default; or k-means++
     seeds, or given centres) it makes the bounded assignment at the least
     K-Means cost (:func:`fair_assignment`: the linear relaxation, solved by
     scipy's HiGHS, rounded to whole rows by a local search), then alternates
@@ -74,15 +77,24 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     Parameters
     ----------
     %(n_clusters)s
-    max_deviation : float, dict or None, default=0.05
+    max_deviation : "auto", float, dict or None, default="auto"
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None. 0 asks for the
         dataset's exact mix as far as whole rows allow (see
-        :func:`fair_assignment`).
+        :func:`fair_assignment`). "auto": 0.05, or None when ``min_balance``
+        is given (a balance target alone).
     %(deviation_kind)s
     numeric_bound : float, dict or None, default=None
         Bound on the clusters' standardised means of numeric attributes
         (standard deviations); None leaves them free.
+    min_balance : float, dict or None, default=None
+        A balance target in [0, 1] for every categorical attribute,
+        ``{name: target}`` for some, or None: every cluster's smallest
+        (weighted) count of a value present in the dataset at least that
+        fraction of its largest (0 when it lacks one), a one-sided floor; for
+        a binary attribute, each value's share in ``[b / (1 + b), 1 / (1 +
+        b)]``. Multi-valued attributes compare every pair of values. It may
+        be combined with ``max_deviation``.
     %(numeric_sensitive)s
     intersections : sequence of sequence of str, default=None
         Combined attributes (``[("sex", "race")]``), bounded like the others.
@@ -192,9 +204,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": N_CLUSTERS,
-        "max_deviation": BOUND,
+        "max_deviation": [StrOptions({"auto"}), None, *BOUND],
         "deviation_kind": DEVIATION_KIND,
         "numeric_bound": [None, *BOUND],
+        "min_balance": [None, unit_interval(high_closed=True), dict],
         "numeric_sensitive": NUMERIC_SENSITIVE,
         "intersections": INTERSECTIONS,
         "init": [StrOptions({"fairkm", "k-means++"}), "array-like"],
@@ -203,14 +216,15 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         "progress": ["boolean"],
     }
 
-    def __init__(self, n_clusters=8, *, max_deviation=0.05, deviation_kind="additive",
-                 numeric_bound=None, numeric_sensitive="auto", intersections=None,
-                 init="fairkm", n_init="auto", max_iter=20, tol=1e-4, max_lp_variables=300_000,
-                 random_state=None, progress=True):
+    def __init__(self, n_clusters=8, *, max_deviation="auto", deviation_kind="additive",
+                 numeric_bound=None, min_balance=None, numeric_sensitive="auto",
+                 intersections=None, init="fairkm", n_init="auto", max_iter=20, tol=1e-4,
+                 max_lp_variables=300_000, random_state=None, progress=True):
         self.n_clusters = n_clusters
         self.max_deviation = max_deviation
         self.deviation_kind = deviation_kind
         self.numeric_bound = numeric_bound
+        self.min_balance = min_balance
         self.numeric_sensitive = numeric_sensitive
         self.intersections = intersections
         self.init = init
@@ -263,13 +277,20 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             n_samples=n_samples, numeric=self.numeric_sensitive,
         )
 
+    def _max_deviation(self):
+        """Return ``max_deviation`` with "auto" resolved (0.05; None beside ``min_balance``)."""
+        if isinstance(self.max_deviation, str):
+            return 0.05 if self.min_balance is None else None
+        return self.max_deviation
+
     def _bounds(self, features, weights, deviation_kind):
         """Return the bounds asked for on the features read (none without), with the weights."""
         if features is None:
             return no_bounds(weights, deviation_kind)
-        return bounds_from_features(features, weights, max_deviation=self.max_deviation,
+        return bounds_from_features(features, weights, max_deviation=self._max_deviation(),
                                     deviation_kind=deviation_kind,
-                                    numeric_bound=self.numeric_bound)
+                                    numeric_bound=self.numeric_bound,
+                                    min_balance=self.min_balance)
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Cluster ``X`` with every cluster's mix within the bounds.
@@ -343,7 +364,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         self.lp_cost_ = best.lp_cost
         self.lower_bound_ = best.lower_bound
         self.exact_ = best.exact
-        self.max_deviation_ = (enforced(self.max_deviation, best.check)
+        self.max_deviation_ = (enforced(self._max_deviation(), best.check)
                                if bounds.categorical() else None)
         if not best.satisfied:
             warn(
@@ -395,10 +416,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     )
                 return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
             bounds = resolve_bounds(
-                sensitive_features, X.shape[0], max_deviation=self.max_deviation,
+                sensitive_features, X.shape[0], max_deviation=self._max_deviation(),
                 deviation_kind=self.deviation_kind,
                 numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
-                intersections=self.intersections, index=index)
+                intersections=self.intersections, index=index, min_balance=self.min_balance)
             return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
                          max_lp_variables=self.max_lp_variables).labels
 

@@ -26,6 +26,7 @@ from fairkm.utils._param_validation import (
     StrOptions,
     at_least,
     check_n_samples,
+    unit_interval,
 )
 from fairkm.utils._sensitive import check_sensitive_features
 
@@ -94,6 +95,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         guarantee, wins over it: a ``UserWarning`` says when the bounded
         clustering costs more than the budget allows.
     %(deviation_kind)s
+    min_balance : float, dict or None, default=None
+        A worst-case balance target on top of FairKM's averages: *every*
+        cluster's smallest count of a value present in the dataset at least
+        ``min_balance`` times its largest (Chierichetti et al., 2017), for
+        every categorical attribute, or ``{name: target}`` for some; a
+        one-sided floor in [0, 1]. Kept as ``max_deviation`` is (the
+        clustering unchanged when it meets the target, else the fewest,
+        cheapest rows moved), and combined with it when both are given.
     init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
             default="k-means++"
         ``"k-means++"``: scikit-learn's k-means++ seeding on ``init_size``
@@ -280,6 +289,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         intersections=None,
         max_deviation=None,
         deviation_kind="additive",
+        min_balance=None,
         init="k-means++",
         init_size=None,
         n_init="auto",
@@ -300,6 +310,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         )
         self.max_deviation = max_deviation
         self.deviation_kind = deviation_kind
+        self.min_balance = min_balance
         self.n_init = n_init
         self.algorithm = algorithm
         self.batch_size = batch_size
@@ -308,6 +319,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         **BaseFairKM._parameter_constraints,
         "max_deviation": [None, *BOUND],
         "deviation_kind": DEVIATION_KIND,
+        "min_balance": [None, unit_interval(high_closed=True), dict],
         "n_init": [StrOptions({"auto"}), at_least(1)],
         "algorithm": [StrOptions({"auto", "exact", "minibatch"})],
         "batch_size": [at_least(1)],
@@ -499,17 +511,20 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         )
 
     def _check_bounds(self, features, sample_weight):
-        """Return the bounds ``max_deviation`` asks for (or None).
+        """Return the bounds ``max_deviation`` and ``min_balance`` ask for (or None).
 
         ``features`` are the sensitive features fit has read (None without):
         the bounds are built on them, not read again.
         """
-        if self.max_deviation is None:
+        if self.max_deviation is None and self.min_balance is None:
             return None
         if features is None:
+            asked = (f"max_deviation={self.max_deviation!r}" if self.min_balance is None
+                     else f"min_balance={self.min_balance!r}")
             raise ValueError(
-                f"max_deviation={self.max_deviation!r} bounds the clusters' mix of the "
+                f"{asked} bounds the clusters' mix of the "
                 "sensitive attributes, but fit got no sensitive_features."
             )
         return bounds_from_features(features, sample_weight, max_deviation=self.max_deviation,
-                                    deviation_kind=self.deviation_kind, categorical_needed=True)
+                                    deviation_kind=self.deviation_kind, categorical_needed=True,
+                                    min_balance=self.min_balance)

@@ -56,6 +56,7 @@ from ._bound_check import enforced as enforced
 from ._bound_check import from_codes as from_codes
 from ._bound_spec import Attribute as Attribute
 from ._bound_spec import BoundSet as BoundSet
+from ._bound_spec import balances_asked as balances_asked
 from ._bound_spec import bounds_asked as bounds_asked
 from ._bound_spec import bounds_from_features as bounds_from_features
 from ._bound_spec import check_kind as check_kind
@@ -83,12 +84,12 @@ from ._table import MEASURES, Measure
 from ._wasserstein import published_wasserstein
 
 # Beside the public names, what the bounds' solver, the estimators and the audit read of a
-# bound (BoundSet, bounds_asked, resolve_bounds, bounds_from_features, no_bounds, check_kind,
-# check_labels, enforced, from_codes), the engine's cluster_deviation and excess (a
-# cluster's distance from the mix, from its sums), the audit's fairness_of_read and
-# pieces_of_read (many clusterings measured on one reading of their sensitive features),
-# and the bounds' Attribute and AttributePieces (a bounded FairKM judges its repair by the
-# measures' own pieces): not in __all__, not public API.
+# bound (BoundSet, balances_asked, bounds_asked, resolve_bounds, bounds_from_features,
+# no_bounds, check_kind, check_labels, enforced, from_codes), the engine's
+# cluster_deviation and excess (a cluster's distance from the mix, from its sums), the
+# audit's fairness_of_read and pieces_of_read (many clusterings measured on one reading of
+# their sensitive features), and the bounds' Attribute and AttributePieces (a bounded
+# FairKM judges its repair by the measures' own pieces): not in __all__, not public API.
 __all__ = [
     "BoundsCheck",
     "MEASURES",

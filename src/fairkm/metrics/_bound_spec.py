@@ -2,7 +2,9 @@
 
 A bound set holds, for every sensitive attribute, the dataset's mix (weighted
 proportions of a categorical attribute's values, or the standardised values of
-a numeric one) and the band each cluster must stay in. Both the check of a
+a numeric one) and the band each cluster must stay in; a categorical
+attribute may also carry a balance target (``min_balance``: every cluster's
+smallest group at least that fraction of its largest). Both the check of a
 clustering (:func:`fairkm.metrics.check_bounds`) and the solver read it, so they
 cannot disagree on what a bound means.
 """
@@ -23,6 +25,7 @@ from fairkm.utils._param_validation import (
     DEVIATION_KIND,
     Interval,
     check_param,
+    unit_interval,
 )
 from fairkm.utils._sensitive import (
     CATEGORICAL,
@@ -32,8 +35,8 @@ from fairkm.utils._sensitive import (
 )
 from fairkm.utils._validation import MEDIAN, weight_unit
 
-__all__ = ["Attribute", "BoundSet", "bounds_asked", "check_kind", "no_bounds",
-           "resolve_bounds", "solver_weights"]
+__all__ = ["Attribute", "BoundSet", "balances_asked", "bounds_asked", "check_kind",
+           "no_bounds", "resolve_bounds", "solver_weights"]
 
 # The weights the bounds see are rounded to this many significant bits (about 10 digits).
 _WEIGHT_BITS = 32
@@ -82,7 +85,12 @@ class Attribute:
         ``numeric_bound`` (numeric); NaN when the attribute is not bounded.
     lower, upper : ndarray of shape (n_values,) or None
         Share band of each value (categorical; NaN-free, may lie outside
-        [0, 1], in which case that side never binds).
+        [0, 1], in which case that side never binds; -1 and 2 when only a
+        balance target was asked).
+    balance : float
+        The balance target ``min_balance`` (categorical): every cluster's
+        smallest (weighted) count of a value present in the dataset at least
+        ``balance`` times its largest; NaN when none was asked.
     """
 
     name: str
@@ -93,11 +101,22 @@ class Attribute:
     delta: float
     lower: np.ndarray | None
     upper: np.ndarray | None
+    balance: float = np.nan
 
     @property
     def bounded(self):
-        """Whether a bound was asked for this attribute."""
-        return not np.isnan(self.delta)
+        """Whether a bound (a share band or a balance target) was asked for this attribute."""
+        return not (np.isnan(self.delta) and np.isnan(self.balance))
+
+    @property
+    def balanced(self):
+        """Whether a balance target above 0 binds this attribute (0 asks nothing)."""
+        return self.balance > 0.0
+
+    @property
+    def present(self):
+        """Which values the dataset holds (positive weight): those the balance compares."""
+        return self.proportions > 0.0
 
 
 @dataclass(frozen=True)
@@ -158,7 +177,7 @@ class BoundSet:
             if a.bounded and a.kind == CATEGORICAL and a.delta < floor:
                 lower, upper = band(a.proportions, floor, self.kind)
                 a = Attribute(a.name, a.kind, a.values, a.categories, a.proportions,
-                              float(floor), lower, upper)
+                              float(floor), lower, upper, a.balance)
             attributes.append(a)
         return BoundSet(attributes, self.kind, self.weights, note, self.unit)
 
@@ -262,9 +281,67 @@ def bounds_asked(names, categorical, *, max_deviation, deviation_kind="additive"
     return deltas, numeric_deltas
 
 
+_BALANCE = [unit_interval(high_closed=True)]
+
+
+def balances_asked(names, categorical, min_balance):
+    """Map a balance target onto the categorical attributes by name, refusing one that cannot apply.
+
+    Parameters
+    ----------
+    names : list of str
+        The sensitive attributes, intersections included.
+    categorical : list of str
+        The categorical ones among them.
+    min_balance : float, dict or None
+        A target in [0, 1] for every categorical attribute, ``{name: target}``
+        for some, or None.
+
+    Returns
+    -------
+    dict of str to float
+        Each attribute's target (NaN: none).
+
+    Raises
+    ------
+    ValueError
+        On a target outside [0, 1], a name that is not an attribute or is
+        numeric, or a number when no attribute is categorical.
+    TypeError
+        On a target that is neither a number, a dict nor None.
+    """
+    out = dict.fromkeys(names, np.nan)
+    if min_balance is None:
+        return out
+    if isinstance(min_balance, Mapping):
+        for key, item in min_balance.items():
+            if key not in names:
+                raise ValueError(
+                    f"min_balance names {key!r}, which is not a sensitive attribute; the "
+                    f"attributes are {names}."
+                )
+            if key not in categorical:
+                raise ValueError(
+                    f"min_balance names {key!r}, which is numeric; a balance compares the "
+                    "counts of a categorical attribute's values."
+                )
+            check_param(f"min_balance[{key!r}]", item, _BALANCE)
+            out[key] = float(item)
+        return out
+    check_param("min_balance", min_balance, [*_BALANCE, dict])
+    if not categorical:
+        raise ValueError(
+            f"min_balance={min_balance!r} asks a balance of categorical attributes, and "
+            "there is none."
+        )
+    for name in categorical:
+        out[name] = float(min_balance)
+    return out
+
+
 def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_kind="additive",
                    numeric_bound=None, sample_weight=None, numeric_sensitive="auto",
-                   intersections=None, index=None, of="X"):
+                   intersections=None, index=None, of="X", min_balance=None):
     """Validate and encode the sensitive features and the bounds asked for.
 
     Parameters
@@ -292,6 +369,11 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
         (:func:`fairkm.utils._inputs.paired`). None pairs by position.
     of : str, default="X"
         What ``index`` belongs to, for the messages.
+    min_balance : float, dict or None, default=None
+        Balance target of every categorical attribute (a float in [0, 1]),
+        of the named ones (a dict), or of none (None): every cluster's
+        smallest count of a value present in the dataset at least that
+        fraction of its largest.
 
     Returns
     -------
@@ -307,11 +389,12 @@ def resolve_bounds(sensitive_features, n_samples, *, max_deviation, deviation_ki
     weights, _ = read_weights(sample_weight, sf.n_samples,
                               length_of="sensitive_features" if n_samples is None else of)
     return bounds_from_features(sf, weights, max_deviation=max_deviation,
-                                deviation_kind=deviation_kind, numeric_bound=numeric_bound)
+                                deviation_kind=deviation_kind, numeric_bound=numeric_bound,
+                                min_balance=min_balance)
 
 
 def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive",
-                         numeric_bound=None, categorical_needed=False):
+                         numeric_bound=None, categorical_needed=False, min_balance=None):
     """Build the bounds asked for on sensitive features already read (what a fit encoded).
 
     Parameters
@@ -324,15 +407,21 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
         scaled alike give the same bounds, to the bit).
     max_deviation, deviation_kind, numeric_bound, categorical_needed
         As in :func:`bounds_asked`.
+    min_balance : float, dict or None, default=None
+        As in :func:`balances_asked`.
 
     Returns
     -------
     BoundSet
     """
     kind = deviation_kind
+    categorical = [sf.names[j] for j in sf.select(CATEGORICAL)]
+    balances = balances_asked(sf.names, categorical, min_balance)
+    # A balance target alone asks no share band: max_deviation's default is not needed.
     deltas, numeric_deltas = bounds_asked(
-        sf.names, [sf.names[j] for j in sf.select(CATEGORICAL)], max_deviation=max_deviation,
-        deviation_kind=kind, numeric_bound=numeric_bound, categorical_needed=categorical_needed)
+        sf.names, categorical, max_deviation=max_deviation, deviation_kind=kind,
+        numeric_bound=numeric_bound,
+        categorical_needed=categorical_needed and min_balance is None)
     near_one, unit = solver_weights(weights)
     attributes = []
     for name, kind_j, column, values in zip(sf.names, sf.kinds, sf.columns, sf.categories,
@@ -342,8 +431,11 @@ def bounds_from_features(sf, weights, *, max_deviation, deviation_kind="additive
             proportions = counts / counts.sum()
             delta = deltas[name]
             lower, upper = band(proportions, 0.0 if np.isnan(delta) else delta, kind)
+            if np.isnan(delta) and not np.isnan(balances[name]):
+                # No band: sides that never bind, so what reads the bands sees the balance alone.
+                lower, upper = np.full_like(proportions, -1.0), np.full_like(proportions, 2.0)
             attributes.append(Attribute(name, kind_j, column, values, proportions, delta,
-                                        lower, upper))
+                                        lower, upper, balances[name]))
         else:
             mean, scale = standardize_numeric(column, name, near_one)
             attributes.append(Attribute(name, kind_j, (column - mean) / scale, None, None,

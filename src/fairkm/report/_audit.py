@@ -234,21 +234,25 @@ def _labels_of(labels):
     return np.asarray(labels), "clustering", None
 
 
-def _guarantee_of_model(model, max_deviation, deviation_kind):
+def _guarantee_of_model(model, max_deviation, deviation_kind, min_balance=None):
     """Return the bound to check: the one given, else the one a fitted model enforced.
 
-    Returns ``(max_deviation, deviation_kind, intersections)``; a model's own
-    bound comes with the intersections it was fitted with, which it bounds too.
-    The bound enforced (``max_deviation_``) is the one asked, but for an
-    attribute asked at 0, where it is the bound whole rows allowed.
+    Returns ``(max_deviation, deviation_kind, intersections, min_balance)``; a
+    model's own bound comes with the intersections it was fitted with, which
+    it bounds too. The bound enforced (``max_deviation_``) is the one asked,
+    but for an attribute asked at 0, where it is the bound whole rows allowed;
+    a model's balance target (``min_balance``) comes with it.
     """
-    if max_deviation is not None or model is None:
-        return max_deviation, deviation_kind, None
+    if max_deviation is not None or min_balance is not None or model is None:
+        return max_deviation, deviation_kind, None, min_balance
     asked = getattr(model, "max_deviation_", getattr(model, "max_deviation", None))
-    if asked is None:
-        return None, deviation_kind, None
+    if isinstance(asked, str):  # an estimator's "auto" before it was fitted
+        asked = None
+    target = getattr(model, "min_balance", None)
+    if asked is None and target is None:
+        return None, deviation_kind, None, None
     return (asked, getattr(model, "deviation_kind", deviation_kind),
-            getattr(model, "intersections", None))
+            getattr(model, "intersections", None), target)
 
 
 def _settings_of(model):
@@ -326,6 +330,7 @@ def audit(
     max_deviation=None,
     deviation_kind="additive",
     sample_weight=None,
+    min_balance=None,
 ):
     """Audit a clustering for fairness, against S-blind K-Means.
 
@@ -402,6 +407,13 @@ def audit(
         is 1 give exactly the audit of the rows repeated. Pass the weights a
         weighted fit used: audited without them, it is judged on rows it
         did not see as such.
+    min_balance : float, dict or None, default=None
+        A balance target to check of the clustering and of the reference:
+        is every cluster's balance (its smallest count of a value over its
+        largest) at least this, for every categorical attribute (a float)
+        or the named ones (a dict)? Checked beside ``max_deviation`` when
+        both are given. None (with ``max_deviation`` None) takes the target
+        of a fitted estimator that has one (``BoundedKMeans(min_balance=0.4)``).
 
     Returns
     -------
@@ -467,20 +479,22 @@ def audit(
         all_notes += own
     main = str(name or default_name)
     clusterings = {main: values}
-    max_deviation, deviation_kind, intersections = _guarantee_of_model(
-        model, max_deviation, deviation_kind)
+    max_deviation, deviation_kind, intersections, min_balance = _guarantee_of_model(
+        model, max_deviation, deviation_kind, min_balance)
     # The sensitive features are read once: every measure and bound of every clustering
     # uses that reading (the bounds' own, with the model's intersections, when it has some).
     read = check_sensitive_features(sensitive, numeric=numeric)
     bounds, resolved = {}, None
-    if max_deviation is not None:  # checked before the reference is fitted
+    if max_deviation is not None or min_balance is not None:  # before the reference's fit
         if intersections:
             resolved = resolve_bounds(sensitive, None, max_deviation=max_deviation,
                                       deviation_kind=deviation_kind, numeric_sensitive=numeric,
-                                      intersections=intersections, sample_weight=weights)
+                                      intersections=intersections, sample_weight=weights,
+                                      min_balance=min_balance)
         else:
             resolved = bounds_from_features(read, weights, max_deviation=max_deviation,
-                                            deviation_kind=deviation_kind)
+                                            deviation_kind=deviation_kind,
+                                            min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
     if isinstance(reference, str):
         if reference != "kmeans":

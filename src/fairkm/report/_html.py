@@ -164,17 +164,24 @@ def _bounds_table(audit):
     for attribute in table.index[table["kind"] != "numeric"]:  # categorical bounds only
         for name, check in audit.bounds.items():
             row = check.table.loc[attribute]
-            if np.isnan(row["bound"]):
+            target = not np.isnan(row["min_balance"])
+            if np.isnan(row["bound"]) and not target:
                 bound, verdict = "–", '<td class="na">not bounded</td>'
             else:
                 met = bool(row["satisfied"])
-                bound = format_number(row["bound"])
+                bound = "–" if np.isnan(row["bound"]) else format_number(row["bound"])
                 verdict = (f'<td class="{"met" if met else "missed"}">'
                            f'{"yes" if met else "no"}</td>')
+            where = bound_cell(row, audit.weighted)
+            if target:
+                # The balance against its target, beside the band.
+                bound += f"; balance ≥ {format_number(row['min_balance'])}"
+                where += (f"; lowest balance {row['balance']:.4f} (cluster "
+                          f"{row['balance_cluster']})")
             rows.append(
-                f"<tr><td>{esc(str(attribute))}</td><td>{esc(name)}</td><td>{bound}</td>"
+                f"<tr><td>{esc(str(attribute))}</td><td>{esc(name)}</td><td>{esc(bound)}</td>"
                 f"<td>{format_number(row['deviation'])}</td>{verdict}"
-                f"<td>{esc(bound_cell(row, audit.weighted))}</td></tr>"
+                f"<td>{esc(where)}</td></tr>"
             )
     what = ("the smallest delta whose band [(1 - delta) p, p / (1 - delta)] holds every "
             "share" if kind == MULTIPLICATIVE else "the largest |share - p|")
