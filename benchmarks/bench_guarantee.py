@@ -28,7 +28,12 @@ five times on the Adult sample and on diabetes, numeric age, k=5, each beside th
 without ``numeric_bound``: the labelings, the costs, the times.
 
 Run: ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_guarantee.py --version
-after --survey-python <a Python with statsmodels>``.
+after --survey-python <a Python with statsmodels>`` (about 8 minutes on two busy cores), then
+``pytest tests/test_bounds_page.py``. fairkm does not depend on statsmodels: give it a venv of
+its own (``python -m venv /work/venvs/show-sm && /work/venvs/show-sm/bin/pip install
+statsmodels``), or export the survey once (``python -c "import statsmodels.api as sm;
+sm.datasets.anes96.load_pandas().data.to_csv('anes96.csv', index=False)"``, outside the
+repository) and pass ``--survey-csv``. Without either, the set is left out, with a message.
 """
 
 import argparse
@@ -230,9 +235,9 @@ def judged(model, found, categorical, asked):
 
 def repair_of(model):
     """``bound_repair_`` in words where the model has it (NaN where it has none)."""
-    if model is None or not hasattr(model, "bound_repair_"):
+    repair = getattr(model, "bound_repair_", None)
+    if repair is None:
         return np.nan, np.nan
-    repair = model.bound_repair_
     loss = "; ".join(map(str, getattr(repair, "loss", ()) or ()))
     return str(getattr(repair, "how", repair)).replace("\n", " "), loss
 

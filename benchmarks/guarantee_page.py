@@ -77,23 +77,31 @@ def words(loss):
             f"{loss['value'] - loss['reference']:+.4f} ({rel})")
 
 
+def interleaved(frame, keys):
+    """``frame`` in the order its ``keys`` first appear: the versions of one key side by side."""
+    ranks = pd.DataFrame({k: frame[k].fillna(-1).map(
+        {v: i for i, v in enumerate(pd.unique(frame[k].fillna(-1)))}) for k in keys})
+    return frame.loc[ranks.sort_values(keys, kind="stable").index]
+
+
 def heldout_part(fits, attributes):
     header = ["version", "set", "k", "method", "bound", "enforced", "status", "rows moved",
               "cost / FairKM()", "time / K-Means", "bound met", "warned", "repair",
               f"worse than FairKM() (> {WORSE:.0%})",
               f"less fair than K-Means(10) (> {BLIND:.0%})"]
     body, sentences = [], []
+    rank = {i: n for n, i in enumerate(interleaved(fits, ["set", "k", "method", "bound"]).index)}
     for version, mine in fits.groupby("version", sort=False):
         counts = dict(fits=0, met=0, infeasible=0, error=0, warned=0, worse=0, any=0, silent=0,
                       blind=0)
         largest = None
-        for fit in mine[mine["method"] != "K-Means(10)"].to_dict("records"):
+        for index, fit in mine[mine["method"] != "K-Means(10)"].iterrows():
             own = mine[(mine["set"] == fit["set"]) & (mine["k"] == fit["k"])
                        & (mine["method"] == "FairKM()")].iloc[0]
             bounded, ok = fit["method"] != "FairKM()", fit["status"] == "ok"
             worse = losses(attributes, fit, "FairKM()", WORSE) if bounded and ok else []
             blind = losses(attributes, fit, "K-Means(10)", BLIND) if ok else []
-            body.append([
+            body.append((rank[index], [
                 version, fit["set"], fit["k"], fit["method"], bound_text(fit["bound"]),
                 "-" if pd.isna(fit.get("enforced")) else f"{fit['enforced']:.4g}",
                 fit["status"].split(":")[0], "-" if pd.isna(fit["moved"]) else
@@ -102,7 +110,7 @@ def heldout_part(fits, attributes):
                 "-" if pd.isna(fit.get("met")) else "yes" if fit["met"] else "**no**",
                 fit["warned"] or "none", fit["repair"] or "-",
                 "; ".join(map(words, worse)) or ("none" if bounded and ok else "-"),
-                "; ".join(map(words, blind)) or ("none" if ok else "-")])
+                "; ".join(map(words, blind)) or ("none" if ok else "-")]))
             if not bounded:
                 continue
             counts["fits"] += 1
@@ -130,7 +138,7 @@ def heldout_part(fits, attributes):
             text += (f" The largest by TV or W1: {words(loss)} ({fit['set']}, k={fit['k']}, "
                      f"bound {bound_text(fit['bound'])}).")
         sentences.append(text)
-    return table("heldout", header, body), sentences
+    return table("heldout", header, [cells for _, cells in sorted(body)]), sentences
 
 
 def attributes_part(fits, attributes):
@@ -141,8 +149,8 @@ def attributes_part(fits, attributes):
         header = ["version", "k", "method", "bound", "cost / K-Means"] + [
             f"{a} {m}" for a, m in columns]
         body = []
-        for key, rows in mine.groupby(["version", "k", "method", "bound"], sort=False,
-                                      dropna=False):
+        for key, rows in interleaved(mine, ["k", "method", "bound"]).groupby(
+                ["version", "k", "method", "bound"], sort=False, dropna=False):
             version, k, method, bound = key
             fit = fits[(fits["version"] == version) & (fits["set"] == name) & (fits["k"] == k)]
             blind = fit[fit["method"] == "K-Means(10)"].iloc[0]
@@ -164,7 +172,8 @@ def seeds_part(data):
               + [f"seed {s}" for s in seeds]
               + ["dearest / cheapest", "time / K-Means (median)", "bound met"])
     body, cells = [], []
-    for key, rows in data.groupby(["version", "set", "k", "bound"], sort=False):
+    for key, rows in interleaved(data, ["set", "k", "bound"]).groupby(
+            ["version", "set", "k", "bound"], sort=False):
         fairkm = rows[rows["method"] == "FairKM(max_deviation)"].iloc[0]
         bounded = rows[rows["method"] == "BoundedKMeans"].set_index("seed")
         costs = bounded.loc[bounded["status"] == "ok", "cost_kmeans"]
@@ -206,7 +215,8 @@ def numeric_part(data):
               "time (s) median", "time (s) max", "time / without numeric_bound (median)",
               "time / without numeric_bound (max)", "bound met", "labelings without"]
     body = []
-    for key, rows in data.groupby(["version", "set", "k"], sort=False):
+    for key, rows in interleaved(data, ["set", "k"]).groupby(["version", "set", "k"],
+                                                             sort=False):
         bounded = rows[rows["numeric_bound"].notna()].set_index("run")
         plain = rows[rows["numeric_bound"].isna()].set_index("run")
         ratio = bounded["seconds"] / plain["seconds"]
