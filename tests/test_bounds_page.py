@@ -242,6 +242,15 @@ def test_the_heldout_sentences_count_the_fits(block, fits, attributes):
         assert float(said[4]) == ok.loc[i, "bound"]
 
 
+def test_the_kmeans_times_are_the_csvs(block, fits):
+    for version, mine in fits.groupby("version"):
+        line = next(x for x in block.splitlines()
+                    if x.startswith(f"- **{version}**: a `KMeans(n_init=10)` fit took"))
+        low, high = re.search(r"took (\d+\.\d+)-(\d+\.\d+) s\.", line).groups()
+        assert close(low, mine["kmeans_seconds"].min())
+        assert close(high, mine["kmeans_seconds"].max())
+
+
 def test_every_attribute_cell_is_the_csv(page_tables, fits, attributes):
     checked = 0
     for name, group in attributes.groupby("set"):
