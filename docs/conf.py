@@ -40,6 +40,7 @@ exclude_patterns = [
     "fairness-weight-panel.md",  # written by benchmarks/bench_weights.py; weight-panel.md shows it
     "fairness-weight-slope.md",  # written by benchmarks/bench_slope.py; fairness-weight.md shows it
     "frontier/*.md",  # written by benchmarks/bench_frontier.py; frontier.md includes it
+    "bounds/*.md",  # written by benchmarks/bench_guarantee.py; bounds.md includes it
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
     "auto_examples/*.zip",
