@@ -253,46 +253,6 @@ def _cost(X, weights, labels, centers):
     return total
 
 
-def relaxed_centers(X, centers, bounds, *, max_iter=20, tol=1e-4, max_lp_variables=300_000):
-    """Alternate the relaxation and its clusters' means from ``centers``, while its cost falls.
-
-    The relaxation's fractional clusters suit the bounds: their means are
-    centres from which the bounded assignment costs less than from the
-    unbounded centres they started from. No rounding is made.
-
-    Parameters
-    ----------
-    X, centers, bounds, max_iter, tol, max_lp_variables
-        As in :func:`solve`.
-
-    Returns
-    -------
-    ndarray of shape (n_clusters, n_features)
-    """
-    k = centers.shape[0]
-    problem = make_problem(X, bounds, k)
-    live = np.flatnonzero(problem.weights > 0)
-    previous, prices = None, None
-    for _ in range(max_iter):
-        dist = sq_distances(X, centers)
-        relaxation = relax(problem, dist, live, max_lp_variables, prices)
-        prices = relaxation.prices
-        if previous is not None and relaxation.value >= previous * (1.0 - tol):
-            break
-        previous = relaxation.value
-        w = problem.weights
-        held = np.setdiff1d(live, relaxation.free, assume_unique=True)
-        share = w[relaxation.free][relaxation.pos] * relaxation.x
-        rows = np.concatenate([held, relaxation.free[relaxation.pos]])
-        clusters = np.concatenate([relaxation.labels[held], relaxation.clu])
-        mass = np.concatenate([w[held], share])
-        means, sizes = cluster_means(X[rows], mass, clusters, k)
-        if (sizes <= 0).any():
-            break
-        centers = means
-    return centers
-
-
 def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     """Resolve ``max_deviation=0`` to the dataset's exact mix, or as near as whole rows allow.
 

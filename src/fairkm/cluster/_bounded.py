@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.cluster import kmeans_plusplus
+from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -17,20 +17,28 @@ from tqdm import tqdm
 from fairkm.bounds import (
     SOLVER_CONSTRAINTS,
     decided_threads,
-    relaxed_centers,
+    losses,
     solve,
     sq_distances,
+    standing_of,
 )
-from fairkm.exceptions import BoundNotMetWarning
-from fairkm.metrics import bounds_from_features, enforced, no_bounds, resolve_bounds
+from fairkm.exceptions import BoundNotMetWarning, InfeasibleBoundError
+from fairkm.metrics import (
+    bounds_from_features,
+    enforced,
+    from_codes,
+    no_bounds,
+)
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import (
     feature_names,
+    paired,
     read_fit,
     row_index,
     warn_if_duplicate_centers,
     warn_on_fit,
 )
+from fairkm.utils._options import MULTIPLICATIVE
 from fairkm.utils._param_validation import (
     BOUND,
     DEVIATION_KIND,
@@ -51,7 +59,12 @@ from ._mixin import SensitiveFeaturesMixin
 
 __all__ = ["BoundedKMeans"]
 
-_AUTO_STARTS = 3  # k-means++ seedings with n_init="auto"
+# The starts of n_init="auto", by init. FairKM's centres are near the bounds, but one FairKM
+# seed can end in a dearer valley (0.8% on FCA's Adult setting); K-Means' centres find the
+# cheap clusterings that FairKM's fairness term steers away from (exact balance of colours tied
+# to blobs). Each start costs about one FairKM or K-Means fit and one alternation.
+_AUTO_STARTS = {"fairkm": ("fairkm", "fairkm", "k-means++", "k-means++"),
+                "k-means++": ("k-means++",) * 3}
 
 
 @fill_estimator_docstring
@@ -66,8 +79,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     the dataset, or (``min_balance``) every cluster's balance at least a
     target, as Chierichetti et al. (2017) and their successors state it: the
     cheapest clustering it finds under the bounds, whatever the mix inside
-    them. From FairKM's centres (the default; or k-means++
-    seeds, or given centres) it makes the bounded assignment at the least
+    them. From FairKM's and K-Means' centres (the default; or either, or
+    given centres) it makes the bounded assignment at the least
     K-Means cost (:func:`fair_assignment`: the linear relaxation, solved by
     scipy's HiGHS, rounded to whole rows by a local search), then alternates
     centre updates with the same assignment by local moves while the cost
@@ -102,17 +115,22 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             default="fairkm"
         Starting centres: those of :class:`fairkm.FairKM` with its defaults
         (already near the bounds, so the bounded assignment from them is
-        cheap), scikit-learn's k-means++ seeding (whose centres first move
-        to where the bound is cheap: the relaxation alternated with its
-        fractional clusters' means), or given centres
-        (``KMeans(...).cluster_centers_``, say).
+        cheap), those of scikit-learn's K-Means from one k-means++ seeding
+        (``KMeans(n_init=1)``: where the bounds cost little, they find
+        cheaper clusterings than FairKM's fairness term leads to), or given
+        centres (``KMeans(...).cluster_centers_``, say). With ``n_init="auto"``,
+        "fairkm" starts from both kinds.
     n_init : "auto" or int, default="auto"
-        Number of starts (FairKM fits or k-means++ seedings, each from its own
-        seed), each alternated to the end; the clustering with the smallest
-        violation, then the lowest cost, is kept. Must be 1 with given
-        centres. "auto": 1 with "fairkm" or given centres, 3 with k-means++.
+        Number of starts, each from its own seed and alternated to the end;
+        the clustering with the smallest violation, then the lowest cost, is
+        kept. An int makes that many starts of the kind ``init`` names; it
+        must be 1 with given centres. "auto": with "fairkm", two starts from
+        FairKM's centres, then two from K-Means' (the first is the start of
+        ``n_init=1``, so "auto" never ends dearer than it); three with
+        "k-means++"; one with given centres. Each start costs about one
+        FairKM or K-Means fit and one alternation.
     max_iter : int, default=20
-        Number of bounded assignments per seeding at most.
+        Number of bounded assignments per start at most.
     tol : float, default=1e-4
         Stop when an assignment lowers the K-Means cost by no more than
         ``tol`` times its value.
@@ -121,11 +139,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         the rows are priced by the programme's duals and only those near a
         tie solved one by one (see :func:`fair_assignment`).
     random_state : int, RandomState instance or None, default=None
-        Seeds FairKM or k-means++. The same value gives identical labels.
+        Seeds the starts (FairKM, K-Means). The same value gives identical labels.
     progress : bool, default=True
-        Show a progress bar (tqdm) on standard error, one step per bounded
-        assignment, when the fit lasts more than 3 seconds and standard
-        error is a terminal.
+        Show a progress bar (tqdm) on standard error, from the fit's start,
+        when standard error is a terminal: one step per start, with the
+        current start's centres, bounded assignments and cost beside it.
 
     Attributes
     ----------
@@ -136,14 +154,14 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     inertia_ : float
         K-Means cost of ``labels_`` (sum of weighted squared distances).
     n_iter_ : int
-        Number of bounded assignments of the kept seeding.
+        Number of bounded assignments of the kept start.
     n_threads_ : int
         The threads the fit's parallel kernels ran on (the assignments'
         pricing passes), decided once at its start: at most numba's threads
         and the CPUs the process may use, or ``FAIRKM_NUM_THREADS``.
         ``predict`` decides its own, once per call.
     cost_history_ : tuple of float
-        ``inertia_`` after each assignment of the kept seeding.
+        ``inertia_`` after each assignment of the kept start.
     bounds_check_ : BoundsCheck
         The bounds measured on ``labels_``: ``satisfied``, ``violation``,
         ``table`` (per attribute: bound, deviation, violation, worst cluster)
@@ -192,7 +210,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from fairkm.bounds import BoundedKMeans
+    >>> from fairkm import BoundedKMeans
     >>> rng = np.random.RandomState(0)
     >>> X = np.r_[rng.normal(0, 1, (40, 2)), rng.normal(6, 1, (40, 2))]
     >>> group = np.r_[np.zeros(35), np.ones(10), np.zeros(35)].astype(int)
@@ -244,28 +262,32 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         check_n_samples(n_positive, self.n_clusters, " (of positive weight)")
         return check_init_centers(self.init, self.n_init, self.n_clusters, X.shape[1])
 
-    def _start(self, X, seed, given, bounds, sensitive_features, bounded):
-        """Return the starting centres of one start (seeded with the bounds' weights)."""
+    def _starts(self, given):
+        """Return the kind of each start: "fairkm", "k-means++" or "given"."""
         if given is not None:
+            return ("given",)
+        if isinstance(self.n_init, str):
+            return _AUTO_STARTS[self.init]
+        return (self.init,) * self.n_init
+
+    def _start(self, kind, X, seed, given, bounds, sensitive_features):
+        """Return the starting centres of one start (fitted with the bounds' weights)."""
+        if kind == "given":
             return given
-        if self.init == "fairkm":
+        with warnings.catch_warnings():
+            # The words of FairKM and KMeans are about their own clusterings, not the bounded
+            # one; those about the data (and duplicate centres) this fit says once itself.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if kind == "k-means++":
+                return KMeans(self.n_clusters, n_init=1, random_state=seed).fit(
+                    X, sample_weight=bounds.weights).cluster_centers_
             from . import FairKM
 
             model = FairKM(self.n_clusters, numeric_sensitive=self.numeric_sensitive,
                            intersections=self.intersections, random_state=seed)
-            with warnings.catch_warnings():
-                # FairKM's words are about its own clustering, not the bounded one; those
-                # about the data (and duplicate centres) this fit says once itself.
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                model.fit(X, sensitive_features=sensitive_features, sample_weight=bounds.weights)
-            return model.cluster_centers_
-        centers, _ = kmeans_plusplus(X, self.n_clusters, sample_weight=bounds.weights,
-                                     random_state=seed)
-        if bounded:
-            centers = relaxed_centers(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
-                                      max_lp_variables=self.max_lp_variables)
-        return centers
+            model.fit(X, sensitive_features=sensitive_features, sample_weight=bounds.weights)
+        return model.cluster_centers_
 
     def _features(self, sensitive_features, n_samples):
         """Read the sensitive features, intersections included (None without)."""
@@ -284,13 +306,32 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         return self.max_deviation
 
     def _bounds(self, features, weights, deviation_kind):
-        """Return the bounds asked for on the features read (none without), with the weights."""
+        """Return the bounds asked for on the features read (none without), with the weights.
+
+        A bound given must bound some attribute: ``numeric_bound`` a numeric
+        one, ``max_deviation`` a categorical one unless ``numeric_bound``
+        bounds something.
+        """
         if features is None:
             return no_bounds(weights, deviation_kind)
-        return bounds_from_features(features, weights, max_deviation=self._max_deviation(),
-                                    deviation_kind=deviation_kind,
-                                    numeric_bound=self.numeric_bound,
-                                    min_balance=self.min_balance)
+        bounds = bounds_from_features(features, weights, max_deviation=self._max_deviation(),
+                                      deviation_kind=deviation_kind,
+                                      numeric_bound=self.numeric_bound,
+                                      min_balance=self.min_balance)
+        kinds = {"numeric_bound": ("numeric", bounds.numeric(bounded_only=False),
+                                   bounds.numeric()),
+                 "max_deviation": ("categorical", bounds.categorical(bounded_only=False),
+                                   bounds.categorical() or bounds.numeric())}
+        for name, (kind, eligible, bounded) in kinds.items():
+            value = self._max_deviation() if name == "max_deviation" else self.numeric_bound
+            if value is not None and not bounded:
+                have = (f"the {kind} ones are {[a.name for a in eligible]}" if eligible
+                        else f"there is no {kind} one among {list(features.names)}")
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} bounds no sensitive attribute: {have}."
+                    + (" Bound numeric ones with numeric_bound." if kind == "categorical"
+                       and bounds.numeric(bounded_only=False) else ""))
+        return bounds
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Cluster ``X`` with every cluster's mix within the bounds.
@@ -336,21 +377,21 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     kinds_by_dtype=isinstance(self.numeric_sensitive, str))
         bounds = self._bounds(features, sample_weight, deviation_kind)
         rng = check_random_state(self.random_state)
-        n_init = self.n_init
-        if isinstance(n_init, str):
-            n_init = 3 if given is None and self.init == "k-means++" else 1
-        seeds = rng.randint(np.iinfo(np.int32).max, size=n_init)
-        bounded = bool(bounds.categorical() or bounds.numeric())
+        kinds = self._starts(given)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=len(kinds))
         best = None
         # One thread count for every parallel kernel of the fit (the assignments' passes).
-        with _progress_bar(self.progress), decided_threads() as n_threads:
-            for seed in seeds:
-                centers = self._start(X, int(seed), given, bounds, sensitive_features, bounded)
+        with _progress_bar(self.progress, len(kinds)) as begin, \
+                decided_threads() as n_threads:
+            for kind, seed in zip(kinds, seeds, strict=True):
+                begin(kind)
+                centers = self._start(kind, X, int(seed), given, bounds, sensitive_features)
                 result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
                                max_lp_variables=self.max_lp_variables, warn=False)
                 key = (round(result.violation, 9), result.inertia)
                 if best is None or key < (round(best.violation, 9), best.inertia):
                     best = result
+            begin(None)
         self.labels_ = best.labels
         self.cluster_centers_ = best.centers
         warn_if_duplicate_centers(type(self).__name__, best.centers, self.n_clusters)
@@ -384,8 +425,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         sensitive_features : array-like, Series or DataFrame, default=None
             Their sensitive attributes. Given, the rows are assigned with the
             fitted bounds measured against *their own* mix (one bounded
-            assignment to ``cluster_centers_``; at least ``n_clusters`` rows).
-            None: each row goes to its nearest centre (see Notes).
+            assignment to ``cluster_centers_``; at least ``n_clusters`` rows),
+            unless that leaves them further from their mix than each row's
+            nearest centre (see Notes). None: each row goes to its nearest
+            centre.
 
         Returns
         -------
@@ -395,17 +438,28 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Warns
         -----
         UserWarning
-            When the model was fitted with sensitive features and none are given.
+            When the model was fitted with sensitive features and none are
+            given, or when the bounded assignment is set aside.
 
         Notes
         -----
         Without ``sensitive_features`` the bounds are not applied to the new
-        rows, so a model fitted with them warns.
+        rows, so a model fitted with them warns. With them, the bounded
+        assignment is kept only if it leaves no attribute further from the new
+        rows' mix than nearest-centre assignment does, by the distances
+        :func:`fairkm.metrics.fairness_report` measures: the mean over clusters
+        and the worst cluster of the Euclidean distance (of the shares; for a
+        numeric attribute, the gap between means) and of the Wasserstein
+        distance (total variation for a categorical attribute), as a bounded
+        :class:`fairkm.FairKM` judges its repair. Otherwise (an attribute without a bound, or a bound that leaves
+        a mean over clusters above nearest's) the rows go to their nearest
+        centre, with a warning naming the attribute.
         """
         check_is_fitted(self)
         index = row_index(X)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         with decided_threads():  # one thread count for the call's parallel kernels
+            nearest = np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
             if sensitive_features is None:
                 if self._fitted_with_sensitive:
                     warn(
@@ -414,32 +468,101 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                         "Pass sensitive_features to assign the rows within the bounds.",
                         UserWarning
                     )
-                return np.argmin(sq_distances(X, self.cluster_centers_), axis=1)
-            bounds = resolve_bounds(
-                sensitive_features, X.shape[0], max_deviation=self._max_deviation(),
-                deviation_kind=self.deviation_kind,
-                numeric_bound=self.numeric_bound, numeric_sensitive=self.numeric_sensitive,
-                intersections=self.intersections, index=index, min_balance=self.min_balance)
-            return solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
-                         max_lp_variables=self.max_lp_variables).labels
+                return nearest
+            features = self._features(
+                paired(sensitive_features, index, name="sensitive_features"), X.shape[0])
+            bounds = self._bounds(features, None, self.deviation_kind)
+            labels = solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
+                           max_lp_variables=self.max_lp_variables).labels
+            worse = _further_from_mix(labels, nearest, features)
+            if worse:
+                # Spent on cost, the room inside the bounds can leave an attribute further
+                # from the mix than nearest centres did: again, no attribute's deviation
+                # above theirs.
+                tight = _no_looser_than(bounds, features, nearest, self.n_clusters,
+                                        self.min_balance)
+                try:
+                    result = solve(X, self.cluster_centers_, tight, max_iter=1, tol=self.tol,
+                                   max_lp_variables=self.max_lp_variables, warn=False)
+                except InfeasibleBoundError:
+                    result = None
+                if result is not None and result.satisfied and not _further_from_mix(
+                        result.labels, nearest, features):
+                    return result.labels
+        if worse:
+            warn(
+                "The bounded assignment of the new rows leaves them further from their mix "
+                "than each row's nearest centre does (nearest centres -> bounded: "
+                f"{'; '.join(map(str, worse))}): the rows go to their nearest centre.",
+                UserWarning
+            )
+            return nearest
+        return labels
+
+
+def _no_looser_than(bounds, features, labels, n_clusters, min_balance):
+    """Return ``bounds`` with each attribute's bound lowered to the deviation ``labels`` reach."""
+    reached = from_codes(bounds, labels, n_clusters).table["deviation"]
+
+    def lowered(attributes, most):
+        out = {}
+        for a in attributes:
+            bound = min(a.delta if a.bounded and not np.isnan(a.delta) else np.inf,
+                        float(reached[a.name]))
+            if bound < most:
+                out[a.name] = bound
+        return out or None
+
+    most = 1.0 if bounds.kind == MULTIPLICATIVE else np.inf
+    return bounds_from_features(
+        features, None, max_deviation=lowered(bounds.categorical(bounded_only=False), most),
+        deviation_kind=bounds.kind,
+        numeric_bound=lowered(bounds.numeric(bounded_only=False), np.inf),
+        min_balance=min_balance)
+
+
+def _further_from_mix(labels, reference, features):
+    """Return what ``labels`` leave further from the mix than ``reference`` (empty: nothing).
+
+    By the distances the reports measure (:mod:`fairkm.bounds._loss`), as a
+    bounded FairKM judges its repair and its prediction.
+    """
+    return losses(standing_of(reference, features), standing_of(labels, features))
+
+
+_START_NAMES = {"fairkm": "FairKM's centres", "k-means++": "K-Means' centres",
+                "given": "the given centres"}
 
 
 @contextlib.contextmanager
-def _progress_bar(show):
-    """Show a tqdm bar moved by every bounded assignment (after 3 s, on a terminal only)."""
+def _progress_bar(show, n_starts):
+    """Yield ``begin(kind)``, called as each start begins (None: the last one ended).
+
+    Shown (on a terminal only) from the fit's start: one step per start, the
+    current start's centres and its bounded assignments beside it.
+    """
     if not show:
-        yield
+        yield lambda kind: None
         return
-    with tqdm(desc="BoundedKMeans", unit=" assignments", delay=3.0, leave=False,
+    with tqdm(desc="BoundedKMeans", total=n_starts, unit=" starts", leave=False,
               file=sys.stderr, disable=None) as bar:
         if bar.disable:
-            yield
+            yield lambda kind: None
             return
+        state = {"begun": 0, "name": ""}
+
+        def begin(kind):
+            if state["begun"]:
+                bar.update(1)
+            if kind is not None:
+                state["begun"] += 1
+                state["name"] = _START_NAMES[kind]
+                bar.set_postfix_str(f"start {state['begun']}: {state['name']}")
 
         def step(progress):
             if progress.kind == "assignment":
-                bar.update(1)
-                bar.set_postfix_str(f"inertia {progress.objective:.6g}", refresh=False)
+                bar.set_postfix_str(f"start {state['begun']}: {state['name']}, assignment "
+                                    f"{progress.iteration}, inertia {progress.objective:.6g}")
 
         with listening(step):
-            yield
+            yield begin
