@@ -451,9 +451,11 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         and the worst cluster of the Euclidean distance (of the shares; for a
         numeric attribute, the gap between means) and of the Wasserstein
         distance (total variation for a categorical attribute), as a bounded
-        :class:`fairkm.FairKM` judges its repair. Otherwise (an attribute without a bound, or a bound that leaves
-        a mean over clusters above nearest's) the rows go to their nearest
-        centre, with a warning naming the attribute.
+        :class:`fairkm.FairKM` judges its repair. Otherwise the assignment is
+        made again with every bound lowered to what nearest centres reach;
+        where that fails too (an attribute without a bound, or a bound that
+        leaves a mean over clusters above nearest's), the rows go to their
+        nearest centre, with a warning naming each attribute and distance.
         """
         check_is_fitted(self)
         index = row_index(X)
