@@ -493,8 +493,9 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     return result.labels
         if worse:
             warn(
-                "The bounded assignment of the new rows leaves them further from their mix "
-                "than each row's nearest centre does (nearest centres -> bounded: "
+                "The bounded assignment of the new rows leaves "
+                f"{' and '.join(dict.fromkeys(item.attribute for item in worse))} further "
+                "from their mix than each row's nearest centre does (nearest centres -> bounded: "
                 f"{'; '.join(map(str, worse))}): the rows go to their nearest centre.",
                 UserWarning
             )
