@@ -521,8 +521,8 @@ def test_bad_inputs_are_named():
     (dict(n_clusters=7), ValueError, r"n_samples=6 should be >= n_clusters=7"),
     (dict(deviation_kind="ratio"), ValueError, r"'deviation_kind' parameter of BoundedKMeans"),
     (dict(max_deviation=[0.1]), TypeError,
-     r"'max_deviation' parameter of BoundedKMeans must be a float in the range \[0.0, inf\) "
-     r"or an instance of 'dict'. Got \[0\.1\] instead"),
+     r"'max_deviation' parameter of BoundedKMeans must be a str among \{'auto'\}, None, a float "
+     r"in the range \[0.0, inf\) or an instance of 'dict'. Got \[0\.1\] instead"),
 ])
 def test_estimator_bad_parameters_are_named(params, error, match):
     model = BoundedKMeans(**{"n_clusters": 2, **params})
