@@ -352,3 +352,31 @@ def test_quiet_stdout_hides_what_native_code_writes_and_nothing_after(capfd):
     os.write(1, b"after\n")
     out, _ = capfd.readouterr()
     assert out == "before\nafter\n"
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda X, S, G: fair_assignment(X, X[:3], S, max_deviation=0.05),
+     r"max_deviation=0.05, numeric_bound=None and min_balance=None bound no sensitive "
+     r"attribute \(their kinds: \{'age': 'numeric'\}\)"),
+    (lambda X, S, G: fair_assignment(X, X[:3], G, max_deviation=None),
+     r"max_deviation=None, numeric_bound=None and min_balance=None bound no"),
+    (lambda X, S, G: fair_assignment(X, X[:3], G, max_deviation={}),
+     r"max_deviation=\{\} names no attribute, so it would bound nothing: .* some of \['g'\]"),
+    (lambda X, S, G: fair_assignment(X, X[:3], G, max_deviation=None, min_balance={}),
+     r"min_balance=\{\} names no attribute"),
+    (lambda X, S, G: fair_assignment(X, X[:3], S, max_deviation=None, numeric_bound={}),
+     r"numeric_bound=\{\} names no attribute, .* some of \['age'\]"),
+    (lambda X, S, G: BoundedKMeans(3, max_deviation={}).fit(X, sensitive_features=G),
+     r"max_deviation=\{\} names no attribute"),
+    (lambda X, S, G: FairKM(3, max_deviation={}).fit(X, sensitive_features=G),
+     r"max_deviation=\{\} names no attribute"),
+])
+def test_a_bound_on_nothing_is_refused_by_name(call, match):
+    # Every entry point refuses a bound that would bound no attribute, instead of fitting
+    # without one.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    S = pd.DataFrame({"age": rng.normal(size=60)})
+    G = pd.DataFrame({"g": rng.integers(0, 2, 60)})
+    with pytest.raises(ValueError, match=match):
+        call(X, S, G)

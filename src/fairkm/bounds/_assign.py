@@ -589,6 +589,9 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         can meet the bounds; its message, ``tightest`` and ``excess_rows``
         give the tightest bound that can be met and the least excess, in
         rows, that any assignment leaves.
+    ValueError
+        When the bounds asked bound no attribute (``max_deviation`` with no
+        categorical attribute, ``{}``, every bound None, ...).
 
     Warns
     -----
@@ -633,6 +636,14 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                             deviation_kind=deviation_kind, numeric_bound=numeric_bound,
                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
                             intersections=intersections, index=index, min_balance=min_balance)
+    if not (bounds.categorical() or bounds.numeric()):
+        kinds = {a.name: a.kind for a in bounds.attributes}
+        raise ValueError(
+            f"max_deviation={max_deviation!r}, numeric_bound={numeric_bound!r} and "
+            f"min_balance={min_balance!r} bound no sensitive attribute (their kinds: {kinds}): "
+            "max_deviation and min_balance bound categorical attributes, numeric_bound numeric "
+            "ones. Without a bound, the cheapest assignment is each row's nearest centre."
+        )
     with decided_threads():  # one thread count for the call's parallel kernels
         return solve(X, centers, bounds, max_iter=max_iter, tol=tol,
                      max_lp_variables=max_lp_variables)

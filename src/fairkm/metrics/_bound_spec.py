@@ -204,11 +204,21 @@ def _check_delta(name, value, kind):
     return float(value)
 
 
+def _refuse_empty(parameter, value, eligible, what):
+    """Refuse an empty mapping: it would silently bound nothing."""
+    if isinstance(value, Mapping) and not value:
+        raise ValueError(
+            f"{parameter}={{}} names no attribute, so it would bound nothing: give one number "
+            f"for every {what} attribute, {{name: value}} for some of {list(eligible)}, or None."
+        )
+
+
 def _per_attribute(value, parameter, names, eligible, kind, what):
     """Map a bound (a number, a mapping name -> number, or None) onto the attributes."""
     out = dict.fromkeys(names, np.nan)
     if value is None:
         return out
+    _refuse_empty(parameter, value, eligible, what)
     if isinstance(value, Mapping):
         for key, item in value.items():
             if key not in names:
@@ -262,8 +272,8 @@ def bounds_asked(names, categorical, *, max_deviation, deviation_kind="additive"
     Raises
     ------
     ValueError
-        On a bound that is not a number >= 0 or a dict of them, a name that
-        is not an attribute or not of the kind bounded, a multiplicative
+        On a bound that is not a number >= 0 or a non-empty dict of them, a
+        name that is not an attribute or not of the kind bounded, a multiplicative
         bound of 1 or more, or (with ``categorical_needed``) nothing to bound.
     """
     check_kind(deviation_kind)
@@ -306,13 +316,14 @@ def balances_asked(names, categorical, min_balance):
     ------
     ValueError
         On a target outside [0, 1], a name that is not an attribute or is
-        numeric, or a number when no attribute is categorical.
+        numeric, an empty dict, or a number when no attribute is categorical.
     TypeError
         On a target that is neither a number, a dict nor None.
     """
     out = dict.fromkeys(names, np.nan)
     if min_balance is None:
         return out
+    _refuse_empty("min_balance", min_balance, categorical, "categorical")
     if isinstance(min_balance, Mapping):
         for key, item in min_balance.items():
             if key not in names:
