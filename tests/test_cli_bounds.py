@@ -2,6 +2,8 @@
 
 import html
 
+import numpy as np
+
 import pandas as pd
 import pytest
 
@@ -110,6 +112,16 @@ def test_infeasible_bound_is_one_line_with_the_tightest_bound(capsys, people_150
      "--max-deviation names 'group', which is numeric"),
     (["--max-deviation", "0.1", "--numeric-sensitive", "sex,group"],
      "--max-deviation=0.1 bounds categorical attributes, and there is none"),
+    (["--min-balance", "1.5"], "expected a balance such as 0.45 (smallest group over largest), "
+                               "or NAME=BALANCE pairs at most 1, got '1.5'"),
+    (["--min-balance", "45%"], "expected a balance such as 0.45"),
+    (["--min-balance", "sex=0.4,sex=0.5"], "each column once"),
+    (["--min-balance", "height=0.4"],
+     "--min-balance names 'height', which is not a sensitive attribute"),
+    (["--min-balance", "group=0.4", "--numeric-sensitive", "group"],
+     "--min-balance names 'group', which is numeric"),
+    (["--min-balance", "0.4", "--numeric-sensitive", "sex,group"],
+     "--min-balance=0.4 asks a balance of categorical attributes, and there is none"),
 ])
 def test_bad_bounds_are_usage_errors_before_any_fit(capsys, people_150_csv, fitted, args, message):
     status, out, err = run(capsys, "fit", people_150_csv, *FIT, *args)
@@ -180,3 +192,35 @@ def test_zero_is_audited_against_the_bound_whole_rows_allowed(capsys, people_150
     # (the report shows numbers to 4 significant digits)
     assert f"FairKM: Every cluster within {enforced:.4g} of the dataset's mix: yes" in flat
     assert "The bound asked was not met by every cluster" not in flat
+
+
+def _balances(labels, column):
+    """Each cluster's balance of ``column``: its smallest value's count over its largest."""
+    values = np.unique(column)
+    out = []
+    for c in np.unique(labels):
+        counts = np.array([np.sum((labels == c) & (column == v)) for v in values])
+        out.append(counts.min() / counts.max())
+    return np.array(out)
+
+
+def test_fit_and_evaluate_take_a_balance_target(capsys, people_150_csv, tmp_path, fitted):
+    output = tmp_path / "out.csv"
+    status, out, err = run(capsys, "fit", people_150_csv, *FIT, "--min-balance", "0.5",
+                           "--output", output)
+    assert status == 0, err
+    (model,) = fitted
+    assert model.min_balance == 0.5 and model.max_deviation is None
+    labels = pd.read_csv(output)["cluster"].to_numpy()
+    people = pd.read_csv(people_150_csv)
+    for name in ("sex", "group"):  # recounted: every cluster's balance at least the target
+        assert _balances(labels, people[name].to_numpy()).min() >= 0.5 - 1e-12
+    assert "guarantee: every cluster's balance at least 0.5: " in _flat(out)
+    assert "every bound met" in _flat(out)
+    # evaluate checks a target on one column, against a recount of the same labels.
+    status, out, err = run(capsys, "evaluate", output, "--labels", "cluster", "--sensitive",
+                           "sex,group", "--min-balance", "group=0.9")
+    assert status == 0, err
+    met = _balances(labels, people["group"].to_numpy()).min() >= 0.9
+    assert (f"column 'cluster': Every cluster with balance at least 0.9: "
+            f"{'yes' if met else 'no'}") in _flat(out)

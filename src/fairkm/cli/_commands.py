@@ -100,8 +100,13 @@ def _data_facts(args, data):
     return facts
 
 
+def _asked(args):
+    """Whether a guarantee was asked (--max-deviation or --min-balance)."""
+    return args.max_deviation is not None or args.min_balance is not None
+
+
 def _bound(args, fitted=None):
-    """Return the guarantee asked (--max-deviation, --deviation-kind) as keyword arguments.
+    """Return the guarantee asked (--max-deviation, --deviation-kind, --min-balance) as arguments.
 
     With a ``fitted`` FairKM, the bound it enforced (0 resolved to what whole
     rows allow), for the audit to check that bound.
@@ -109,7 +114,8 @@ def _bound(args, fitted=None):
     asked = args.max_deviation
     if fitted is not None and asked is not None:
         asked = fitted.max_deviation_
-    return {"max_deviation": asked, "deviation_kind": args.deviation_kind or "additive"}
+    return {"max_deviation": asked, "deviation_kind": args.deviation_kind or "additive",
+            "min_balance": args.min_balance}
 
 
 @contextlib.contextmanager
@@ -128,7 +134,7 @@ def _copies_checked():
 def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
     """Fit FairKM (with a progress bar); return it and its time."""
     # Only a bound asked reaches FairKM, so that without one it is the same call as ever.
-    bound = _bound(args) if args.max_deviation is not None else {}
+    bound = _bound(args) if _asked(args) else {}
     weights = {} if sample_weight is None else {"sample_weight": sample_weight}
     start = time.perf_counter()
     with progress_bar(args.quiet, desc="FairKM"):
@@ -145,9 +151,17 @@ def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
 
 def _bound_fact(fair):
     """Say what guarantee FairKM was asked for, what it took, and how far it was met."""
-    enforced = fair.max_deviation_
-    within = (", ".join(f"of {name} within {value:.3g}" for name, value in enforced.items())
-              if isinstance(enforced, dict) else f"within {enforced:.3g}")
+    enforced, target = fair.max_deviation_, fair.min_balance
+    asked = []
+    if enforced is not None:
+        within = (", ".join(f"of {name} within {value:.3g}" for name, value in enforced.items())
+                  if isinstance(enforced, dict) else f"within {enforced:.3g}")
+        asked.append(f"every cluster's share of each value {within} of the dataset's "
+                     f"({fair.deviation_kind})")
+    if target is not None:
+        at_least = (", ".join(f"of {name} at least {value:.3g}" for name, value in target.items())
+                    if isinstance(target, dict) else f"at least {target:.3g}")
+        asked.append(f"every cluster's balance {at_least}")
     took = ("FairKM's clustering met it unchanged" if fair.n_moved_by_bound_ == 0
             else f"{fair.n_moved_by_bound_:,} rows moved from FairKM's clustering to meet it")
     left = ("every bound met" if fair.bounds_check_.satisfied
@@ -159,8 +173,7 @@ def _bound_fact(fair):
                  f"further from the dataset's mix than FairKM left them "
                  f"({'; '.join(map(str, repair.loss))})")
     note = f" {fair.bounds_check_.note}" if fair.bounds_check_.note else ""
-    return ("guarantee", f"every cluster's share of each value {within} of the dataset's "
-            f"({fair.deviation_kind}): {took}; {left}.{note}")
+    return ("guarantee", f"{'; '.join(asked)}: {took}; {left}.{note}")
 
 
 # How each cluster's deviations counted in the fairness term, in words.
@@ -183,7 +196,7 @@ def _fit_facts(fair, seconds):
                  if fair.refit_params_ else "the same budget gives it again")
         facts.append(("budget", f"{asked}: ended at relative weight "
                                 f"{fair.relative_weight_:.3g} ({refit})"))
-    if getattr(fair, "max_deviation", None) is not None:
+    if fair.max_deviation is not None or fair.min_balance is not None:
         facts.append(_bound_fact(fair))
     if np.isnan(fair.relative_weight_):
         how = " (the paper's (n/k)^2)" if fair.fairness_weight == "paper" else ""

@@ -32,7 +32,7 @@ def one_line(exc):
 
 # The library's parameters that options set, as the options name them.
 _OPTIONS = {"max_deviation": "--max-deviation", "deviation_kind": "--deviation-kind",
-            "numeric_sensitive": "--numeric-sensitive"}
+            "min_balance": "--min-balance", "numeric_sensitive": "--numeric-sensitive"}
 _PARAMETER = re.compile(r"\b(" + "|".join(_OPTIONS) + r")\b")
 
 

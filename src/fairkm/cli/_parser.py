@@ -116,20 +116,39 @@ def _share(text, what):
     return _number(text, what)
 
 
-def _max_deviation(text):
-    """Read --max-deviation: one share for every column, or NAME=SHARE pairs."""
+def _per_column(text, read, what, unit):
+    """Read one value for every column, or NAME=VALUE pairs (``unit`` names the value)."""
     if "=" not in text:
-        return _share(text, "a share such as 0.05 or 5%, or NAME=SHARE pairs")
-    bounds = {}
+        return read(text, f"{what}, or NAME={unit} pairs")
+    values = {}
     for item in text.split(","):
         name, _, value = item.partition("=")
         name = name.strip()
-        if not name or name in bounds:
+        if not name or name in values:
             raise argparse.ArgumentTypeError(
-                f"expected NAME=SHARE pairs, each column once, separated by commas, got {item!r}"
+                f"expected NAME={unit} pairs, each column once, separated by commas, got {item!r}"
             )
-        bounds[name] = _share(value.strip(), f"a share such as 0.05 or 5% for {name!r}")
-    return bounds
+        values[name] = read(value.strip(), f"{what} for {name!r}")
+    return values
+
+
+def _max_deviation(text):
+    """Read --max-deviation: one share for every column, or NAME=SHARE pairs."""
+    return _per_column(text, _share, "a share such as 0.05 or 5%", "SHARE")
+
+
+def _balance(text, what):
+    """Read a balance in [0, 1] (a ratio of counts: no percent sign)."""
+    value = _number(text, what)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected {what} at most 1, got {text!r}")
+    return value
+
+
+def _min_balance(text):
+    """Read --min-balance: one balance for every column, or NAME=BALANCE pairs."""
+    return _per_column(text, _balance, "a balance such as 0.45 (smallest group over largest)",
+                       "BALANCE")
 
 
 def _attribute_weights(text):
@@ -328,6 +347,11 @@ def _add_bound_options(parser, *, what):
                         "categorical sensitive column within SHARE of the dataset's (0.05 or "
                         f"5%%: five percentage points); NAME=SHARE,... bounds those columns only. "
                         f"{what}")
+    parser.add_argument("--min-balance", type=_min_balance, metavar="BALANCE|NAME=BALANCE,...",
+                        help="a guarantee as the peers state it: every cluster's balance (its "
+                        "smallest group's count over its largest) of every categorical "
+                        "sensitive column at least BALANCE, in [0, 1]; NAME=BALANCE,... for "
+                        f"those columns only; may go with --max-deviation. {what}")
     parser.add_argument("--deviation-kind", choices=DEVIATION_KINDS,
                         metavar="additive|multiplicative",
                         help="how --max-deviation reads: 'additive' (the default) asks "

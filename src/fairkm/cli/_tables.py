@@ -21,7 +21,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairkm.exceptions import DataWarning
-from fairkm.metrics import bounds_asked
+from fairkm.metrics import balances_asked, bounds_asked
 from fairkm.report import drop_missing, missing_values
 from fairkm.utils._call_site import warn
 from fairkm.utils._data_checks import (
@@ -398,7 +398,7 @@ def check_roles(args, *, labels=None):
 
 
 def check_bound(args, sensitive, numeric):
-    """Usage errors of --numeric-sensitive, --max-deviation and --deviation-kind, before any fit.
+    """Usage errors of the bound options and --numeric-sensitive, before any fit.
 
     ``sensitive`` and ``numeric`` name the sensitive columns and the numeric
     ones among them: the library's rules (a numeric column must be a
@@ -410,14 +410,15 @@ def check_bound(args, sensitive, numeric):
     flags = _numeric_flags(names, numeric)
     bound = getattr(args, "max_deviation", None)
     kind = getattr(args, "deviation_kind", None)
-    if bound is None:
-        if kind is not None:
-            raise UsageError("--deviation-kind goes with --max-deviation")
-        return
+    balance = getattr(args, "min_balance", None)
+    categorical = [name for name, flag in zip(names, flags, strict=True) if not flag]
+    if bound is None and kind is not None:
+        raise UsageError("--deviation-kind goes with --max-deviation")
     with library_errors(UsageError):
-        bounds_asked(names, [name for name, flag in zip(names, flags, strict=True) if not flag],
-                     max_deviation=bound, deviation_kind=kind or ADDITIVE,
-                     categorical_needed=True)
+        if bound is not None:
+            bounds_asked(names, categorical, max_deviation=bound,
+                         deviation_kind=kind or ADDITIVE, categorical_needed=True)
+        balances_asked(names, categorical, balance)
 
 
 @dataclass(frozen=True)
