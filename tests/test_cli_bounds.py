@@ -3,7 +3,6 @@
 import html
 
 import numpy as np
-
 import pandas as pd
 import pytest
 
