@@ -22,9 +22,11 @@ published numbers, where this script knows them, are printed beside
 With ``--peer-python PATH --peer-dir PATH`` the peer itself runs beside each
 row: ``FairClustering(algorithm="msflowfc", n_clusters=k, tolerance=t,
 target="maximum", seed=seed)`` from the peer's source folder, in the peer's
-own interpreter (a separate virtual environment with ortools and faiss-cpu; it
-is not a fairkm dependency), on the same arrays, written to a temporary
-folder (the sensitive column as integer codes). Its CPU time is measured by
+own interpreter (a separate virtual environment: the peer's ``fair_clustering``
+imports ortools, faiss-cpu, scikit-learn and pyscipopt; none is a fairkm
+dependency. The peer declares Python >= 3.12, yet its code runs unchanged on
+3.11), on the same arrays, written to a temporary folder (the sensitive column
+as integer codes). Its CPU time is measured by
 ``time.process_time`` in its own process; its labels come back and their cost
 and balance are recounted here exactly as fairkm's. The ratios printed are
 fairkm's over the peer's. Set ``OMP_NUM_THREADS=1`` (and
