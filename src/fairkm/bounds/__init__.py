@@ -21,6 +21,7 @@ are :class:`fairkm.BoundedKMeans` and ``fairkm.FairKM(max_deviation=...)``.
 
 from ._assign import SOLVER_CONSTRAINTS as SOLVER_CONSTRAINTS
 from ._assign import BoundedAssignment, fair_assignment
+from ._assign import as_fair_as_whole_rows as as_fair_as_whole_rows
 from ._assign import solve as solve
 from ._loss import BoundRepair as BoundRepair
 from ._loss import losses as losses
@@ -32,10 +33,11 @@ from ._threads import numba_threads as numba_threads
 from ._threads import thread_count as thread_count
 
 # Beside the public names, what the estimators of fairkm.cluster call: solve (a bounded
-# assignment from validated arrays), constrain (FairKM(max_deviation=...)),
-# sq_distances and SOLVER_CONSTRAINTS, and the thread count every fit and predict runs its
-# numba kernels on (decided_threads, numba_threads, thread_count). Not in __all__: not
-# public API.
+# assignment from validated arrays), as_fair_as_whole_rows (max_deviation=0's floor),
+# constrain (FairKM(max_deviation=...)), BoundRepair, losses and standing_of (what a repair
+# or a prediction may not make worse), sq_distances and SOLVER_CONSTRAINTS, and the thread
+# count every fit and predict runs its numba kernels on (decided_threads, numba_threads,
+# thread_count). Not in __all__: not public API.
 __all__ = ["BoundedAssignment", "fair_assignment"]
 
 

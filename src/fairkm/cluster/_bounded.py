@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from fairkm.bounds import (
     SOLVER_CONSTRAINTS,
+    as_fair_as_whole_rows,
     decided_threads,
     losses,
     solve,
@@ -386,6 +387,12 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             for kind, seed in zip(kinds, seeds, strict=True):
                 begin(kind)
                 centers = self._start(kind, X, int(seed), given, bounds, sensitive_features)
+                if bounds.exact:
+                    # max_deviation=0 resolved once, at the first start's centres: every
+                    # start then meets the same bound, so their costs compare (and the
+                    # floor's search is paid once).
+                    bounds = as_fair_as_whole_rows(X, centers, bounds,
+                                                   max_lp_variables=self.max_lp_variables)
                 result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
                                max_lp_variables=self.max_lp_variables, warn=False)
                 key = (round(result.violation, 9), result.inertia)
