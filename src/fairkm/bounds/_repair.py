@@ -34,7 +34,8 @@ ends above its own):
    cheapest assignment under it among them), the one of least loss, its
    losses recorded (:class:`fairkm.bounds._loss.BoundRepair`).
 
-Every step is deterministic: no time limit decides a result.
+The search has no time limit; the integer programmes of the cheapest assignment
+keep their backstop (:data:`fairkm.bounds._model.MILP_TIME_LIMIT`).
 """
 from __future__ import annotations
 
