@@ -136,8 +136,9 @@ def balance_pairs(problem):
     """
     out = []
     for a, (b, present) in enumerate(problem.balance):
-        if b > 0.0:
-            values = np.flatnonzero(present)
+        values = np.flatnonzero(present)
+        # One value present in the dataset: every cluster's balance is 1, nothing to ask.
+        if b > 0.0 and values.shape[0] > 1:
             v, u = np.repeat(values, values.shape[0]), np.tile(values, values.shape[0])
             keep = v != u
             out.append((a, float(b), v[keep], u[keep]))
