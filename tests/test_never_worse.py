@@ -114,6 +114,7 @@ def test_a_bounded_fit_is_never_worse_than_fairkm_or_says_so(problem):
     assert bool(losses) == bool(repair.loss) == (repair.how == "least loss")
     for w in losses:
         assert all(name in str(w.message) for name in repair.attributes_worse)
+        assert str(w.message).startswith(f"max_deviation={model.max_deviation!r} could not")
     assert repair.n_moved == model.n_moved_by_bound_
     assert (repair.how == "met") == (model.n_moved_by_bound_ == 0 and not repair.loss)
 

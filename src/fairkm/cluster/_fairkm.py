@@ -494,7 +494,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     def _warn_of_losses(self, repair):
         """Warn, naming each, when the bound left an attribute further from the mix."""
         if repair.loss:
-            warn(f"max_deviation={self.max_deviation!r} could not be met without leaving "
+            asked = " and ".join(f"{name}={value!r}" for name, value in (
+                ("max_deviation", self.max_deviation), ("min_balance", self.min_balance))
+                if value is not None)
+            warn(f"{asked} could not be met without leaving "
                  f"{', '.join(repair.attributes_worse)} further from the dataset's mix than "
                  f"FairKM's own clustering: {'; '.join(map(str, repair.loss))}. The clustering "
                  "of least loss is kept (bound_repair_ has the table).", FairnessLossWarning)
