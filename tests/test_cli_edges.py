@@ -172,12 +172,19 @@ def test_an_output_taken_meanwhile_is_not_replaced_and_the_result_is_kept(
 def test_two_runs_racing_for_one_output(people_csv, tmp_path):
     """Two processes write out.csv without --overwrite: one wins, the other keeps its file."""
     script = textwrap.dedent("""
-        import sys
+        import os, sys, time
+        from pathlib import Path
         from fairkm.cli import _commands, main
         audit = _commands.audit
         def slow_audit(*args, **kwargs):
-            # Both runs pass the check of out.csv before either writes it.
-            import time; time.sleep(float(sys.argv[1])); return audit(*args, **kwargs)
+            # Both runs have passed the check of out.csv (the audit comes after it) before
+            # either goes on to write: each waits for the other's mark, whatever the load,
+            # then the second waits its delay so that the first writes first.
+            Path(f"ready.{os.getpid()}").touch()
+            while len(list(Path().glob("ready.*"))) < 2:
+                time.sleep(0.05)
+            time.sleep(float(sys.argv[1]))
+            return audit(*args, **kwargs)
         _commands.audit = slow_audit
         sys.exit(main(sys.argv[2:]))
     """)
@@ -190,7 +197,8 @@ def test_two_runs_racing_for_one_output(people_csv, tmp_path):
         results.append((proc.returncode, err))
     assert results[0] == (0, ""), results
     assert results[1][0] == 1 and "was created by another program" in results[1][1]
-    kept = set(_listing(tmp_path)) - {"people.csv", "out.csv"}
+    kept = {name for name in _listing(tmp_path) if not name.startswith("ready.")} - {
+        "people.csv", "out.csv"}
     assert len(kept) == 1 and kept.pop().startswith("out.")
 
 
