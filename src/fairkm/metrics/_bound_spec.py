@@ -213,6 +213,25 @@ def _refuse_empty(parameter, value, eligible, what):
         )
 
 
+def _by_name(out, parameter, mapping, eligible, wrong_kind, read):
+    """Fill ``out`` (every attribute's name) from ``{name: value}``, each value ``read``.
+
+    A name that is not an attribute, or not of the kind the parameter applies
+    to (``eligible``; ``wrong_kind`` says why), is refused by name.
+    """
+    names = list(out)
+    for key, item in mapping.items():
+        if key not in names:
+            raise ValueError(
+                f"{parameter} names {key!r}, which is not a sensitive attribute; the "
+                f"attributes are {names}."
+            )
+        if key not in eligible:
+            raise ValueError(f"{parameter} names {key!r}, which is {wrong_kind}")
+        out[key] = read(key, item)
+    return out
+
+
 def _per_attribute(value, parameter, names, eligible, kind, what):
     """Map a bound (a number, a mapping name -> number, or None) onto the attributes."""
     out = dict.fromkeys(names, np.nan)
@@ -220,23 +239,13 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
         return out
     _refuse_empty(parameter, value, eligible, what)
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            if key not in names:
-                raise ValueError(
-                    f"{parameter} names {key!r}, which is not a sensitive attribute; the "
-                    f"attributes are {names}."
-                )
-            if key not in eligible:
-                raise ValueError(
-                    f"{parameter} names {key!r}, which is "
-                    + ("numeric; it bounds the shares of a categorical attribute's values "
-                       "(fairkm.BoundedKMeans bounds a numeric attribute's mean with "
-                       "numeric_bound)." if what == "categorical" else
-                       "categorical; it bounds a numeric attribute's mean (max_deviation "
-                       "bounds the shares of a categorical attribute's values).")
-                )
-            out[key] = _check_delta(f"{parameter}[{key!r}]", item, kind)
-        return out
+        wrong_kind = ("numeric; it bounds the shares of a categorical attribute's values "
+                      "(fairkm.BoundedKMeans bounds a numeric attribute's mean with "
+                      "numeric_bound)." if what == "categorical" else
+                      "categorical; it bounds a numeric attribute's mean (max_deviation "
+                      "bounds the shares of a categorical attribute's values).")
+        return _by_name(out, parameter, value, eligible, wrong_kind,
+                        lambda key, item: _check_delta(f"{parameter}[{key!r}]", item, kind))
     check_param(parameter, value, BOUND)
     value = _check_delta(parameter, value, kind)
     for name in eligible:
@@ -325,20 +334,13 @@ def balances_asked(names, categorical, min_balance):
         return out
     _refuse_empty("min_balance", min_balance, categorical, "categorical")
     if isinstance(min_balance, Mapping):
-        for key, item in min_balance.items():
-            if key not in names:
-                raise ValueError(
-                    f"min_balance names {key!r}, which is not a sensitive attribute; the "
-                    f"attributes are {names}."
-                )
-            if key not in categorical:
-                raise ValueError(
-                    f"min_balance names {key!r}, which is numeric; a balance compares the "
-                    "counts of a categorical attribute's values."
-                )
+        def read(key, item):
             check_param(f"min_balance[{key!r}]", item, _BALANCE)
-            out[key] = float(item)
-        return out
+            return float(item)
+
+        return _by_name(out, "min_balance", min_balance, categorical,
+                        "numeric; a balance compares the counts of a categorical attribute's "
+                        "values.", read)
     check_param("min_balance", min_balance, [*_BALANCE, dict])
     if not categorical:
         raise ValueError(
