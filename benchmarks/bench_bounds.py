@@ -50,7 +50,18 @@ rows, 44 features, all five sensitive attributes), k = 5 and 15, seeds 0..2:
 K-Means (best of 10), FairKM (default weight), and at each additive bound of
 ``--deltas`` both meanings of a bound. Means over the seeds.
 
-Run: ``python benchmarks/bench_bounds.py fca|heldout|authors|scale|adult
+``optimum``: how far whole rows end from the integer optimum. Samples of
+``--sizes`` rows of ``adult.data`` in two settings (FCA's: 5 columns
+standardised then unit length, sex; held-out-style: age, education-num and
+hours-per-week standardised, sex, race, marital-status and relationship),
+k of ``--ks`` (10), each bound of ``--deltas``, centres from
+``KMeans(n_init=1)``: ``fair_assignment``'s cost against the relaxation
+(:func:`independent_lp`) and against scipy's ``milp`` on the whole programme
+(:func:`independent_mip`, stopped after ``--cap`` seconds: its best solution
+and its proven lower bound, so the distance from the optimum is bracketed
+when it is not proven).
+
+Run: ``python benchmarks/bench_bounds.py fca|heldout|authors|scale|adult|optimum
 [--data-home ../shared/data]`` (the numbers of ``docs/bounds.md``).
 """
 
@@ -168,6 +179,55 @@ def independent_optimum(X, centers, S, delta, kind, time_limit=120.0):
     if res.status != 0:
         return np.nan
     return float(res.fun) * scale
+
+
+def independent_mip(X, centers, S, delta, kind, time_limit):
+    """scipy's ``milp`` on the programme of :func:`_programme`: (best cost, proven lower bound).
+
+    NaN for the cost when no solution was found within ``time_limit``.
+    """
+    cost, A_ub, b_ub, A_eq = _programme(X, centers, S, delta, kind)
+    scale = float(cost.mean())
+    one = np.ones(A_eq.shape[0])
+    res = milp(cost / scale, integrality=np.ones(cost.shape[0]), bounds=Bounds(0, 1),
+               constraints=[LinearConstraint(A_ub, -np.inf, b_ub),
+                            LinearConstraint(A_eq, one, one)],
+               options={"time_limit": time_limit})
+    best = np.nan if res.x is None else float(res.fun) * scale
+    return best, float(getattr(res, "mip_dual_bound", np.nan)) * scale
+
+
+def optimum(data_home, sizes, ks, deltas, cap):
+    bunch = fetch_adult(data_home=data_home, subset="train", preprocess=None,
+                        download_if_missing=False)
+    print("| setting | rows | k | bound | fairkm over LP | fairkm time (s) | milp best over LP "
+          "| milp proven bound over LP | fairkm over milp best | milp time (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        df = bunch.data.sample(n, random_state=0)
+        wide = StandardScaler().fit_transform(df[["age", "fnlwgt", "education-num",
+                                                  "capital-gain", "hours-per-week"]])
+        settings = {
+            "FCA": (wide / np.linalg.norm(wide, axis=1, keepdims=True), ["sex"]),
+            "held-out": (StandardScaler().fit_transform(
+                df[["age", "education-num", "hours-per-week"]]),
+                ["sex", "race", "marital-status", "relationship"]),
+        }
+        for name, (X, columns) in settings.items():
+            S = df[columns].astype(str).reset_index(drop=True)
+            for k in ks:
+                centers = KMeans(k, n_init=1, random_state=0).fit(X).cluster_centers_
+                for delta in deltas:
+                    result, seconds = _timed(lambda d=delta, X=X, S=S, c=centers:
+                                             fair_assignment(X, c, S, max_deviation=d))
+                    lp = independent_lp(X, centers, S, delta, "additive")
+                    start = time.perf_counter()
+                    best, proven = independent_mip(X, centers, S, delta, "additive", cap)
+                    mip_seconds = time.perf_counter() - start
+                    own = result.assignment_cost
+                    print(f"| {name} | {n:,} | {k} | {delta:g} | {own / lp - 1:.2%} | "
+                          f"{seconds:.1f} | {best / lp - 1:.2%} | {proven / lp - 1:.2%} | "
+                          f"{own / best - 1:+.2%} | {mip_seconds:.0f} |", flush=True)
 
 
 # ----------------------------------------------------------------------------- FCA's setting
@@ -517,7 +577,8 @@ def adult(data_home, deltas, seeds):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["fca", "heldout", "authors", "scale", "adult"])
+    parser.add_argument("part", choices=["fca", "heldout", "authors", "scale", "adult",
+                                         "optimum"])
     parser.add_argument("--cap", type=float, default=300.0,
                         help="seconds one scale case may run before it is stopped (default 300)")
     parser.add_argument("--sizes", default="1000,3000,10000")
@@ -546,6 +607,9 @@ def main(argv=None):
     elif args.part == "authors":
         authors(args.data_home, numbers(args.ks, "5,10,15", int),
                 numbers(args.deltas, "0.2,0.1", float))
+    elif args.part == "optimum":
+        optimum(args.data_home, numbers(args.sizes, "", int), numbers(args.ks, "10", int),
+                numbers(args.deltas, "0.1,0.05", float), args.cap)
     elif args.part == "scale":
         scale(numbers(args.sizes, "", int), numbers(args.ks, "5,10", int), args.cap)
     else:

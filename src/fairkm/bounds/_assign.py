@@ -43,6 +43,7 @@ from ._round import (
     round_exact,
     round_relaxation,
     soft_round,
+    swap_numeric,
 )
 from ._search import SearchSpace, local_search
 from ._threads import decided_threads
@@ -178,6 +179,9 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
               f"{'optimal on every row' if relaxation.certified else 'not certified'}")
     if live.shape[0] * k > EXACT_PAIRS:
         rounded = round_by_search(problem, bounds, dist, live, relaxation)
+        if not rounded.met and problem.num:
+            swapped = swap_numeric(problem, bounds, dist, live, rounded.labels)
+            rounded = swapped if swapped.met else rounded
         if not rounded.met and problem.by_type:
             rounded = _to_type_counts(problem, bounds, dist, live, rounded)
         if not rounded.met:
@@ -211,14 +215,17 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
 def _to_type_counts(problem, bounds, dist, live, rounded):
     """Meet the bounds through type counts (unit weights).
 
-    The counts that meet them closest to the rounding's (or any, when HiGHS
-    finds none close), each type's rows moved to them at the least cost, then
-    the local search's polish.
+    The counts that meet them closest to the rounding's (or, when HiGHS finds
+    none close, any with every cluster's size within ``size_windows`` of the
+    rounding's, else any), each type's rows moved to them at the least cost,
+    then the local search's polish.
     """
     k = problem.n_clusters
     near = np.zeros((problem.n_types, k), dtype=np.int64)
     np.add.at(near, (problem.types[live], rounded.labels[live]), 1)
     counts = type_counts(problem, live, near=near)
+    if counts is None:
+        counts = type_counts(problem, live, sizes=size_windows(near.sum(axis=0)))
     if counts is None:
         counts = type_counts(problem, live)
     if counts is False:
@@ -253,21 +260,43 @@ def _cost(X, weights, labels, centers):
     return total
 
 
+# Where the clusters' sizes may lie while the floor of max_deviation=0 is searched (problems
+# beyond EXACT_PAIRS): within this fraction of the sizes the exact mix gives, so that no
+# floor bends the clustering to arithmetic (docs/bounds.md).
+SIZE_WINDOW = 0.01
+# The floor's search: doublings of the first guess until one is met, halvings of it until
+# one is not, then bisections (in ratio) of the last interval: at most 12 + 12 + 5 probes.
+_DOUBLINGS, _HALVINGS, _BISECTIONS = 12, 12, 5
+
+
+def size_windows(sizes):
+    """Return the least and the most rows of each cluster the floor's search allows.
+
+    Within ``SIZE_WINDOW`` of each size of the exact mix's relaxation (at
+    least one row either side).
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    slack = np.maximum(SIZE_WINDOW * sizes, 1.0)
+    return np.maximum(np.floor(sizes - slack), 1.0), np.ceil(sizes + slack)
+
+
 def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     """Resolve ``max_deviation=0`` to the dataset's exact mix, or as near as whole rows allow.
 
     The exact mix when counting and type counts show that whole rows can hold
-    it. Otherwise the smallest floor that does not bend the clustering to
-    arithmetic (the tightest bound whole rows meet can demand absurd cluster
-    sizes; docs/bounds.md has Adult's): what whole rows allow in
-    clusters of the sizes the exact mix gives (the relaxation at the exact
-    mix, to ``centers``), each cluster's share of each value within one row
-    of the smallest cluster of the dataset's (``w_min / size``, the size at
-    least half an average cluster's; for a multiplicative bound, one row of
-    the rarest value). Where whole rows
-    cannot meet that, the floor doubles until they can (counting and type
-    counts decide with unit weights; otherwise an assignment is tried).
-    Bounds with no attribute at 0 are returned as they are.
+    it. Otherwise the tightest floor found that whole rows meet, searched from
+    one row of the smallest cluster of the exact mix (``w_min / size``, the
+    size at least half an average cluster's; for a multiplicative bound, one
+    row of the rarest value), the same multiple of it for every attribute
+    asked at 0: doubled until met, halved until not, then bisected in ratio
+    (at most 29 probes, each decided by counting and type counts with unit
+    weights, else by an assignment to ``centers``). Beyond ``EXACT_PAIRS``
+    pairs the type counts keep every cluster's size within ``SIZE_WINDOW`` of
+    the sizes the exact mix gives (its relaxation to ``centers``): the
+    tightest bound at all can demand absurd cluster sizes (docs/bounds.md has
+    Adult's). On small problems the floor is the tightest any assignment
+    meets (to the bisection's 2.2%). Bounds with no attribute at 0 are
+    returned as they are.
 
     Returns
     -------
@@ -292,32 +321,58 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     floors = {a.name: one_row if bounds.kind == ADDITIVE
               else min(one_row / float(a.proportions[a.proportions > 0].min()), 0.5)
               for a in zero}
+    windowed = problem.unit and live.shape[0] * k > EXACT_PAIRS
+    windows = size_windows(sizes) if windowed else None
 
     def holds(scale):
         raised = {name: min(f * scale, 0.999) for name, f in floors.items()}
-        answer = feasible(problem, bounds, live, raised)
+        answer = feasible(problem, bounds, live, raised, sizes=windows)
+        if answer is None and windowed:
+            return False  # the type counts are undecided at the node limit: not shown met
         if answer is None:
             tight = bounds.with_floor(raised)
             p = make_problem(X, tight, k)
             answer = counting_reason(p, live) is None and round_by_search(
                 p, tight, dist, live, relax(p, dist, live, max_lp_variables)).met
-        return answer, raised
+        return answer
 
-    scale = 1.0
-    for _ in range(12):
-        met, raised = holds(scale)
-        if met:
+    hi, lo = 1.0, None
+    for _ in range(_DOUBLINGS):
+        if holds(hi):
             break
-        scale *= 2.0
+        hi, lo = 2.0 * hi, hi
     else:
         return bounds  # the assignment proves it infeasible, with the reason
+    for _ in range(_HALVINGS if lo is None else 0):
+        if not holds(0.5 * hi):
+            lo = 0.5 * hi
+            break
+        hi *= 0.5
+    if lo is not None:
+        for _ in range(_BISECTIONS):
+            mid = float(np.sqrt(lo * hi))
+            lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+    # Without windows a probe is met by some assignment, which the cheapest one's integer
+    # programme may not reach within its node limit: the floor rises (1/8 of a doubling at a
+    # time) until an assignment to these centres meets it.
+    for _ in range(0 if windowed else _DOUBLINGS):
+        tight = bounds.with_floor({name: min(f * hi, 0.999) for name, f in floors.items()})
+        p = make_problem(X, tight, k)
+        if counting_reason(p, live) is None and excess(p, live, _assign(
+                p, tight, centers, live, max_lp_variables, None).labels[live]).max() <= 1e-9:
+            break
+        hi *= 2.0 ** 0.125
+    raised = {name: min(f * hi, 0.999) for name, f in floors.items()}
     shown = ", ".join(f"{name} {value:.3g}" for name, value in raised.items())
-    rows = "one row" if scale == 1.0 else f"{scale:g} rows"
+    rows = "one row" if hi == 1.0 else f"{hi:.3g} rows"
     if bounds.weights is not None:
         rows += " (of the least weight)"
+    where = (f" in clusters within {SIZE_WINDOW:.0%} of the exact mix's sizes" if windowed
+             else "")
     return bounds.with_floor(raised, (
-        f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: "
-        f"every cluster within {rows} of the smallest cluster of the exact mix ({shown})."))
+        f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: the "
+        f"tightest bound found that whole rows meet{where}, {rows} of the smallest cluster "
+        f"of the exact mix ({shown})."))
 
 
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
@@ -483,8 +538,9 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         (the others are reported, not bounded), or None (no categorical bound).
         Additive: a share distance, >= 0. Multiplicative: in [0, 1). 0 asks
         for the dataset's exact mix where whole rows can hold it, else for
-        every cluster within one row of the smallest cluster of the exact mix
-        (``check.note`` and ``check.table["bound"]`` say which).
+        the tightest floor found that whole rows meet, with every cluster's
+        size within 1% of the exact mix's on problems beyond 1,000 rows x
+        clusters (``check.note`` and ``check.table["bound"]`` say which).
     deviation_kind : {"additive", "multiplicative"}, default="additive"
         How ``max_deviation`` reads.
     numeric_bound : float, dict or None, default=None

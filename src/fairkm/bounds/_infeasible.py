@@ -32,7 +32,6 @@ from fairkm.utils._options import MULTIPLICATIVE
 
 from ._model import (
     MILP_NODE_LIMIT,
-    MILP_TIME_LIMIT,
     balance_entries,
     balance_pairs,
     held_offsets,
@@ -45,7 +44,6 @@ from ._round import EXACT_PAIRS
 __all__ = ["check_balance_reachable", "check_rare_values", "counting_reason", "feasible",
            "prove_infeasible", "type_counts"]
 
-_CHECK_TIME = 5.0       # seconds per feasibility check of the search for the tightest bound
 _SHARE_TOL = 1e-9       # as fairkm.metrics.check_bounds
 _DP_MAX_ROWS = 2_000_000
 
@@ -132,12 +130,14 @@ def counting_reason(problem, live):
             f"add up to {n}")
 
 
-def _type_programme(problem, live, *, least_excess=False, near=None):
+def _type_programme(problem, live, *, least_excess=False, near=None, sizes=None):
     """Integer programme on the rows of each type in each cluster (and the excess ``e``).
 
     With ``near`` (current counts per (type, cluster), every type of
     ``problem``), the counts closest to them in total absolute difference: the
-    fewest rows to move. The clusters are then not interchangeable.
+    fewest rows to move. The clusters are then not interchangeable. With
+    ``sizes`` (the least and the most rows of each cluster, without ``near``),
+    the clusters' sizes lie in those windows (matched largest to largest).
     """
     k = problem.n_clusters
     types, n_t = np.unique(problem.types[live], return_counts=True)
@@ -214,6 +214,10 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
     lb = np.zeros(n_var)
     lb[i_s:i_s + k] = 1.0
     ub = np.full(n_var, np.inf)
+    if sizes is not None:
+        # The clusters are ordered largest first, and so are the windows.
+        lb[i_s:i_s + k] = np.maximum(np.sort(sizes[0])[::-1], 1.0)
+        ub[i_s:i_s + k] = np.sort(sizes[1])[::-1]
     integrality = np.zeros(n_var)
     integrality[:n_m] = 1
     c = np.zeros(n_var)
@@ -225,13 +229,15 @@ def _type_programme(problem, live, *, least_excess=False, near=None):
         LinearConstraint(A_eq, b_eq, b_eq), LinearConstraint(A_ub, -np.inf, b_ub)]
 
 
-def _solve_type_programme(problem, live, time_limit, **kind):
-    """Solve :func:`_type_programme` (``kind``: its keywords); return its types and result."""
+def _solve_type_programme(problem, live, **kind):
+    """Solve :func:`_type_programme` (``kind``: its keywords); return its types and result.
+
+    The node limit, not a clock, ends the search: the same answer on any machine.
+    """
     types, c, integrality, bounds, constraints = _type_programme(problem, live, **kind)
     with quiet_stdout():
         res = milp(c, integrality=integrality, bounds=bounds, constraints=constraints,
-                   options={"time_limit": time_limit or MILP_TIME_LIMIT,
-                            "node_limit": MILP_NODE_LIMIT})
+                   options={"node_limit": MILP_NODE_LIMIT})
     return types, res
 
 
@@ -257,11 +263,13 @@ def _counts_meet(problem, types, counts):
     return True
 
 
-def type_counts(problem, live, time_limit=None, near=None):
+def type_counts(problem, live, near=None, sizes=None):
     """Row counts per (type, cluster) that meet the bounds, found on types alone (unit weights).
 
     ``near``: counts per (type, cluster) to stay closest to (the fewest rows
-    moved); without it, any counts that meet the bounds.
+    moved); without it, any counts that meet the bounds. ``sizes``: a pair of
+    arrays (n_clusters,), the least and the most rows of the clusters (in any
+    order, matched largest to largest).
 
     Returns
     -------
@@ -269,7 +277,7 @@ def type_counts(problem, live, time_limit=None, near=None):
         The counts (every type of ``problem``, 0 for absent ones); False
         when none exist; None when HiGHS stopped without an answer.
     """
-    types, res = _solve_type_programme(problem, live, time_limit, near=near)
+    types, res = _solve_type_programme(problem, live, near=near, sizes=sizes)
     if res.status == 2:
         return False
     if res.x is None:
@@ -283,7 +291,7 @@ def type_counts(problem, live, time_limit=None, near=None):
     return out
 
 
-def least_excess_rows(problem, live, time_limit=None):
+def least_excess_rows(problem, live):
     """Return the least largest excess, in rows, an assignment leaves (unit weights).
 
     Returns
@@ -294,33 +302,37 @@ def least_excess_rows(problem, live, time_limit=None):
     proven : bool
         Whether no assignment leaves less.
     """
-    _, res = _solve_type_programme(problem, live, time_limit, least_excess=True)
+    _, res = _solve_type_programme(problem, live, least_excess=True)
     if res.x is None:
         return None, False
     return max(float(res.fun), 0.0), res.status == 0
 
 
-def feasible(problem, bounds, live, floor, time_limit=_CHECK_TIME):
+def feasible(problem, bounds, live, floor, sizes=None):
     """Whether an integral assignment meets ``bounds`` raised to ``floor`` (None: unknown).
 
     ``floor``: a float, or ``{name: floor}`` (see :meth:`BoundSet.with_floor`).
+    ``sizes``: windows on the clusters' sizes, as in :func:`type_counts`
+    (decided by type counts only; None when they cannot decide).
     """
     tight = make_problem(problem.X, bounds.with_floor(floor), problem.n_clusters)
     if counting_reason(tight, live) is not None:
         return False
     if tight.cat and _unit(tight, live):
-        answer = type_counts(tight, live, time_limit=time_limit)
+        answer = type_counts(tight, live, sizes=sizes)
         if answer is False:
             return False
         if not tight.num:
             # The type counts decide alone; an integer programme on rows would not do better.
             return None if answer is None else True
+    if sizes is not None:
+        return None
     k = problem.n_clusters
     if live.shape[0] * k <= EXACT_PAIRS:
         pos, clu = np.repeat(np.arange(live.shape[0]), k), np.tile(np.arange(k), live.shape[0])
         empty = held_offsets(tight, live[:0], live[:0])
         _, _, met, proven = solve_milp(tight, live, pos, clu, np.zeros(pos.shape[0]), empty,
-                                       soft=False, time_limit=time_limit)
+                                       soft=False)
         return True if met else (False if proven else None)
     return None
 

@@ -43,7 +43,6 @@ from ._quiet import quiet_stdout
 
 __all__ = [
     "MILP_NODE_LIMIT",
-    "MILP_TIME_LIMIT",
     "Held",
     "LPOutcome",
     "Prices",
@@ -60,9 +59,9 @@ __all__ = [
 
 # Branch-and-bound nodes HiGHS may explore in one integer programme; the best
 # solution found is used. A node limit ends the search at the same point on any
-# machine, so the labels are reproducible; the time limit is only a backstop.
+# machine, so the labels are reproducible; no clock decides a result (the
+# programmes' sizes are capped by their callers instead).
 MILP_NODE_LIMIT = 300
-MILP_TIME_LIMIT = 60.0
 _CHUNK = 65536
 _CAT, _NUM, _NONEMPTY, _BAL = 0, 1, 2, 3
 
@@ -499,9 +498,8 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
                      (prog.meta, duals))
 
 
-def _options(time_limit=None, gap=1e-4, presolve=True):
-    return {"time_limit": time_limit or MILP_TIME_LIMIT, "mip_rel_gap": gap,
-            "node_limit": MILP_NODE_LIMIT, "presolve": presolve}
+def _options(gap=1e-4, presolve=True, node_limit=MILP_NODE_LIMIT):
+    return {"mip_rel_gap": gap, "node_limit": node_limit, "presolve": presolve}
 
 
 def message_of(res):
@@ -509,17 +507,16 @@ def message_of(res):
     if res is None:
         return "no programme solved"
     if "Solution limit reached" in str(res.message):
-        return (f"stopped at the node limit ({MILP_NODE_LIMIT} nodes) with the best solution "
-                "found")
+        return "stopped at the node limit with the best solution found"
     return str(res.message)
 
 
-def _milp(prog, c, integral, *, gap, time_limit, extra=(), presolve=True):
+def _milp(prog, c, integral, *, gap, node_limit, extra=(), presolve=True):
     constraints = [LinearConstraint(prog.A_eq, prog.b_eq, prog.b_eq),
                    LinearConstraint(prog.A_ub, -np.inf, prog.b_ub), *extra]
     with quiet_stdout():
         return milp(c, integrality=integral, bounds=Bounds(prog.lb, prog.ub),
-                    constraints=constraints, options=_options(time_limit, gap, presolve))
+                    constraints=constraints, options=_options(gap, presolve, node_limit))
 
 
 def _integral_rows(problem, rows, pos, clu, cost, y):
@@ -554,7 +551,7 @@ def _integral_rows(problem, rows, pos, clu, cost, y):
 
 
 def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4,
-               time_limit=None):
+               node_limit=MILP_NODE_LIMIT):
     """Assign ``rows`` integrally, each to one of its allowed clusters, at the least cost.
 
     When type counts decide the bounds (:attr:`Problem.by_type`) only the
@@ -571,9 +568,9 @@ def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4
         the least cost at that excess.
     gap : float, default=1e-4
         Relative optimality gap (on these rows' cost) at which HiGHS may stop.
-    time_limit : float, default=None
-        Seconds per programme (``MILP_TIME_LIMIT`` if None); a backstop, the
-        node limit ``MILP_NODE_LIMIT`` normally ends a search first.
+    node_limit : int, default=MILP_NODE_LIMIT
+        Branch-and-bound nodes per programme: the search ends there with the
+        best solution found, at the same point on any machine.
 
     Returns
     -------
@@ -613,13 +610,13 @@ def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4
         return labels.min() >= 0 and excess(problem, rows, labels, held).max() <= 1e-9
 
     def run(prog, c, **kwargs):
-        res = _milp(prog, c, integrality(prog), gap=gap, time_limit=time_limit, **kwargs)
+        res = _milp(prog, c, integrality(prog), gap=gap, node_limit=node_limit, **kwargs)
         failed = res.x is None and res.status not in (1, 2)  # neither a limit nor infeasible
         broken = res.x is not None and not prog.n_slack and not meets(labels_of(res))
         if failed or broken:
             # HiGHS's presolve can fail ("Solve error") or hand back a solution that
             # breaks a bound on bounds with no slack; without presolve it answers correctly.
-            res = _milp(prog, c, integrality(prog), gap=gap, time_limit=time_limit,
+            res = _milp(prog, c, integrality(prog), gap=gap, node_limit=node_limit,
                         presolve=False, **kwargs)
         return res
 

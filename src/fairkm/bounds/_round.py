@@ -26,17 +26,19 @@ programme on every row: the integer optimum, or a proof that none exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment, linprog
 
+from fairkm.utils._sensitive import CATEGORICAL
+
 from ._model import excess, held_offsets, solve_milp
 from ._search import SearchSpace, local_search
 
 __all__ = ["EXACT_PAIRS", "Rounded", "move_to_counts", "round_by_search", "round_exact",
-           "round_relaxation", "soft_round"]
+           "round_relaxation", "soft_round", "swap_numeric"]
 
 # Up to this many (row, cluster) pairs the integral problem is one integer programme.
 EXACT_PAIRS = 1000
@@ -54,6 +56,10 @@ _WHOLE_TYPE = 2000
 # Beyond this many (row, place) entries the assignment of a type's movable rows is solved
 # as the transportation problem it is (rows x clusters), not over one column per place.
 _SLOTS_AT_ONCE = 4_000_000
+# Swaps at most per cluster in the repair of numeric means (each removes the most excess it can).
+_SWAPS = 40
+# (row inside, row outside) pairs weighed per swap at most.
+_SWAP_PAIRS = 4_000_000
 
 
 @dataclass
@@ -97,6 +103,84 @@ def round_by_search(problem, bounds, dist, live, relaxation):
     status = (f"local search from the largest shares: {moved} row(s) moved"
               + ("" if met else ", bounds not met"))
     return Rounded(out, status, met, n_rounded=_n_split(relaxation))
+
+
+def swap_numeric(problem, bounds, dist, live, labels):
+    """Meet the share bands alone, then bring numeric means within bounds by swaps.
+
+    The share bands first, by the local search on them alone when
+    ``labels`` break one. Then two rows of one type and one weight trade places between two clusters
+    without changing any cluster's size or share of any value, only its sum
+    of ``w z``: each step takes the cluster furthest outside and makes
+    the swap with any other cluster that removes the most excess, the
+    cheapest of those removing at least half of that; then the local search
+    lowers the cost while every bound holds. Deterministic (ties go to the
+    lowest positions).
+
+    Returns
+    -------
+    Rounded
+        ``met`` says whether every bound holds.
+    """
+    k = problem.n_clusters
+    d = dist[live]
+    cur = labels[live].copy()
+    if problem.cat and excess(replace(problem, num=[]), live, cur).max() > 1e-9:
+        shares_only = replace(bounds, attributes=[
+            a if a.kind == CATEGORICAL else replace(a, delta=np.nan) for a in bounds.attributes])
+        cur, met = local_search(SearchSpace.build(shares_only, problem, live), d, cur)
+        if not met:
+            return Rounded(labels, "the share bands alone: not met", False)
+    w = problem.weights[live]
+    z = np.stack([values[live] for values, _ in problem.num], axis=1)
+    cap = np.stack([np.broadcast_to(bound, (k,)) for _, bound in problem.num], axis=1)
+    size = np.bincount(cur, weights=w, minlength=k)
+    zsum = np.stack([np.bincount(cur, weights=w * z[:, b], minlength=k)
+                     for b in range(z.shape[1])], axis=1)
+    # Rows alike for the shares: one type and one weight.
+    kind = np.unique(np.stack([problem.types[live], w]), axis=1,
+                     return_inverse=True)[1].reshape(-1)
+
+    def over(sums, c):
+        return np.maximum(np.abs(sums) - cap[c] * size[c, None], 0.0).sum(axis=-1)
+
+    for _ in range(_SWAPS * k):
+        left = over(zsum, np.arange(k))
+        a = int(np.argmax(left))
+        if left[a] <= 1e-9 * problem.w_min:
+            break
+        inside, outside = np.flatnonzero(cur == a), np.flatnonzero(cur != a)
+        if inside.shape[0] * outside.shape[0] > _SWAP_PAIRS:
+            # The rows that push a's means out most, and the rows outside that pull most.
+            pull = z @ np.sign(zsum[a])
+            inside = np.sort(inside[np.argsort(-pull[inside], kind="stable")[:1000]])
+            outside = np.sort(outside[np.argsort(pull[outside], kind="stable")[
+                :_SWAP_PAIRS // inside.shape[0]]])
+        same = kind[inside][:, None] == kind[outside][None, :]
+        # Moving w (z_j - z_i) into a and out of j's cluster.
+        shift = w[inside, None, None] * (z[outside][None] - z[inside][:, None])
+        c = cur[outside]
+        gain = (left[a] + left[c][None, :] - over(zsum[a] + shift, a)
+                - over(zsum[c][None] - shift, c))
+        gain = np.where(same, gain, -np.inf)
+        best = gain.max()
+        if not best > 1e-12 * problem.w_min:
+            break
+        dcost = w[inside, None] * (d[outside, a][None, :] + d[inside][:, c]
+                                   - d[inside, a][:, None] - d[outside, c][None, :])
+        pick = np.where(gain >= 0.5 * best, dcost, np.inf)
+        r, s = np.unravel_index(int(np.argmin(pick)), pick.shape)
+        i, j, b = inside[r], outside[s], cur[outside[s]]
+        zsum[a] += shift[r, s]
+        zsum[b] -= shift[r, s]
+        cur[i], cur[j] = b, a
+    out = labels.copy()
+    out[live] = cur
+    if excess(problem, live, cur).max() > 1e-9:
+        return Rounded(out, "swaps for the numeric means: bounds not met", False)
+    out[live], _ = local_search(SearchSpace.build(bounds, problem, live), d, cur)
+    return Rounded(out, "swaps of rows alike for the shares brought the numeric means within "
+                   "their bounds, then polished", True)
 
 
 def _n_split(relaxation):
