@@ -141,9 +141,11 @@ def test_tiny_problems_match_brute_force(problem):
     w = None if (weights == 1).all() else weights
     if delta == 0.0:
         # 0 asks for the exact mix when whole rows can hold it (then at its least cost), else
-        # for the tightest floor found that whole rows meet (small problems: any sizes): the
-        # floor is met at its least cost, is at least the tightest bound any assignment
-        # meets, and no assignment meets a floor 3% tighter (the search's last step: 2.2%).
+        # for a floor that whole rows meet: with unit weights the tightest found (small
+        # problems: any sizes), and no assignment meets a floor 3% tighter (the search's last
+        # step: 2.2%); with weights one row of the smallest cluster, doubled until met (half
+        # of it not met when it had to double). Either way the floor is met at its least cost
+        # and is at least the tightest bound any assignment meets.
         try:
             result = fair_assignment(X, centers, S, max_deviation=delta, deviation_kind=kind,
                                      sample_weight=w)
@@ -161,8 +163,10 @@ def test_tiny_problems_match_brute_force(problem):
         _, cost_at_floor, _ = brute_force(X, centers, S, weights, kind, floor)
         assert_allclose(result.assignment_cost, cost_at_floor, rtol=1e-7, atol=1e-9)
         floors = result.check.table["bound"].to_numpy()
-        if floor < 0.999 and np.all(floors == floor):
+        if w is None and floor < 0.999 and np.all(floors == floor):
             assert brute_force(X, centers, S, weights, kind, floor / 1.03)[0] is None
+        if w is not None and "one row" not in result.check.note:
+            assert brute_force(X, centers, S, weights, kind, floor / 2 - 1e-9)[0] is None
         return
     if best is None:
         with pytest.raises(InfeasibleBoundError, match="max_deviation") as info:

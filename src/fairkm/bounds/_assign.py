@@ -264,8 +264,8 @@ def _cost(X, weights, labels, centers):
 # beyond EXACT_PAIRS): within this fraction of the sizes the exact mix gives, so that no
 # floor bends the clustering to arithmetic (docs/bounds.md).
 SIZE_WINDOW = 0.01
-# The floor's search: doublings of the first guess until one is met, halvings of it until
-# one is not, then bisections (in ratio) of the last interval: at most 12 + 12 + 5 probes.
+# The floor's search: doublings of one row until one is met, halvings of it until one is not
+# shown met, then bisections (in ratio) of the last interval: at most 12 + 12 + 5 probes.
 _DOUBLINGS, _HALVINGS, _BISECTIONS = 12, 12, 5
 
 
@@ -284,19 +284,20 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     """Resolve ``max_deviation=0`` to the dataset's exact mix, or as near as whole rows allow.
 
     The exact mix when counting and type counts show that whole rows can hold
-    it. Otherwise the tightest floor found that whole rows meet, searched from
-    one row of the smallest cluster of the exact mix (``w_min / size``, the
-    size at least half an average cluster's; for a multiplicative bound, one
-    row of the rarest value), the same multiple of it for every attribute
-    asked at 0: doubled until met, halved until not, then bisected in ratio
-    (at most 29 probes, each decided by counting and type counts with unit
-    weights, else by an assignment to ``centers``). Beyond ``EXACT_PAIRS``
-    pairs the type counts keep every cluster's size within ``SIZE_WINDOW`` of
-    the sizes the exact mix gives (its relaxation to ``centers``): the
-    tightest bound at all can demand absurd cluster sizes (docs/bounds.md has
-    Adult's). On small problems the floor is the tightest any assignment
-    meets (to the bisection's 2.2%). Bounds with no attribute at 0 are
-    returned as they are.
+    it. Otherwise a floor that whole rows meet, the same multiple of one row
+    of the smallest cluster of the exact mix (``w_min / size``, the size at
+    least half an average cluster's; for a multiplicative bound, one row of
+    the rarest value) for every attribute asked at 0: one row, doubled until
+    whole rows meet it (counting and type counts decide with unit weights,
+    otherwise an assignment is tried). With unit weights it is then tightened
+    where the type counts show a tighter one met: halved until not, then
+    bisected in ratio (at most 12 + 5 probes, only a decided yes counts).
+    Beyond ``EXACT_PAIRS`` pairs those type counts keep every cluster's size
+    within ``SIZE_WINDOW`` of the sizes the exact mix gives (its relaxation
+    to ``centers``): the tightest bound at all can demand absurd cluster
+    sizes (docs/bounds.md has Adult's); below it the floor rises again until
+    an assignment to ``centers`` meets it. Weighted rows keep the doubling's
+    floor. Bounds with no attribute at 0 are returned as they are.
 
     Returns
     -------
@@ -324,55 +325,69 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
     windowed = problem.unit and live.shape[0] * k > EXACT_PAIRS
     windows = size_windows(sizes) if windowed else None
 
+    def raised_by(scale):
+        return {name: min(f * scale, 0.999) for name, f in floors.items()}
+
     def holds(scale):
-        raised = {name: min(f * scale, 0.999) for name, f in floors.items()}
-        answer = feasible(problem, bounds, live, raised, sizes=windows)
-        if answer is None and windowed:
-            return False  # the type counts are undecided at the node limit: not shown met
+        """Decided by counting and type counts (unit weights), else an assignment is tried."""
+        answer = feasible(problem, bounds, live, raised_by(scale))
         if answer is None:
-            tight = bounds.with_floor(raised)
+            tight = bounds.with_floor(raised_by(scale))
             p = make_problem(X, tight, k)
             answer = counting_reason(p, live) is None and round_by_search(
                 p, tight, dist, live, relax(p, dist, live, max_lp_variables)).met
         return answer
 
-    hi, lo = 1.0, None
+    def shown_met(scale):
+        """Only a decided yes of the type counts (within the windows beyond EXACT_PAIRS)."""
+        return feasible(problem, bounds, live, raised_by(scale), sizes=windows) is True
+
+    hi = 1.0
     for _ in range(_DOUBLINGS):
         if holds(hi):
             break
-        hi, lo = 2.0 * hi, hi
+        hi *= 2.0
     else:
         return bounds  # the assignment proves it infeasible, with the reason
-    for _ in range(_HALVINGS if lo is None else 0):
-        if not holds(0.5 * hi):
-            lo = 0.5 * hi
-            break
-        hi *= 0.5
-    if lo is not None:
-        for _ in range(_BISECTIONS):
-            mid = float(np.sqrt(lo * hi))
-            lo, hi = (lo, mid) if holds(mid) else (mid, hi)
-    # Without windows a probe is met by some assignment, which the cheapest one's integer
-    # programme may not reach within its node limit: the floor rises (1/8 of a doubling at a
-    # time) until an assignment to these centres meets it.
-    for _ in range(0 if windowed else _DOUBLINGS):
-        tight = bounds.with_floor({name: min(f * hi, 0.999) for name, f in floors.items()})
-        p = make_problem(X, tight, k)
-        if counting_reason(p, live) is None and excess(p, live, _assign(
-                p, tight, centers, live, max_lp_variables, None).labels[live]).max() <= 1e-9:
-            break
-        hi *= 2.0 ** 0.125
+    top = hi
+    if problem.unit:
+        # Tighter where the type counts show it (weighted rows keep the doubling's floor:
+        # their integer programmes on every row grow slow at knife-edge floors).
+        lo = 0.5 * hi if hi > 1.0 else None
+        for _ in range(_HALVINGS if lo is None else 0):
+            if not shown_met(0.5 * hi):
+                lo = 0.5 * hi
+                break
+            hi *= 0.5
+        if lo is not None:
+            for _ in range(_BISECTIONS):
+                mid = float(np.sqrt(lo * hi))
+                lo, hi = (lo, mid) if shown_met(mid) else (mid, hi)
+        # Without windows a probe is met by some assignment, which the cheapest one's integer
+        # programme may not reach within its node limit: the floor rises (1/8 of a doubling
+        # at a time, back to the doubling's floor at most) until an assignment to these
+        # centres meets it.
+        while not windowed and hi < top:
+            tight = bounds.with_floor(raised_by(hi))
+            p = make_problem(X, tight, k)
+            if counting_reason(p, live) is None and excess(p, live, _assign(
+                    p, tight, centers, live, max_lp_variables, None).labels[live]).max() <= 1e-9:
+                break
+            hi = min(hi * 2.0 ** 0.125, top)
     raised = {name: min(f * hi, 0.999) for name, f in floors.items()}
     shown = ", ".join(f"{name} {value:.3g}" for name, value in raised.items())
     rows = "one row" if hi == 1.0 else f"{hi:.3g} rows"
     if bounds.weights is not None:
         rows += " (of the least weight)"
-    where = (f" in clusters within {SIZE_WINDOW:.0%} of the exact mix's sizes" if windowed
-             else "")
+    if hi < top:
+        where = (f" in clusters within {SIZE_WINDOW:.0%} of the exact mix's sizes" if windowed
+                 else "")
+        said = f"the tightest bound found that whole rows meet{where}, {rows}"
+    else:
+        said = f"every cluster within {rows}"
     return bounds.with_floor(raised, (
-        f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: the "
-        f"tightest bound found that whole rows meet{where}, {rows} of the smallest cluster "
-        f"of the exact mix ({shown})."))
+        f"max_deviation=0 asks for the dataset's exact mix as far as whole rows allow: {said} "
+        f"of the smallest cluster of the exact mix ({shown})."))
 
 
 def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
