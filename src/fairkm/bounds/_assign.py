@@ -280,7 +280,7 @@ def size_windows(sizes):
     return np.maximum(np.floor(sizes - slack), 1.0), np.ceil(sizes + slack)
 
 
-def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
+def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000):
     """Resolve ``max_deviation=0`` to the dataset's exact mix, or as near as whole rows allow.
 
     The exact mix when counting and type counts show that whole rows can hold
@@ -390,7 +390,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=300_000):
         f"of the smallest cluster of the exact mix ({shown})."))
 
 
-def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=300_000, warn=True):
+def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000, warn=True):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
     Parameters
@@ -511,7 +511,7 @@ def _check_centers(centers, n_features):
 def fair_assignment(X, centers, sensitive_features, *, max_deviation,
                     deviation_kind="additive", numeric_bound=None, sample_weight=None,
                     numeric_sensitive="auto", intersections=None, max_iter=1, tol=1e-4,
-                    max_lp_variables=300_000, min_balance=None):
+                    max_lp_variables=100_000, min_balance=None):
     """Assign rows to centres at the least K-Means cost with every cluster's mix within bounds.
 
     For every cluster ``C`` and every value ``v`` of every categorical
@@ -574,7 +574,7 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     tol : float, default=1e-4
         Stop when an assignment lowers the K-Means cost by no more than
         ``tol`` times its value.
-    max_lp_variables : int, default=300_000
+    max_lp_variables : int, default=100_000
         Largest programme solved at once (rows x clusters). Beyond it, the
         bound rows' prices assign every row: the 5,000 rows nearest to a tie
         are solved exactly, the rest in blocks of one type and alike in

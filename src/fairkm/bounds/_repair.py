@@ -87,7 +87,7 @@ class Constrained:
     repair: BoundRepair
 
 
-def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
+def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000):
     """Keep a clustering within ``bounds``, moving as few rows as it can (validated inputs).
 
     Parameters
@@ -101,7 +101,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=300_000):
         its means under the bounds' weights replace them (the same centres
         but for the last bits, which weights scaled alike then share).
     bounds : BoundSet
-    max_lp_variables : int, default=300_000
+    max_lp_variables : int, default=100_000
         As in :func:`fairkm.bounds.fair_assignment` (used only when the
         search cannot meet the bounds).
 

@@ -135,7 +135,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     tol : float, default=1e-4
         Stop when an assignment lowers the K-Means cost by no more than
         ``tol`` times its value.
-    max_lp_variables : int, default=300_000
+    max_lp_variables : int, default=100_000
         Largest linear programme solved at once (rows x clusters); beyond it,
         the rows are priced by the programme's duals and only those near a
         tie solved one by one (see :func:`fair_assignment`).
@@ -238,7 +238,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     def __init__(self, n_clusters=8, *, max_deviation="auto", deviation_kind="additive",
                  numeric_bound=None, min_balance=None, numeric_sensitive="auto",
                  intersections=None, init="fairkm", n_init="auto", max_iter=20, tol=1e-4,
-                 max_lp_variables=300_000, random_state=None, progress=True):
+                 max_lp_variables=100_000, random_state=None, progress=True):
         self.n_clusters = n_clusters
         self.max_deviation = max_deviation
         self.deviation_kind = deviation_kind
