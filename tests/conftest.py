@@ -74,7 +74,7 @@ def pytest_runtest_makereport(item, call):
     report = yield
     longrepr = report.longrepr
     if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3 \
-            and str(longrepr[2]).startswith(NO_DATA):
+            and NO_DATA in str(longrepr[2]):
         report.longrepr = (__file__, None, longrepr[2])
     return report
 
