@@ -307,7 +307,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
        ``sensitive_features=S`` when it takes that argument (FairKM does);
     2. fits S-blind :class:`~sklearn.cluster.KMeans` with the estimator's
        number of clusters, ``n_init`` and ``random_state`` on the same
-       (transformed) rows;
+       (transformed) rows, on the thread count a fit would decide
+       (``FAIRKM_NUM_THREADS``, else the usable CPUs lowered to those idle);
     3. compares the two clusterings: the cost ratio
        :math:`c = CO / CO_{KM}` (:func:`clustering_objective` of each
        clustering's labels, K-Means' being at most its ``inertia_``) and the

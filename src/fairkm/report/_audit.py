@@ -364,7 +364,9 @@ def audit(
     n_init : int, default=10
         Starts of the K-Means reference; the best (lowest K-Means objective)
         is kept, so the price of fairness is not measured against an
-        unlucky start.
+        unlucky start. The reference and the silhouettes run on the thread
+        count a fit would decide (``FAIRKM_NUM_THREADS``, else the usable
+        CPUs lowered to those idle), not on every core.
     name : str, default=None
         The audited clustering's name (default: the estimator's class name,
         or ``"clustering"``).
