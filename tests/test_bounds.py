@@ -61,11 +61,10 @@ def ref_violation(labels, S, weights, kind, delta, k):
     ``delta``: one bound for every attribute, or one per attribute (S's columns).
     """
     worst = 0.0
-    for col, delta in zip(S.T, np.broadcast_to(delta, (S.shape[1],)), strict=True):
+    for col, d in zip(S.T, np.broadcast_to(delta, (S.shape[1],)), strict=True):
         for v in np.unique(col):
             p = weights[col == v].sum() / weights.sum()
-            lower, upper = (p - delta, p + delta) if kind == "additive" else (
-                (1 - delta) * p, p / (1 - delta))
+            lower, upper = (p - d, p + d) if kind == "additive" else ((1 - d) * p, p / (1 - d))
             for c in range(k):
                 size = weights[labels == c].sum()
                 if size > 0:
