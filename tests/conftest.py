@@ -48,14 +48,35 @@ def examples(n):
 SHARED_DATA = Path(__file__).parents[2] / "shared" / "data"
 
 
+NO_DATA = "the real data files are not at"
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     """The read-only folder holding ``adult/`` and ``kinematics/``; skip when it is absent."""
     folder = Path(os.environ["FAIRKM_DATA"]) if os.environ.get("FAIRKM_DATA") else SHARED_DATA
     if not (folder / "adult" / "adult.data").is_file():
-        pytest.skip(f"the real data files are not at {folder} (set FAIRKM_DATA to the folder "
-                    "holding adult/ and kinematics/, or put them in ../shared/data)")
+        pytest.skip(f"{NO_DATA} {folder} (set FAIRKM_DATA to the folder holding adult/ and "
+                    "kinematics/, or put them in ../shared/data)")
     return folder
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Fold the skips for want of the real data into one summary line.
+
+    pytest reports a skip raised by a fixture at each test's own line, so a
+    run without the data would list every such test (``-ra``, the default
+    here). Placed at the fixture instead, they share a location and a reason,
+    and the summary says ``SKIPPED [n] tests/conftest.py: the real data files...``
+    once.
+    """
+    report = yield
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3 \
+            and NO_DATA in str(longrepr[2]):
+        report.longrepr = (__file__, None, longrepr[2])
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,8 @@
 """fairkm.bounds: the tightest floor of max_deviation=0, numeric bounds repeatable and fast,
 no clock in any solver call, and whole rows near the integer optimum."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -205,3 +207,41 @@ def test_whole_rows_near_the_integer_optimum_beyond_the_exact_cutoff(seed):
     optimum = full_optimum(X, centers, codes, 0.03)
     assert result.assignment_cost <= optimum * 1.005
     assert result.assignment_cost >= optimum * (1 - 1e-7)
+
+
+# ----------------------------------------------------------------------------- never worse first
+
+
+def test_a_loss_at_the_tightest_floor_tries_one_row_doubled(monkeypatch):
+    # FairKM's repair at max_deviation=0: when the tightest floor found leaves a loss, the
+    # repair runs again at one row of the smallest cluster (doubled until met) and keeps that
+    # clustering when it has no loss; when both lose, the tightest floor's is kept.
+    import fairkm.bounds._repair as repair
+
+    X, S = _survey(1200, 3)
+    S = S[["sex", "language"]]
+    labels = KMeans(3, n_init=1, random_state=0).fit(X).labels_.astype(np.int64)
+    centers = np.stack([X[labels == c].mean(axis=0) for c in range(3)])
+    bounds = resolve_bounds(S, len(X), max_deviation=0.0)
+    tightest = repair.as_fair_as_whole_rows(X, centers, bounds)
+    doubled = repair.as_fair_as_whole_rows(X, centers, bounds, tighten=False)
+    assert repair._floors(tightest) < repair._floors(doubled)  # the search tightened it
+
+    real = repair._constrain
+    for losing in ({"tightest"}, {"tightest", "doubled"}):
+        seen = []
+
+        def spy(X, labels, centers, bounds, w, max_lp_variables, losing=losing, seen=seen):
+            which = "tightest" if repair._floors(bounds) == repair._floors(tightest) else "doubled"
+            seen.append(which)
+            out = real(X, labels, centers, bounds, w, max_lp_variables)
+            if which in losing:
+                out = replace(out, repair=replace(out.repair, how="least loss"))
+            return out
+
+        monkeypatch.setattr(repair, "_constrain", spy)
+        result = repair.constrain(X, labels, centers, bounds)
+        assert seen == ["tightest", "doubled"]
+        floors = [float(result.check.table.loc[name, "bound"]) for name in ("sex", "language")]
+        expected = doubled if losing == {"tightest"} else tightest
+        assert floors == repair._floors(expected)

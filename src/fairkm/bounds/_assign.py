@@ -280,7 +280,7 @@ def size_windows(sizes):
     return np.maximum(np.floor(sizes - slack), 1.0), np.ceil(sizes + slack)
 
 
-def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000):
+def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000, tighten=True):
     """Resolve ``max_deviation=0`` to the dataset's exact mix, or as near as whole rows allow.
 
     The exact mix when counting and type counts show that whole rows can hold
@@ -297,7 +297,8 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000):
     to ``centers``): the tightest bound at all can demand absurd cluster
     sizes (docs/bounds.md has Adult's); below it the floor rises again until
     an assignment to ``centers`` meets it. Weighted rows keep the doubling's
-    floor. Bounds with no attribute at 0 are returned as they are.
+    floor, and so does every floor with ``tighten=False``. Bounds with no
+    attribute at 0 are returned as they are.
 
     Returns
     -------
@@ -350,7 +351,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000):
     else:
         return bounds  # the assignment proves it infeasible, with the reason
     top = hi
-    if problem.unit:
+    if tighten and problem.unit:
         # Tighter where the type counts show it (weighted rows keep the doubling's floor:
         # their integer programmes on every row grow slow at knife-edge floors).
         lo = 0.5 * hi if hi > 1.0 else None

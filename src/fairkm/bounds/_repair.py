@@ -34,8 +34,11 @@ ends above its own):
    cheapest assignment under it among them), the one of least loss, its
    losses recorded (:class:`fairkm.bounds._loss.BoundRepair`).
 
-The search has no time limit; the integer programmes of the cheapest assignment
-keep their backstop (:data:`fairkm.bounds._model.MILP_TIME_LIMIT`).
+``max_deviation=0`` is first resolved to the tightest floor found that whole
+rows meet (:func:`fairkm.bounds.as_fair_as_whole_rows`); where steps 1-4 find
+nothing there without a loss, they run again at the floor of one row of the
+smallest cluster (doubled until met), and its clustering is kept if it has no
+loss. No step has a time limit: the integer programmes stop at node limits.
 """
 from __future__ import annotations
 
@@ -120,8 +123,30 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000):
     if (sizes > 0).all():
         centers = means
     check_balance_reachable(bounds)
-    if bounds.exact:
-        bounds = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
+    if not bounds.exact:
+        return _constrain(X, labels, centers, bounds, w, max_lp_variables)
+    tightest = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
+    result = _constrain(X, labels, centers, tightest, w, max_lp_variables)
+    if result.repair.how != "least loss":
+        return result
+    # The tightest floor whole rows meet can cost an attribute what a floor of one row of the
+    # smallest cluster (doubled until met) does not: never worse than FairKM comes first.
+    doubled = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables,
+                                    tighten=False)
+    if _floors(doubled) == _floors(tightest):
+        return result
+    looser = _constrain(X, labels, centers, doubled, w, max_lp_variables)
+    return result if looser.repair.how == "least loss" else looser
+
+
+def _floors(bounds):
+    """Return the bound of each categorical attribute (the floors of those asked at 0)."""
+    return [a.delta for a in bounds.categorical()]
+
+
+def _constrain(X, labels, centers, bounds, w, max_lp_variables):
+    """:func:`constrain` within ``bounds`` resolved (no floor left to find)."""
+    k = centers.shape[0]
     check = from_codes(bounds, labels, k)
     before = standing(bounds, labels)
     if check.satisfied:

@@ -2,7 +2,9 @@
 
 The count comes from :func:`fairkm.utils._threads.decide_threads` (numba-free:
 ``FAIRKM_NUM_THREADS``, the CPU quota and affinity, the idle cores); here it is
-applied to numba, whose thread count is a setting of the calling thread. This
+applied to numba, whose thread count is a setting of the calling thread, and
+to scikit-learn's OpenMP and the BLAS pools (:func:`fairkm.utils._threads.pool_threads`),
+so a fit's scikit-learn calls (its seeding, a ``KMeans`` start) run on it too. This
 package is the lowest that runs numba kernels (the bounds' own), so the
 estimators of :mod:`fairkm.cluster` and :mod:`fairkm.dask` take the context
 from here too.
@@ -14,7 +16,7 @@ import contextlib
 
 import numba
 
-from fairkm.utils._threads import decide_threads
+from fairkm.utils._threads import decide_threads, pool_threads
 
 __all__ = ["decided_threads", "numba_threads", "thread_count"]
 
@@ -49,6 +51,9 @@ def numba_threads(count):
 def decided_threads(*, watch_idle=False):
     """Decide a call's thread count once and run the block with it; yield the count.
 
+    numba's kernels and the OpenMP and BLAS pools (scikit-learn's ``KMeans``,
+    ``kmeans_plusplus``, NumPy's matrix products) all run on it.
+
     ``watch_idle``: lower the count to the idle cores (a fit that runs
     mini-batch epochs, many parallel regions; see
     :mod:`fairkm.utils._threads`).
@@ -58,5 +63,5 @@ def decided_threads(*, watch_idle=False):
     ValueError
         If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
     """
-    with numba_threads(thread_count(watch_idle=watch_idle)) as used:
+    with numba_threads(thread_count(watch_idle=watch_idle)) as used, pool_threads(used):
         yield used

@@ -28,6 +28,7 @@ from fairkm.exceptions import DataWarning
 from fairkm.report import audit, format_number
 from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff
 from fairkm.utils._options import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
+from fairkm.utils._threads import decided_pool_threads
 
 from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
@@ -299,8 +300,11 @@ def run_tradeoff(args):
         frame, sensitive, X = data.frame, data.sensitive, data.X
         numeric = list(args.numeric_sensitive or [])
         # The S-blind reference of DevC and DevO, weighted as the fits are.
-        blind = KMeans(args.n_clusters, n_init=N_INIT, random_state=args.random_state).fit(
-            X, sample_weight=data.weights)
+        # On the threads a fit would decide, idle cores watched (K-Means' many short
+        # parallel regions each wait for a thread that busy processes deschedule).
+        with decided_pool_threads(watch_idle=True):
+            blind = KMeans(args.n_clusters, n_init=N_INIT,
+                           random_state=args.random_state).fit(X, sample_weight=data.weights)
         weights = args.relative_weights if relative else args.fairness_weights
         n_fits = len(weights) + (args.max_cost is not None)
         with progress_bar(args.quiet, desc="trade-off", total=n_fits, unit=" fits"), \

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 
+from fairkm.bounds import decided_threads
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
 from fairkm.utils._param_validation import (
     FAMILY_CONSTRAINTS,
@@ -138,14 +139,15 @@ class BlindKMeans(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
             # Nothing reads the attributes' kinds here, so only the copies among the
             # features are worth a warning; FairKM fitted beside it warns about kinds.
             warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=False)
-        self.kmeans_ = KMeans(
-            n_clusters=self.n_clusters,
-            init=self.init,
-            n_init=self.n_init,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            random_state=self.random_state,
-        ).fit(X)
+        with decided_threads():  # one thread count for the fit, as the family's
+            self.kmeans_ = KMeans(
+                n_clusters=self.n_clusters,
+                init=self.init,
+                n_init=self.n_init,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                random_state=self.random_state,
+            ).fit(X)
         self.labels_ = self.kmeans_.labels_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.inertia_ = float(self.kmeans_.inertia_)

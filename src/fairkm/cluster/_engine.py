@@ -302,8 +302,14 @@ class Session:
         return inertia, fairness, inertia + self.lam * fairness
 
     def snapshot(self):
-        """Return what :meth:`restore` needs to come back to the current labels."""
-        return self.labels.copy()
+        """Return what :meth:`restore` needs to come back to the current labels.
+
+        The labels in the smallest unsigned integer type that holds every
+        cluster (one byte a row up to 256 clusters): a walk keeps a snapshot
+        per trial, which in the engine's int64 came to most of a fit's peak
+        memory.
+        """
+        return self.labels.astype(np.min_scalar_type(self.k - 1))
 
     def restore(self, snapshot):
         """Come back to the labels of a :meth:`snapshot` (under the current weights)."""

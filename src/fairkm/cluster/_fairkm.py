@@ -426,6 +426,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                     kinds_by_dtype=isinstance(self.numeric_sensitive, str))
         terms = encoding.terms(features, checked.attribute_weights, n_rows=n_samples,
                                sample_weight=sample_weight, cluster_exponent=cluster_exponent)
+        # The terms hold the codes the fit reads; the columns' own codes (8 bytes a row and
+        # attribute) would otherwise stay allocated through every sweep of the fit.
+        del features
 
         algorithm = self.algorithm
         if algorithm == "auto":

@@ -217,7 +217,8 @@ class PredictionMixin(TransformerMixin):
         """
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
-        return euclidean_distances(X, self.cluster_centers_)
+        with decided_threads():  # BLAS on the call's thread count
+            return euclidean_distances(X, self.cluster_centers_)
 
     def score(self, X, y=None, *, sensitive_features=None, sample_weight=None):
         """Negative objective of ``X`` under the fitted model.

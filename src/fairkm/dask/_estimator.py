@@ -19,6 +19,7 @@ from fairkm.cluster._weighting import Problem
 from fairkm.utils._inputs import warn_if_sensitive_as_y
 from fairkm.utils._param_validation import check_n_samples
 from fairkm.utils._sensitive import NUMERIC
+from fairkm.utils._threads import pool_threads
 
 from . import _tasks as tasks
 from ._collections import (
@@ -376,8 +377,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
                 sample = np.concatenate([rows_x for rows_x, _ in taken])
                 sample_weight = (None if taken[0][1] is None
                                  else np.concatenate([rows_w for _, rows_w in taken]))
-                centers, _ = kmeans_plusplus(sample, k, random_state=seed,
-                                             sample_weight=sample_weight)
+                with pool_threads(n_threads):
+                    centers, _ = kmeans_plusplus(sample, k, random_state=seed,
+                                                 sample_weight=sample_weight)
             centers = np.ascontiguousarray(centers)
             labels = [
                 client.submit(tasks.nearest, parts[p], centers, n_threads,

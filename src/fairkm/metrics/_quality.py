@@ -23,6 +23,7 @@ from sklearn.metrics import silhouette_score
 from sklearn.utils import check_random_state
 
 from fairkm.utils._param_validation import at_least, check_param
+from fairkm.utils._threads import decided_pool_threads
 
 from ._checks import Rows, check_reference, check_X, drop_zero_weights, encode_labels
 from ._docstrings import fill_docstring
@@ -194,9 +195,10 @@ def silhouette(X, labels, *, sample_weight=None, sample_size=None, random_state=
     if sample_size is not None:
         check_param("sample_size", sample_size, [at_least(2)])
     if weights is None:
-        return float(
-            silhouette_score(X, codes, sample_size=sample_size, random_state=random_state)
-        )
+        with decided_pool_threads():  # its distances' BLAS on the call's thread count
+            return float(
+                silhouette_score(X, codes, sample_size=sample_size, random_state=random_state)
+            )
     if sample_size is not None:
         # Drawn as silhouette_score draws its subset.
         rows = check_random_state(random_state).permutation(codes.shape[0])[:sample_size]

@@ -27,6 +27,7 @@ from fairkm.utils._param_validation import (
     at_least,
     check_param,
 )
+from fairkm.utils._threads import decided_pool_threads
 
 from ._checks import Rows
 from ._docstrings import fill_docstring
@@ -175,9 +176,12 @@ class _FairClusteringScorer:
         sample_weight, unit = rows.weights(sample_weight, Xt.shape[0])
         # K-Means fitted, as the estimators are, on the weights brought near 1 (an
         # exact power of two away): weights of 1e300 would overflow its inertia.
-        blind = KMeans(n_clusters=n_clusters, n_init=self.n_init,
-                       random_state=self.random_state).fit(
-            Xt, sample_weight=None if sample_weight is None else sample_weight / unit)
+        # On the threads a fit would decide, idle cores watched: each of K-Means' many
+        # short parallel regions waits for a thread that busy processes deschedule.
+        with decided_pool_threads(watch_idle=True):
+            blind = KMeans(n_clusters=n_clusters, n_init=self.n_init,
+                           random_state=self.random_state).fit(
+                Xt, sample_weight=None if sample_weight is None else sample_weight / unit)
         cost = clustering_objective(Xt, labels, sample_weight=sample_weight)
         blind_cost = clustering_objective(Xt, blind.labels_, sample_weight=sample_weight)
         measure = MEASURES[self.measure]
@@ -303,7 +307,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
        ``sensitive_features=S`` when it takes that argument (FairKM does);
     2. fits S-blind :class:`~sklearn.cluster.KMeans` with the estimator's
        number of clusters, ``n_init`` and ``random_state`` on the same
-       (transformed) rows;
+       (transformed) rows, on the thread count a fit would decide
+       (``FAIRKM_NUM_THREADS``, else the usable CPUs lowered to those idle);
     3. compares the two clusterings: the cost ratio
        :math:`c = CO / CO_{KM}` (:func:`clustering_objective` of each
        clustering's labels, K-Means' being at most its ``inertia_``) and the

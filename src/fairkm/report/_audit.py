@@ -19,6 +19,7 @@ from fairkm.utils._data_checks import (
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._sensitive import check_sensitive_features
+from fairkm.utils._threads import decided_pool_threads
 
 from ._html import render_html
 from ._measure import (
@@ -363,7 +364,9 @@ def audit(
     n_init : int, default=10
         Starts of the K-Means reference; the best (lowest K-Means objective)
         is kept, so the price of fairness is not measured against an
-        unlucky start.
+        unlucky start. The reference and the silhouettes run on the thread
+        count a fit would decide (``FAIRKM_NUM_THREADS``, else the usable
+        CPUs lowered to those idle), not on every core.
     name : str, default=None
         The audited clustering's name (default: the estimator's class name,
         or ``"clustering"``).
@@ -496,31 +499,36 @@ def audit(
                                             deviation_kind=deviation_kind,
                                             min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
-    if isinstance(reference, str):
-        if reference != "kmeans":
-            raise ValueError(
-                f"reference must be 'kmeans', labels or None, got {reference!r}."
-            )
-        k = len(np.unique(values))
-        if features is not None and 2 <= k < n_samples:
-            # Weights near 1, the lightest row one: the same fit whatever their unit.
-            blind = KMeans(k, n_init=n_init, random_state=random_state).fit(
-                features, sample_weight=as_frequencies(weights))
-            clusterings[blind_name(n_init)] = blind.labels_
-    elif reference is not None:
-        ref = np.asarray(reference)
-        if ref.shape != (n_samples,):
-            raise ValueError(
-                f"reference must have one label per row ({n_samples}), got shape {ref.shape}."
-            )
-        clusterings["reference"] = ref
-    names = list(clusterings)
-    ref_name = names[1] if len(names) > 1 else None
-    if resolved is not None and ref_name is not None:
-        bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
-    fairness = fairness_table(clusterings, read, weights)
-    quality = (None if features is None
-               else quality_table(features, clusterings, ref_name, random_state, weights))
+    # One thread count for the audit's scikit-learn work (the reference KMeans, the
+    # silhouettes), decided as a fit decides it; idle cores are watched because
+    # KMeans on a few thousand rows runs many short parallel regions, each of which
+    # waits for a thread descheduled by other processes.
+    with decided_pool_threads(watch_idle=True):
+        if isinstance(reference, str):
+            if reference != "kmeans":
+                raise ValueError(
+                    f"reference must be 'kmeans', labels or None, got {reference!r}."
+                )
+            k = len(np.unique(values))
+            if features is not None and 2 <= k < n_samples:
+                # Weights near 1, the lightest row one: the same fit whatever their unit.
+                blind = KMeans(k, n_init=n_init, random_state=random_state).fit(
+                    features, sample_weight=as_frequencies(weights))
+                clusterings[blind_name(n_init)] = blind.labels_
+        elif reference is not None:
+            ref = np.asarray(reference)
+            if ref.shape != (n_samples,):
+                raise ValueError(
+                    f"reference must have one label per row ({n_samples}), got shape {ref.shape}."
+                )
+            clusterings["reference"] = ref
+        names = list(clusterings)
+        ref_name = names[1] if len(names) > 1 else None
+        if resolved is not None and ref_name is not None:
+            bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
+        fairness = fairness_table(clusterings, read, weights)
+        quality = (None if features is None
+                   else quality_table(features, clusterings, ref_name, random_state, weights))
     facts = list(facts)
     if weights is not None and not any(label == "weights" for label, _ in facts):
         facts.append(("weights", weights_fact(weights)))

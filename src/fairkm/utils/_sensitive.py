@@ -214,7 +214,7 @@ def _encode_categorical(name, col, where, row_name=None):
             f"sensitive attribute {name!r} mixes values that cannot be compared ({exc}); "
             "convert the column to one type, for instance strings."
         ) from None
-    return codes.astype(np.int64), pd.Index(uniques)
+    return codes.astype(np.int64, copy=False), pd.Index(uniques)
 
 
 def read_column(name, col, numeric, *, where="", row_name=None):

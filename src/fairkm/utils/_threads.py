@@ -27,16 +27,29 @@ The environment variable ``FAIRKM_NUM_THREADS`` (a positive integer) sets the
 count instead: it is used as given, but never above the ceiling, and the idle
 cores are not watched. Any other value raises a ``ValueError`` naming the
 variable and the value when a call reads it.
+
+scikit-learn's OpenMP loops (``KMeans``) and the BLAS under NumPy and SciPy
+keep thread pools of their own, sized to every core. :func:`pool_threads` runs
+a block with those pools at the decided count, so a call that reaches them
+(a fit's seeding, :func:`fairkm.report.audit`'s reference ``KMeans``, a
+scorer's) does not start more threads than the call decided; a pool already
+held lower (``threadpoolctl.threadpool_limits`` around the call) stays lower.
+:func:`decided_pool_threads` decides and applies the count in one step for
+callers that run no numba kernel.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import sys
 import time
 
 import joblib
+from threadpoolctl import ThreadpoolController
 
-__all__ = ["ENV_VAR", "decide_threads", "idle_cores"]
+__all__ = ["ENV_VAR", "decide_threads", "decided_pool_threads", "idle_cores", "pool_threads"]
 
 ENV_VAR = "FAIRKM_NUM_THREADS"
 
@@ -143,3 +156,56 @@ def decide_threads(ceiling, *, watch_idle=False):
         return threads
     idle = idle_cores()
     return threads if idle is None else max(1, min(threads, int(idle + 0.5)))
+
+
+@functools.lru_cache(maxsize=1)
+def _controller(n_modules):
+    """Return a ThreadpoolController of the libraries loaded with ``n_modules`` modules."""
+    return ThreadpoolController()
+
+
+def _pools():
+    """Return the ThreadpoolController of the process's OpenMP and BLAS libraries.
+
+    Finding the libraries takes milliseconds (threadpoolctl walks the loaded
+    shared objects); changing a limit through a controller takes microseconds.
+    So one is kept until the process imports another module: scikit-learn's
+    OpenMP, SciPy's BLAS and numba's OpenMP are loaded by the import of an
+    extension module, often in the middle of the first fit, not by ``import
+    fairkm``.
+    """
+    return _controller(len(sys.modules))
+
+
+@contextlib.contextmanager
+def pool_threads(count):
+    """Run the block with each OpenMP and BLAS pool at ``count`` threads at most; yield it.
+
+    A pool already below ``count`` keeps its size; every pool gets its size
+    back afterwards.
+    """
+    controller = _pools()
+    count = max(1, int(count))
+    limits = {lib.filepath: min(count, lib.num_threads) for lib in controller.lib_controllers
+              if lib.num_threads is not None}
+    with controller.limit(limits=limits):
+        yield count
+
+
+@contextlib.contextmanager
+def decided_pool_threads(*, watch_idle=False):
+    """Decide a call's thread count and run the block with the pools at it; yield the count.
+
+    For calls that run scikit-learn or BLAS but no numba kernel (an audit's or
+    a scorer's reference ``KMeans``, a silhouette): the count is that of
+    :func:`decide_threads` with the usable CPUs as the ceiling. ``watch_idle``
+    lowers it to the idle cores, for work of many short parallel regions
+    (``KMeans`` on a few thousand rows runs one per iteration).
+
+    Raises
+    ------
+    ValueError
+        If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
+    """
+    with pool_threads(decide_threads(_usable_cores(), watch_idle=watch_idle)) as count:
+        yield count

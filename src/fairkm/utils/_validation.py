@@ -146,13 +146,14 @@ def check_weight_values(array, n_samples=None, *, length_of="X", where=""):
 
 def check_no_overflow(X):
     """Refuse ``X`` whose squared distances would overflow float64 (inf costs, no error)."""
-    largest = np.max(np.abs(X)) if X.size else np.float64(0.0)
+    # The largest |x| from the extremes: np.abs(X) would allocate a copy of X.
+    largest = max(X.max(), -X.min()) if X.size else np.float64(0.0)
     with np.errstate(over="ignore"):
         square = float(largest * largest * X.shape[1])
     if not np.isfinite(square) or square > 1e300:
         raise ValueError(
             f"X is too large: its squared distances overflow float64 (largest |x| = "
-            f"{float(np.max(np.abs(X))):.3g}); rescale X, for instance with "
+            f"{float(largest):.3g}); rescale X, for instance with "
             "sklearn.preprocessing.StandardScaler."
         )
 
