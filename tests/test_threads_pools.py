@@ -107,19 +107,37 @@ def test_pool_threads_never_raises_a_pool():
 
 
 def test_decided_pool_threads_uses_the_decision(monkeypatch):
-    monkeypatch.setattr(_threads, "decide_threads", lambda ceiling, watch_idle: 2)
+    monkeypatch.setattr(_threads, "decide_threads", lambda ceiling, watch_idle=False: 2)
     with threadpool_limits(limits=OUTSIDE), decided_pool_threads() as used:
         assert used == 2
         assert all(counts == [2] for counts in pool_sizes().values())
 
 
-def test_decided_pool_threads_watches_the_idle_cores_only_when_asked(monkeypatch):
-    asked = []
-    monkeypatch.setattr(_threads, "decide_threads",
-                        lambda ceiling, watch_idle: asked.append(watch_idle) or 1)
-    with decided_pool_threads(), decided_pool_threads(watch_idle=True):
-        pass
-    assert asked == [False, True]
+@pytest.mark.parametrize(("n_rows", "env", "expected"), [
+    (None, None, 2), (1_000, None, 1), (_threads.SERIAL_ROWS, None, 1),
+    (_threads.SERIAL_ROWS + 1, None, 2), (1_000, "2", 2), (10**6, "1", 1)])
+def test_a_small_reference_runs_on_one_thread_unless_told(monkeypatch, n_rows, env, expected):
+    monkeypatch.setattr(_threads, "_usable_cores", lambda: 2)
+    if env is None:
+        monkeypatch.delenv(_threads.ENV_VAR, raising=False)
+    else:
+        monkeypatch.setenv(_threads.ENV_VAR, env)
+    with decided_pool_threads(n_rows=n_rows) as used:
+        assert used == expected
+
+
+@pytest.mark.parametrize("n_rows", [1_000, 10**6])
+def test_the_load_never_decides_a_references_threads(monkeypatch, n_rows):
+    # scikit-learn's KMeans ends in other last bits on another thread count: the count may
+    # depend on the rows and the machine, never on how busy it is.
+    monkeypatch.setattr(_threads, "_usable_cores", lambda: 2)
+    monkeypatch.delenv(_threads.ENV_VAR, raising=False)
+    used = []
+    for idle in (0.0, 0.4, 2.0, None):
+        monkeypatch.setattr(_threads, "idle_cores", lambda idle=idle: idle)
+        with decided_pool_threads(n_rows=n_rows) as count:
+            used.append(count)
+    assert len(set(used)) == 1
 
 
 def test_decided_threads_applies_the_count_to_the_pools(one_thread):

@@ -300,9 +300,8 @@ def run_tradeoff(args):
         frame, sensitive, X = data.frame, data.sensitive, data.X
         numeric = list(args.numeric_sensitive or [])
         # The S-blind reference of DevC and DevO, weighted as the fits are.
-        # On the threads a fit would decide, idle cores watched (K-Means' many short
-        # parallel regions each wait for a thread that busy processes deschedule).
-        with decided_pool_threads(watch_idle=True):
+        # On one thread up to 50,000 rows, else a fit's count: never the load's.
+        with decided_pool_threads(n_rows=X.shape[0]):
             blind = KMeans(args.n_clusters, n_init=N_INIT,
                            random_state=args.random_state).fit(X, sample_weight=data.weights)
         weights = args.relative_weights if relative else args.fairness_weights

@@ -176,9 +176,8 @@ class _FairClusteringScorer:
         sample_weight, unit = rows.weights(sample_weight, Xt.shape[0])
         # K-Means fitted, as the estimators are, on the weights brought near 1 (an
         # exact power of two away): weights of 1e300 would overflow its inertia.
-        # On the threads a fit would decide, idle cores watched: each of K-Means' many
-        # short parallel regions waits for a thread that busy processes deschedule.
-        with decided_pool_threads(watch_idle=True):
+        # On one thread up to 50,000 rows, else a fit's count: never the load's.
+        with decided_pool_threads(n_rows=Xt.shape[0]):
             blind = KMeans(n_clusters=n_clusters, n_init=self.n_init,
                            random_state=self.random_state).fit(
                 Xt, sample_weight=None if sample_weight is None else sample_weight / unit)
@@ -307,8 +306,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
        ``sensitive_features=S`` when it takes that argument (FairKM does);
     2. fits S-blind :class:`~sklearn.cluster.KMeans` with the estimator's
        number of clusters, ``n_init`` and ``random_state`` on the same
-       (transformed) rows, on the thread count a fit would decide
-       (``FAIRKM_NUM_THREADS``, else the usable CPUs lowered to those idle);
+       (transformed) rows, on one thread up to 50,000 rows, else on the
+       count a fit would decide (``FAIRKM_NUM_THREADS`` sets it in both cases);
     3. compares the two clusterings: the cost ratio
        :math:`c = CO / CO_{KM}` (:func:`clustering_objective` of each
        clustering's labels, K-Means' being at most its ``inertia_``) and the

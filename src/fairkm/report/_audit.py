@@ -364,9 +364,9 @@ def audit(
     n_init : int, default=10
         Starts of the K-Means reference; the best (lowest K-Means objective)
         is kept, so the price of fairness is not measured against an
-        unlucky start. The reference and the silhouettes run on the thread
-        count a fit would decide (``FAIRKM_NUM_THREADS``, else the usable
-        CPUs lowered to those idle), not on every core.
+        unlucky start. The reference and the silhouettes run on one thread
+        up to 50,000 rows, else on the count a fit would decide
+        (``FAIRKM_NUM_THREADS`` sets it in both cases).
     name : str, default=None
         The audited clustering's name (default: the estimator's class name,
         or ``"clustering"``).
@@ -500,10 +500,8 @@ def audit(
                                             min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
     # One thread count for the audit's scikit-learn work (the reference KMeans, the
-    # silhouettes), decided as a fit decides it; idle cores are watched because
-    # KMeans on a few thousand rows runs many short parallel regions, each of which
-    # waits for a thread descheduled by other processes.
-    with decided_pool_threads(watch_idle=True):
+    # silhouettes), decided from the rows, never from the load (decided_pool_threads).
+    with decided_pool_threads(n_rows=n_samples):
         if isinstance(reference, str):
             if reference != "kmeans":
                 raise ValueError(

@@ -192,20 +192,32 @@ def pool_threads(count):
         yield count
 
 
+# Up to this many rows a reference KMeans (the audit's, a scorer's, the trade-off's) runs on
+# one thread unless FAIRKM_NUM_THREADS says otherwise: its parallel gain there is small, while
+# beside busy processes each of its many short parallel regions waits for a descheduled
+# thread (an audit of 959 rows took 7x longer on two threads). A count that depends on the
+# rows, never on the load, keeps the reference the same to the bit on any load:
+# scikit-learn's sums, and so its last bits, depend on the thread count.
+SERIAL_ROWS = 50_000
+
+
 @contextlib.contextmanager
-def decided_pool_threads(*, watch_idle=False):
+def decided_pool_threads(*, n_rows=None):
     """Decide a call's thread count and run the block with the pools at it; yield the count.
 
     For calls that run scikit-learn or BLAS but no numba kernel (an audit's or
     a scorer's reference ``KMeans``, a silhouette): the count is that of
-    :func:`decide_threads` with the usable CPUs as the ceiling. ``watch_idle``
-    lowers it to the idle cores, for work of many short parallel regions
-    (``KMeans`` on a few thousand rows runs one per iteration).
+    :func:`decide_threads` with the usable CPUs as the ceiling, and 1 for a
+    reference of at most ``SERIAL_ROWS`` rows (``n_rows``) when
+    ``FAIRKM_NUM_THREADS`` is not set. The load never decides it.
 
     Raises
     ------
     ValueError
         If ``FAIRKM_NUM_THREADS`` is set to anything but a positive integer.
     """
-    with pool_threads(decide_threads(_usable_cores(), watch_idle=watch_idle)) as count:
-        yield count
+    count = decide_threads(_usable_cores())
+    if n_rows is not None and n_rows <= SERIAL_ROWS and _threads_from_env() is None:
+        count = 1
+    with pool_threads(count) as used:
+        yield used
