@@ -732,17 +732,10 @@ def _weighted_sweep(X, terms, order, block,  # IN
     return _sweep(True, X, terms, order, block, labels, stats)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _sweep(weighted, X, terms, order, block,  # IN
            labels, stats):  # IN/OUT
-    """Run :func:`sweep`; ``weighted`` is a literal of each kernel that calls this body.
-
-    Called with the constant ``True`` or ``False``, it is compiled once for each
-    (numba specialises a call on a literal argument, and lowers the literal as a
-    constant), so neither loop carries the other's formulas. Not inlined by numba:
-    inlining copied this body's IR once per basic block and cost the first fit 1-2
-    s of compilation for the same machine code.
-    """
+    """Run :func:`sweep`; ``weighted`` is a constant of each kernel that inlines this body."""
     codes, Z, weights = terms.codes, terms.Z, terms.weights
     value_prop, value_const, value_shift = terms.value_prop, terms.value_const, terms.value_shift
     offsets, cat_coef, num_coef = terms.offsets, terms.cat_coef, terms.num_coef
