@@ -62,6 +62,7 @@ def recorded(monkeypatch):
     return results
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(12), suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), delta=st.sampled_from([0.0, 0.05, 0.15]),
@@ -84,6 +85,7 @@ def test_kept_is_the_cheapest_start_that_meets_the_bound(recorded, seed, delta, 
     assert model.inertia_ == pytest.approx(_cost(X, model.labels_), rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(10), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), delta=st.sampled_from([0.0, 0.05, 0.15]),
@@ -241,6 +243,7 @@ def _new_rows(seed, n=120):
     return X, S
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(15), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), delta=st.sampled_from([0.02, 0.1]),
@@ -274,6 +277,7 @@ def test_predict_keeps_the_bounded_assignment_when_it_is_no_further():
     assert _excess(labels, S_new[columns].to_numpy(), 0.05) <= 1e-9
 
 
+@pytest.mark.slow
 def test_predict_warns_and_keeps_the_nearest_centre_when_the_bound_is_further():
     # Age, reported and not bounded, ends further from the mix under the bound on sex.
     X, S = _new_rows(0, n=300)

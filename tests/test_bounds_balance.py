@@ -117,6 +117,7 @@ def test_a_binary_target_is_the_share_band(case, target):
     assert ours.fun == pytest.approx(banded.fun, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4), n_values=st.integers(2, 4),

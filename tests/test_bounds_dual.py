@@ -113,6 +113,7 @@ def test_the_soft_minimum_and_its_gradient_equal_numpy(problem, tau):
         assert grad[j] == pytest.approx(numeric, rel=1e-4, abs=1e-5)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems())
 def test_the_raised_bound_is_a_lower_bound_and_closes_the_gap(problem):

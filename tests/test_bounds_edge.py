@@ -204,6 +204,7 @@ FITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FITS)
 def test_weights_scaled_alike_give_the_same_labels_and_costs_in_their_unit(survey, name):
     X, S, weights = survey

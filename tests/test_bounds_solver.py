@@ -212,6 +212,7 @@ def test_relaxation_by_prices_equals_the_programme_on_every_row(problem, free):
         assert_allclose(priced.bound, optimum, rtol=1e-5, atol=1e-6 * scale)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=priced_problems())
 def test_the_certificate_bounds_the_cost_from_below(problem):

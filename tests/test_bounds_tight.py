@@ -93,6 +93,7 @@ def _survey(n, seed):
     return X, S
 
 
+@pytest.mark.slow
 def test_no_solver_call_is_given_a_time_limit(monkeypatch):
     import fairkm.bounds._infeasible as infeasible
     import fairkm.bounds._model as model
@@ -121,6 +122,7 @@ def test_no_solver_call_is_given_a_time_limit(monkeypatch):
     assert not [options for _, options in calls if "time_limit" in options]
 
 
+@pytest.mark.slow
 def test_numeric_bounds_repeat_and_meet_every_bound():
     # The same arguments twice give the same labels, and every bound holds by a plain count.
     X, S = _survey(900, 1)

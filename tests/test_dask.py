@@ -522,6 +522,7 @@ def small(data, n_parts):
             dd.from_pandas(S, npartitions=n_parts))
 
 
+@pytest.mark.slow
 def test_weights_scaled_alike_give_the_same_fit(client, data):
     # The unit is computed over both partitions: 1e200 overflowed the weight total, 1e-300
     # divided by zero.
