@@ -375,7 +375,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000, tight
                     p, tight, centers, live, max_lp_variables, None).labels[live]).max() <= 1e-9:
                 break
             hi = min(hi * 2.0 ** 0.125, top)
-    raised = {name: min(f * hi, 0.999) for name, f in floors.items()}
+    raised = raised_by(hi)
     shown = ", ".join(f"{name} {value:.3g}" for name, value in raised.items())
     rows = "one row" if hi == 1.0 else f"{hi:.3g} rows"
     if bounds.weights is not None:
