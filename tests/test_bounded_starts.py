@@ -265,6 +265,22 @@ def test_predict_is_never_further_from_the_mix_than_the_nearest_centre(seed, del
         assert value <= theirs[key] + 1e-9, key
 
 
+def test_predict_on_rows_no_assignment_can_bound_warns_and_keeps_the_nearest_centre():
+    # 90 new rows hold 2 of race "c" for 3 clusters: no assignment meets 0.02 on them.
+    X, S = _new_rows(348)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BoundNotMetWarning)
+        model = BoundedKMeans(3, max_deviation=0.02, n_init=1, random_state=0,
+                              progress=False).fit(X, sensitive_features=S)
+    X_new, S_new = _new_rows(349, n=90)
+    assert (S_new["race"] == "c").sum() < 3
+    with pytest.warns(UserWarning, match=r"No assignment of these 90 rows meets .* nearest"):
+        labels = model.predict(X_new, sensitive_features=S_new)
+    nearest = np.argmin(((X_new[:, None] - model.cluster_centers_[None]) ** 2).sum(axis=2),
+                        axis=1)
+    np.testing.assert_array_equal(labels, nearest)
+
+
 def test_predict_keeps_the_bounded_assignment_when_it_is_no_further():
     X, S = _new_rows(0, n=300)
     columns = ["sex", "race"]

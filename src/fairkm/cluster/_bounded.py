@@ -446,7 +446,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         -----
         UserWarning
             When the model was fitted with sensitive features and none are
-            given, or when the bounded assignment is set aside.
+            given, when the bounded assignment is set aside, or when no
+            assignment of the new rows can meet the bounds.
 
         Notes
         -----
@@ -462,7 +463,10 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         made again with every bound lowered to what nearest centres reach;
         where that fails too (an attribute without a bound, or a bound that
         leaves a mean over clusters above nearest's), the rows go to their
-        nearest centre, with a warning naming each attribute and distance.
+        nearest centre, with a warning naming each attribute and distance. So
+        do they, with a warning saying why, when no assignment of the new rows
+        can meet the bounds (a value with fewer rows than there are clusters,
+        for instance).
         """
         check_is_fitted(self)
         index = row_index(X)
@@ -481,8 +485,13 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
             features = self._features(
                 paired(sensitive_features, index, name="sensitive_features"), X.shape[0])
             bounds = self._bounds(features, None, self.deviation_kind)
-            labels = solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
-                           max_lp_variables=self.max_lp_variables).labels
+            try:
+                labels = solve(X, self.cluster_centers_, bounds, max_iter=1, tol=self.tol,
+                               max_lp_variables=self.max_lp_variables).labels
+            except InfeasibleBoundError as exc:
+                warn(f"No assignment of these {X.shape[0]} rows meets the model's bounds "
+                     f"({exc}): the rows go to their nearest centre.", UserWarning)
+                return nearest
             worse = _further_from_mix(labels, nearest, features)
             if worse:
                 # Spent on cost, the room inside the bounds can leave an attribute further
