@@ -371,11 +371,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     rows = np.empty((n_types, k, k, _LIST), dtype=np.int64)
     cost = np.empty((n_types, k, k, _LIST))
     count = np.zeros((n_types, k, k), dtype=np.int64)
-    # Constants passed to helpers are typed (np.int64, np.bool_), not literal: numba
-    # compiles a helper once per literal argument, and a first fit would compile
-    # _fill, _paths and _evaluate twice each (beside their run-time arguments).
     for t in range(n_types):
-        _fill(t, np.int64(-1), first, members, labels, dist, weights, rows, cost, count)
+        _fill(t, -1, first, members, labels, dist, weights, rows, cost, count)
     heads = np.full((n_types, k, k), -1, dtype=np.int64)
     D = np.empty((n_types, k, k))
     nxt = np.empty((n_types, k, k), dtype=np.int64)
@@ -418,7 +415,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     seq, n_seq = _cycle(t, c0, heads, nxt, dist, weights, k, eps)
                 if n_seq == 0:
                     # paths through a negative cycle are not paths: direct moves only
-                    _paths(t, heads, dist, weights, D, nxt, np.bool_(False), eps)
+                    _paths(t, heads, dist, weights, D, nxt, False, eps)
                     break
                 for q in range(n_seq):
                     a, b = seq[q], seq[(q + 1) % n_seq]
@@ -447,8 +444,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     for q in range(codes.shape[1]):
                         cnt[c, codes[r, q]] -= 1.0
         best, kind = np.inf, 0
-        none = np.int64(-1)  # typed, as the constants above: see _fill's call
-        bt, ba, bb, bt2, bx, by = none, none, none, none, none, none
+        bt, ba, bb, bt2, bx, by = -1, -1, -1, -1, -1, -1
         n_pairs = 0
         # single moves: one row of type t from a to b (along its path)
         for a in range(k):
@@ -478,10 +474,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     else:
                         _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                         aff[0], aff[1] = a, b
-                        gain, left = _evaluate(aff, np.int64(2), E, meas, msum, overall, size,
-                                               cnt, zsum, lower, upper, prop, offsets, tv_cap,
-                                               balance, z_cap, hard, mean_cap, mean_scale,
-                                               scratch)
+                        gain, left = _evaluate(aff, 2, E, meas, msum, overall, size, cnt, zsum,
+                                               lower, upper, prop, offsets, tv_cap, balance, z_cap,
+                                               hard, mean_cap, mean_scale, scratch)
                         _shift(i, b, a, weights, codes, z, size, cnt, zsum)
                     score = _score(repair, gain, left, dcost, ex_tol)
                     if score < best:
@@ -527,8 +522,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             gain, left = -np.inf, np.inf
                             if size[a] >= floor and size[b] >= floor:
                                 aff[0], aff[1] = a, b
-                                gain, left = _evaluate(aff, np.int64(2), E, meas, msum, overall,
-                                                       size, cnt, zsum, lower, upper, prop, offsets,
+                                gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
+                                                       cnt, zsum, lower, upper, prop, offsets,
                                                        tv_cap, balance, z_cap, hard, mean_cap,
                                                        mean_scale, scratch)
                             _shift(j, a, b, weights, codes, z, size, cnt, zsum)

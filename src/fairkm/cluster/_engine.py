@@ -24,7 +24,7 @@ from fairkm.metrics import cluster_deviation, excess
 from fairkm.utils._progress import Progress, report
 
 from . import _kernels
-from ._terms import KernelStats, read_only
+from ._terms import KernelStats
 
 # A mini-batch phase hands over to exact sweeps when its batches overshoot: when
 # an epoch would halve a batch below this many points, or undoes more than this
@@ -58,8 +58,7 @@ class Stats:
 
     def recompute(self, X, terms, labels):
         """Recompute every statistic exactly from ``labels`` (no drift across sweeps)."""
-        _kernels.cluster_statistics(read_only(X), terms.kernel(0.0), read_only(labels),
-                                    self.kernel())
+        _kernels.cluster_statistics(X, terms.kernel(0.0), labels, self.kernel())
         self.refresh(terms)
 
 
@@ -177,8 +176,7 @@ class Stats:
 def statistics_of(X, terms, labels, k):
     """Exact statistics of ``labels`` (centres and ``G`` not derived: see :meth:`Stats.refresh`)."""
     stats = Stats(k, X.shape[1], terms)
-    _kernels.cluster_statistics(read_only(X), terms.kernel(0.0), read_only(labels),
-                                stats.kernel())
+    _kernels.cluster_statistics(X, terms.kernel(0.0), labels, stats.kernel())
     return stats
 
 
@@ -233,8 +231,7 @@ def fill_empty_clusters(X, labels, centers, weights=None):
 
 def sweep(X, terms, lam, order, labels, stats):
     """One exact sweep over the points in ``order``; returns the number moved."""
-    return _kernels.sweep(X, terms.kernel(lam), read_only(order), _kernels.BLOCK, labels,
-                          stats.kernel())
+    return _kernels.sweep(X, terms.kernel(lam), order, _kernels.BLOCK, labels, stats.kernel())
 
 
 def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
@@ -243,8 +240,7 @@ def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
 
     Returns ``(n_moved, n_kept, n_rejected, stopped)``.
     """
-    return _kernels.minibatch_epoch(read_only(X), terms.kernel(lam), read_only(order),
-                                    batch_size, min_batch,
+    return _kernels.minibatch_epoch(X, terms.kernel(lam), order, batch_size, min_batch,
                                     total_sq_norm, labels, stats.kernel())
 
 
@@ -299,8 +295,9 @@ class Session:
             self.active_stats.sums[:] = self.stats.sums
             self.active_stats.counts[:] = self.stats.counts
             self.active_stats.refresh(self.active)
-        inertia = _kernels.inertia(read_only(self.X), read_only(self.stats.cluster_centers()),
-                                   read_only(self.terms.weights), read_only(self.labels))
+        inertia = _kernels.inertia(
+            self.X, self.stats.cluster_centers(), self.terms.weights, self.labels
+        )
         fairness = self.stats.fairness(self.terms)
         return inertia, fairness, inertia + self.lam * fairness
 

@@ -36,7 +36,6 @@ from ._docstrings import fill_estimator_docstring
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._prediction import PredictionMixin
-from ._terms import read_only
 from ._weighting import Problem
 
 __all__ = ["FairKM"]
@@ -370,7 +369,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         else:
             centers = init_centers
         labels = np.empty(n, dtype=np.int64)
-        _kernels.nearest_center(read_only(X), read_only(np.ascontiguousarray(centers)), labels)
+        _kernels.nearest_center(X, np.ascontiguousarray(centers), labels)
         fill_empty_clusters(X, labels, centers, weights)
         return labels
 
@@ -472,8 +471,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
                 # Rows of weight 0 changed nothing; they go to their nearest centre.
                 zero = np.flatnonzero(sample_weight == 0)
                 nearest = np.empty(zero.size, dtype=np.int64)
-                _kernels.nearest_center(read_only(np.ascontiguousarray(X[zero])),
-                                        read_only(session.stats.cluster_centers()), nearest)
+                _kernels.nearest_center(np.ascontiguousarray(X[zero]),
+                                        session.stats.cluster_centers(), nearest)
                 labels[zero] = nearest
         self._set_fitted(FitOutcome(
             labels=labels, stats=session.stats, terms=session.terms, inertia=session.inertia,

@@ -67,8 +67,6 @@ by a weight is skipped, so results are those of the unweighted formulas).
 import numba
 import numpy as np
 
-from ._terms import read_only
-
 # A move is taken only when it lowers the objective by more than this fraction
 # of the magnitudes involved: rounding cannot then make a point flip back and
 # forth between two clusters whose costs are equal in exact arithmetic.
@@ -502,13 +500,10 @@ def patch_distances(xt, lo, m, centers, a, b, out):  # IN, IN, IN, IN, IN, IN, I
 def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
     """:func:`block_distances` to every centre, two at a time (one read of the block per pair)."""
     k = centers.shape[1]
-    # A typed zero: a literal 0 would compile patch_distances a second time, for
-    # Literal[int](0), beside the sweep's call with a run-time start.
-    lo = np.int64(0)
     for c in range(0, k - 1, 2):
-        patch_distances(xt, lo, m, centers, c, c + 1, out)
+        patch_distances(xt, 0, m, centers, c, c + 1, out)
     if k % 2:
-        block_distances(xt, lo, m, centers, k - 1, out)
+        block_distances(xt, 0, m, centers, k - 1, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -714,8 +709,7 @@ def sweep(X, terms, order, block,  # IN
         current cluster, then to the lowest index.
     """
     kernel = _weighted_sweep if terms.weights.shape[0] else _unit_sweep
-    # X only read: the one read-only type whatever the caller's (see _terms.read_only).
-    return kernel(read_only(X), terms, order, block, labels, stats)
+    return kernel(X, terms, order, block, labels, stats)
 
 
 @numba.njit(cache=True, nogil=True)

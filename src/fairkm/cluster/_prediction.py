@@ -25,7 +25,6 @@ from fairkm.utils._sensitive import with_intersections
 from . import _kernels
 from ._docstrings import fill_estimator_docstring
 from ._engine import Stats
-from ._terms import read_only
 
 __all__ = ["PredictionMixin", "Predictor"]
 
@@ -98,12 +97,11 @@ class Predictor:
         labels = np.empty(X.shape[0], dtype=np.int64)
         with decided_threads():
             if features is None:
-                _kernels.nearest_center(read_only(X), read_only(self.centers), labels)
+                _kernels.nearest_center(X, self.centers, labels)
                 return labels
             terms = self.terms(features)
             stats = self._fitted_statistics(terms)
-            _kernels.cheapest_insertion(read_only(X), terms.kernel(self.fairness_weight),
-                                        stats.kernel(),
+            _kernels.cheapest_insertion(X, terms.kernel(self.fairness_weight), stats.kernel(),
                                         labels)
         return labels
 
@@ -263,8 +261,7 @@ class PredictionMixin(TransformerMixin):
         weights, scale = read_weights(sample_weight, X.shape[0], index)
         weights = None if weights is None else weights / scale
         unit = np.zeros(0) if weights is None else weights
-        inertia = scale * _kernels.inertia(read_only(X), read_only(self.cluster_centers_),
-                                           read_only(unit), read_only(labels))
+        inertia = scale * _kernels.inertia(X, self.cluster_centers_, unit, labels)
         if features is None:
             return -inertia
         total = X.shape[0] if weights is None else float(weights.sum())

@@ -17,23 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["KernelStats", "KernelTerms", "Terms", "build_terms", "read_only"]
-
-
-def read_only(array):
-    """Return ``array`` as the kernels take every array they only read: a read-only view.
-
-    Numba compiles a kernel once per type of its arguments, and a read-only
-    array is another type than a writable one: a user's read-only ``X``
-    (memory-mapped, or a pandas frame under copy-on-write) beside a writable one
-    would compile every kernel twice, 15-20 s each time on a first fit. The
-    view copies nothing; an array already read-only is returned as is.
-    """
-    if not array.flags.writeable:
-        return array
-    view = array.view()
-    view.flags.writeable = False
-    return view
+__all__ = ["KernelStats", "KernelTerms", "Terms", "build_terms"]
 
 
 class KernelTerms(NamedTuple):
@@ -101,15 +85,11 @@ class Terms:
         """Return the :class:`KernelTerms` the kernels read, with ``fairness_weight`` ``lam``.
 
         The statistics kernels read no coefficient: they take any ``lam``.
-        Every array is :func:`read_only`, whatever its source (the rows of a
-        Dask partition, the user's sample weights), so that one compiled kernel
-        serves every fit.
         """
         return KernelTerms(
-            codes=read_only(self.codes), Z=read_only(self.Z), weights=read_only(self.weights),
-            value_prop=read_only(self.value_prop), value_const=read_only(self.value_const),
-            value_shift=read_only(self.value_shift), offsets=read_only(self.offsets),
-            cat_coef=read_only(lam * self.cat_weight), num_coef=read_only(lam * self.num_weight),
+            codes=self.codes, Z=self.Z, weights=self.weights, value_prop=self.value_prop,
+            value_const=self.value_const, value_shift=self.value_shift, offsets=self.offsets,
+            cat_coef=lam * self.cat_weight, num_coef=lam * self.num_weight,
             cluster_exponent=self.cluster_exponent,
         )
 

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_array
 from fairkm.bounds import numba_threads
 from fairkm.cluster import _kernels
 from fairkm.cluster._engine import statistics_of, sweep
-from fairkm.cluster._terms import read_only
 from fairkm.utils._sensitive import check_sensitive_features, with_intersections
 from fairkm.utils._validation import check_weight_values
 
@@ -176,7 +175,7 @@ def nearest(part, centers, n_threads):
     """Each row's nearest centre, on the fit's ``n_threads`` (at most the worker's)."""
     labels = np.empty(part[0].shape[0], dtype=np.int64)
     with numba_threads(n_threads):
-        _kernels.nearest_center(read_only(part[0]), read_only(centers), labels)
+        _kernels.nearest_center(part[0], centers, labels)
     return labels
 
 
@@ -235,8 +234,7 @@ def sweep_summary(result):
 
 
 def inertia(part, labels, centers):
-    return _kernels.inertia(read_only(part[0]), read_only(centers), read_only(part[3]),
-                            read_only(labels))
+    return _kernels.inertia(part[0], centers, part[3], labels)
 
 
 def relabel_weightless(part, labels, centers, n_threads):
@@ -250,8 +248,7 @@ def relabel_weightless(part, labels, centers, n_threads):
         return labels
     nearest_labels = np.empty(zero.size, dtype=np.int64)
     with numba_threads(n_threads):
-        _kernels.nearest_center(read_only(np.ascontiguousarray(X[zero])), read_only(centers),
-                                nearest_labels)
+        _kernels.nearest_center(np.ascontiguousarray(X[zero]), centers, nearest_labels)
     labels = labels.copy()
     labels[zero] = nearest_labels
     return labels
@@ -297,9 +294,8 @@ def score_block(predictor, x_block, s_block, w_block, unit, partition):
         return 0.0, None, 0.0
     features = None if s_block is None else predictor.read(s_block, X.shape[0])
     labels = predictor.labels(X, features)
-    inertia_ = _kernels.inertia(read_only(X), read_only(predictor.centers),
-                                read_only(np.zeros(0) if weights is None else weights),
-                                read_only(labels))
+    inertia_ = _kernels.inertia(X, predictor.centers, np.zeros(0) if weights is None
+                                else weights, labels)
     total = float(X.shape[0]) if weights is None else float(weights.sum())
     if features is None:
         return inertia_, None, total
