@@ -1,0 +1,73 @@
+"""A first fit compiles each kernel it runs once, and a later process loads it from the cache.
+
+numba compiles a kernel once per type of its arguments, and a constant passed
+from one kernel to another is typed as a literal of its own: a call with a
+literal 0 beside one with a run-time start compiled ``patch_distances`` twice
+(a cold first fit's every extra signature costs about a second). A fresh
+process fits the way a user does (default FairKM with and without sample
+weights, predict, score) and lists every kernel's signatures and how many it
+compiled rather than loaded from numba's cache.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CHILD = """
+import json, sys, warnings
+import numpy as np
+from numba.core import types
+from numba.core.registry import CPUDispatcher
+from fairkm import FairKM
+from fairkm.datasets import make_sensitive_blobs
+
+warnings.simplefilter("ignore")
+X, sensitive, _ = make_sensitive_blobs(300, n_values=(2, 3), numeric=1, random_state=0)
+weights = np.arange(300) % 3 + 1.0
+model = FairKM(n_clusters=3, random_state=0).fit(X, sensitive_features=sensitive)
+model.predict(X)
+model.predict(X, sensitive_features=sensitive)
+model.score(X, sensitive_features=sensitive)
+FairKM(n_clusters=3, random_state=0).fit(X, sensitive_features=sensitive, sample_weight=weights)
+out = {}
+for name, module in list(sys.modules.items()):
+    if name.startswith("fairkm") and name.endswith("_kernels"):
+        for value in list(vars(module).values()):
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == name:
+                # The sweep is one kernel per literal ``weighted`` flag, by design.
+                signatures = {tuple(str(t) for t in sig if not isinstance(t, types.BooleanLiteral))
+                              for sig in value.signatures}
+                out[f"{name}.{value.py_func.__name__}"] = {
+                    "signatures": sorted(signatures),
+                    "misses": sum(value.stats.cache_misses.values()),
+                }
+print(json.dumps(out))
+"""
+
+
+def run_child(cache_dir):
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
+    environ["NUMBA_CACHE_DIR"] = str(cache_dir)
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,
+                          env=environ, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_a_fit_compiles_each_kernel_once_and_a_later_process_loads_them_from_the_cache(
+        tmp_path):
+    # An empty cache of its own: every kernel the fits run is compiled here, callees included.
+    cold = run_child(tmp_path)
+    for name in ("_unit_sweep", "_weighted_sweep", "patch_distances", "nearest_center"):
+        assert cold[f"fairkm.cluster._kernels.{name}"]["signatures"], name
+    several = {name: k["signatures"] for name, k in cold.items() if len(k["signatures"]) > 1}
+    assert several == {}
+    # A later process loads what it calls from that cache (callees come with their callers).
+    cached = run_child(tmp_path)
+    assert cached["fairkm.cluster._kernels._unit_sweep"]["signatures"]
+    compiled = {name: k["misses"] for name, k in cached.items() if k["misses"]}
+    assert compiled == {}
