@@ -165,7 +165,7 @@ def test_zero_weight_groups_and_rows_are_left_out():
 def test_cost_gaps_name_worst_and_best():
     X = np.array([[0.0], [4.0], [10.0], [11.0]])
     gaps = cost_gaps(group_costs(X, [0, 0, 1, 1], sensitive_features=["a", "a", "b", "b"]))
-    assert gaps.loc["s0"].tolist() == ["a", 4.0, "b", 0.25, 16.0]
+    assert gaps.loc["s0"].tolist() == ["a", 2.0, 4.0, "b", 2.0, 0.25, 16.0]
 
 
 def test_ratio_when_the_best_group_costs_nothing():
@@ -222,3 +222,101 @@ def test_bad_inputs_name_the_parameter(kwargs, error, match):
 def test_group_costs_is_public():
     assert "group_costs" in metrics.__all__
     assert "group_costs" in dir(metrics)
+
+
+# --------------------------------------------------------------------------- in every report
+
+
+def _gap(X, labels, groups, weights=None):
+    """(worst group, its mean cost, ratio to the best), from the loops."""
+    means = {g: v[2] for g, v in reference_group_costs(X.tolist(), list(labels), list(groups),
+                                                         weights).items()}
+    worst = max(means, key=lambda g: (means[g], -list(means).index(g)))
+    return worst, means[worst], means[worst] / min(means.values())
+
+
+def _people(n=240, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) + np.repeat([[0, 0], [4, 0], [0, 4]], n // 3, axis=0)
+    S = pd.DataFrame({"sex": rng.choice(["F", "M"], n, p=[0.3, 0.7]),
+                      "race": rng.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1]),
+                      "age": rng.normal(40, 10, n)})
+    return X, S, rng.uniform(0.2, 3.0, n)
+
+
+def test_fairness_report_adds_the_worst_group_with_x():
+    X, S, w = _people()
+    labels = KMeans(3, n_init=2, random_state=0).fit_predict(X)
+    plain = metrics.fairness_report(labels, sensitive_features=S, sample_weight=w)
+    report = metrics.fairness_report(labels, sensitive_features=S, sample_weight=w, X=X)
+    pd.testing.assert_frame_equal(report[plain.columns], plain)
+    for name in ("sex", "race"):
+        worst, cost, ratio = _gap(X, labels, S[name], w)
+        assert report.loc[name, "worst group"] == worst
+        assert_allclose(report.loc[name, ["worst group cost", "cost ratio"]].astype(float),
+                        [cost, ratio], rtol=1e-10)
+    assert report.loc["age", "worst group"] is None
+    assert report.loc[["age", "mean"], ["worst group cost", "cost ratio"]].isna().all().all()
+
+
+def test_audit_reports_the_group_costs_of_every_clustering():
+    from fairkm.report import audit
+
+    X, S, w = _people()
+    labels = KMeans(3, n_init=1, random_state=1).fit_predict(X)
+    result = audit(labels, X, sensitive_features=S, sample_weight=w, n_init=2,
+                   check_data=False)
+    assert len(result.labels) == 2  # the audited clustering and S-blind K-Means
+    for name, values in result.labels.items():
+        for attribute in ("sex", "race"):
+            worst, cost, ratio = _gap(X, values, S[attribute], w)
+            row = result.costs.loc[(attribute, name)]
+            assert row["worst group"] == worst
+            assert_allclose([row["worst group cost"], row["cost ratio"]], [cost, ratio],
+                            rtol=1e-10)
+            means = reference_group_costs(X.tolist(), list(values), list(S[attribute]), w)
+            assert_allclose(row["worst group size"], means[worst][0], rtol=1e-12)
+            assert_allclose(result.group_costs.loc[attribute, name],
+                            [v[2] for v in means.values()], rtol=1e-10)
+    assert "age" not in result.costs.index.get_level_values("attribute")
+    text = result.to_text()
+    assert "Equitable cost per attribute" in text
+    assert "age: numeric, so no groups" in text
+    page = result.to_html()
+    assert 'id="equitable-cost"' in page and 'id="group-costs"' in page
+
+
+def test_audit_without_features_has_no_costs():
+    from fairkm.report import audit
+
+    _, S, _ = _people()
+    result = audit(np.arange(240) % 3, sensitive_features=S, check_data=False)
+    assert result.costs is None and result.group_costs is None
+    assert "Equitable cost" not in result.to_text()
+    assert "equitable-cost" not in result.to_html()
+
+
+def test_tradeoff_has_each_fits_group_costs():
+    from fairkm import FairKM
+    from fairkm.tradeoff import fairness_tradeoff
+
+    X, S, _ = _people(n=150)
+    template = FairKM(n_clusters=3, random_state=0, n_init=1)
+    table = fairness_tradeoff(template, X, S[["sex", "race"]], relative_weights=[0.0, 2.0])
+    for weight in (0.0, 2.0):
+        labels = FairKM(n_clusters=3, random_state=0, n_init=1, relative_weight=weight).fit(
+            X, sensitive_features=S[["sex", "race"]]).labels_
+        for attribute in ("sex", "race"):
+            _, cost, ratio = _gap(X, labels, S[attribute])
+            got = table.loc[table["relative_weight"] == weight]
+            assert_allclose(got[f"worst group cost[{attribute}]"], cost, rtol=1e-10)
+            assert_allclose(got[f"cost ratio[{attribute}]"], ratio, rtol=1e-10)
+
+
+def test_cli_prints_equitable_cost(capsys, people_csv):
+    from ._people import FIT, run
+
+    status, out, err = run(capsys, "fit", people_csv, *FIT)
+    assert status == 0, err
+    assert "Equitable cost per attribute" in out
+    assert "cost ratio" in out

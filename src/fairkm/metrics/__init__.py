@@ -78,6 +78,7 @@ from ._fairness import (
     mean_cluster_wasserstein,
 )
 from ._group_costs import cost_gaps as cost_gaps
+from ._group_costs import costs_of_read as costs_of_read
 from ._group_costs import group_costs
 from ._mix import cluster_deviation as cluster_deviation
 from ._mix import excess as excess
@@ -97,7 +98,8 @@ from ._wasserstein import published_wasserstein
 # audit's fairness_of_read and pieces_of_read (many clusterings measured on one reading of
 # their sensitive features), and the bounds' Attribute and AttributePieces (a bounded
 # FairKM judges its repair by the measures' own pieces), and the reports' cost_gaps (a
-# group_costs table summed up per attribute): not in __all__, not public API.
+# group_costs table summed up per attribute) and costs_of_read (group_costs on features
+# already read): not in __all__, not public API.
 __all__ = [
     "BoundsCheck",
     "MEASURES",

@@ -19,13 +19,14 @@ from fairkm.utils._sensitive import CATEGORICAL, check_sensitive_features, with_
 
 from ._checks import Rows, check_same_rows, check_X, drop_zero_weights, encode_labels
 from ._docstrings import fill_docstring
-from ._quality import _centroids
+from ._quality import centroids
 
-__all__ = ["COST_GAP_COLUMNS", "cost_gaps", "group_costs"]
+__all__ = ["COST_GAP_COLUMNS", "cost_gaps", "costs_of_read", "group_costs",
+           "read_group_costs"]
 
 #: The columns of :func:`cost_gaps`, in order.
-COST_GAP_COLUMNS = ("worst group", "worst group cost", "best group", "best group cost",
-                    "cost ratio")
+COST_GAP_COLUMNS = ("worst group", "worst group size", "worst group cost", "best group",
+                    "best group size", "best group cost", "cost ratio")
 
 
 def _centre_rows(labels, centers, n_features):
@@ -140,6 +141,14 @@ def group_costs(X, labels, *, sensitive_features, sample_weight=None, centers=No
     >>> table[["mean cost", "vs best"]].to_numpy().tolist()
     [[4.0, 16.0], [0.25, 1.0]]
     """
+    return read_group_costs(X, labels, sensitive_features=sensitive_features,
+                            sample_weight=sample_weight, centers=centers,
+                            numeric_sensitive=numeric_sensitive, intersections=intersections)
+
+
+def read_group_costs(X, labels, *, sensitive_features, sample_weight=None, centers=None,
+                     numeric_sensitive="auto", intersections=None, require_groups=True):
+    """:func:`group_costs`; ``require_groups=False`` returns an empty table for no groups."""
     rows = Rows(("X", X), ("labels", labels))
     labels = rows.pair(labels, "labels")
     sensitive_features = rows.pair(sensitive_features, "sensitive_features")
@@ -151,22 +160,38 @@ def group_costs(X, labels, *, sensitive_features, sample_weight=None, centers=No
                                             numeric=numeric_sensitive)
     sf = check_sensitive_features(sensitive_features, numeric=numeric_sensitive)
     check_same_rows(sf, codes)
-    if not sf.select(CATEGORICAL):
+    if require_groups and not sf.select(CATEGORICAL):
         raise ValueError(
             f"sensitive_features has no categorical attribute ({sf.names} are numeric): "
             "group costs need groups. Cut a numeric attribute into bands first (pd.qcut, "
             "say) or pass numeric_sensitive=False."
         )
+    return _costs(X, codes, sf, weights, at)
+
+
+def costs_of_read(X, labels, sf, sample_weight=None):
+    """:func:`group_costs` (mean centres) on inputs already read, for many clusterings.
+
+    ``X`` a float64 array, ``sf`` as
+    :func:`fairkm.utils._sensitive.check_sensitive_features` returns it,
+    ``sample_weight`` checked weights paired by position (or None). With no
+    categorical attribute, the table is empty.
+    """
+    codes, _ = encode_labels(labels)
+    return _costs(X, codes, sf, sample_weight)
+
+
+def _costs(X, codes, sf, weights, at=None):
+    """Return :func:`group_costs`' table from checked arrays; ``at``: given centres or None."""
     index = np.arange(codes.shape[0])
     weights, codes, n_clusters, X, sf, index = drop_zero_weights(weights, codes, X, sf, index)
     if at is None:
-        residuals = X - _centroids(X, codes, n_clusters, weights)[codes]
+        residuals = X - centroids(X, codes, n_clusters, weights)[codes]
     else:
         rows_at, centers = at
         residuals = X - centers[rows_at[index]]
     cost = np.einsum("ij,ij->i", residuals, residuals)
-    weighted = cost if weights is None else weights * cost
-    return _table(sf, weights, weighted)
+    return _table(sf, weights, cost if weights is None else weights * cost)
 
 
 def _table(sf, weights, weighted):
@@ -185,7 +210,10 @@ def _table(sf, weights, weighted):
              np.asarray(categories, dtype=object)], names=["attribute", "group"])
         parts.append(pd.DataFrame({"size": size, "cost": cost, "mean cost": mean,
                                    "vs best": ratio}, index=index))
-    return pd.concat(parts)
+    if parts:
+        return pd.concat(parts)
+    return pd.DataFrame(columns=["size", "cost", "mean cost", "vs best"], dtype=np.float64,
+                        index=pd.MultiIndex.from_arrays([[], []], names=["attribute", "group"]))
 
 
 def cost_gaps(table):
@@ -200,17 +228,24 @@ def cost_gaps(table):
     -------
     pandas.DataFrame
         Indexed by attribute, in the table's order, with the columns of
-        :data:`COST_GAP_COLUMNS`: the group of the largest mean cost and that
-        cost (the first in the table's order on a tie), the group of the
-        smallest and its cost, and their ratio (``cost ratio``, 1 when both
-        are 0, inf when only the best is).
+        :data:`COST_GAP_COLUMNS`: the group of the largest mean cost, its
+        size and that cost (the first in the table's order on a tie), the
+        group of the smallest with its size and cost, and their ratio
+        (``cost ratio``, 1 when both are 0, inf when only the best is). The
+        sizes say how far to trust the ratio: a group of a few rows can set
+        it alone.
     """
     rows = {}
     for attribute in table.index.get_level_values("attribute").unique():
-        mean = table.loc[attribute, "mean cost"]
-        worst, best = mean.idxmax(), mean.idxmin()
-        rows[attribute] = [worst, float(mean[worst]), best, float(mean[best]),
-                           float(table.loc[(attribute, worst), "vs best"])]
+        part = table.loc[attribute]
+        worst, best = part["mean cost"].idxmax(), part["mean cost"].idxmin()
+        rows[attribute] = [worst, float(part.loc[worst, "size"]),
+                           float(part.loc[worst, "mean cost"]), best,
+                           float(part.loc[best, "size"]), float(part.loc[best, "mean cost"]),
+                           float(part.loc[worst, "vs best"])]
     gaps = pd.DataFrame.from_dict(rows, orient="index", columns=list(COST_GAP_COLUMNS))
     gaps.index.name = "attribute"
+    if not rows:  # no categorical attribute: the columns' kinds all the same
+        gaps = gaps.astype({name: np.float64 for name in COST_GAP_COLUMNS
+                            if name not in ("worst group", "best group")})
     return gaps

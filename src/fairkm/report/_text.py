@@ -16,6 +16,8 @@ __all__ = [
     "audit_text",
     "bound_cell",
     "bound_sentences",
+    "cost_lines",
+    "costs_note",
     "cluster_size",
     "format_number",
     "headline",
@@ -401,6 +403,46 @@ def headline(audit):
     return lines
 
 
+COSTS_HELP = ("Each group's mean cost: the mean squared distance of its rows to their "
+              "cluster's centre (the K-Means objective per row{weighted}). Cost ratio: the "
+              "worst-served group's mean cost over the best-served group's (1: every group "
+              "served alike). Socially fair k-means minimises the worst group's mean cost.")
+
+
+def costs_note(audit):
+    """Say which attributes have no group costs (numeric ones), or return ``""``."""
+    numeric = [a for a in audit.sensitive.columns if a in audit.numeric_sensitive]
+    if not numeric:
+        return ""
+    return (f"{', '.join(map(str, numeric))}: numeric, so no groups and no group costs; cut "
+            "into bands (pd.qcut, say) and passed as categories, they would have some.")
+
+
+def cost_lines(audit):
+    """Return the equitable-cost section of the text summary, a table per (attribute, clustering).
+
+    Parameters
+    ----------
+    audit : Audit
+
+    Returns
+    -------
+    list of str
+        Empty without :attr:`Audit.costs`.
+    """
+    if audit.costs is None:
+        return []
+    weighted = ", weighted" if audit.weighted else ""
+    lines = ["\nEquitable cost per attribute"]
+    lines += textwrap.wrap(COSTS_HELP.format(weighted=weighted), 98, initial_indent="  ",
+                           subsequent_indent="  ")
+    lines.append(audit.costs.to_string(na_rep="-"))
+    note = costs_note(audit)
+    if note:
+        lines += textwrap.wrap(note, 98, initial_indent="  ", subsequent_indent="  ")
+    return lines
+
+
 def audit_text(audit):
     """Return the text summary the command line prints (see :meth:`Audit.to_text`)."""
     out = []
@@ -427,6 +469,7 @@ def audit_text(audit):
                    "a cluster's mix and\n  the dataset's, lower is fairer; balance: higher is "
                    "fairer; KL, MPV: lower is fairer)")
         out.append(audit.fairness.to_string(na_rep="-"))
+        out += cost_lines(audit)
     out.append(f"\nLeast fair cluster of each attribute ({audit.main})")
     out += [textwrap.fill(s, 100, initial_indent="  ", subsequent_indent="    ")
             for s in worst_sentences(audit)]
