@@ -404,9 +404,10 @@ def headline(audit):
 
 
 COSTS_HELP = ("Each group's mean cost: the mean squared distance of its rows to their "
-              "cluster's centre (the K-Means objective per row{weighted}). Cost ratio: the "
-              "worst-served group's mean cost over the best-served group's (1: every group "
-              "served alike). Socially fair k-means minimises the worst group's mean cost.")
+              "cluster's centre (the K-Means objective per row{weighted}). worst/best, the cost "
+              "ratio: the worst-served group's mean cost over the best-served group's (1: every "
+              "group served alike); a small group can set it alone. Socially fair k-means "
+              "minimises the worst group's mean cost.")
 
 
 def costs_note(audit):
@@ -416,6 +417,22 @@ def costs_note(audit):
         return ""
     return (f"{', '.join(map(str, numeric))}: numeric, so no groups and no group costs; cut "
             "into bands (pd.qcut, say) and passed as categories, they would have some.")
+
+
+def _costs_shown(audit):
+    """Return the gaps as the text shows them: each group with its size, in 100 columns."""
+    costs = audit.costs
+
+    def named(which):
+        return [f"{group} ({format_number(size) if audit.weighted else f'{size:,.0f}'})"
+                for group, size in zip(costs[f"{which} group"], costs[f"{which} group size"],
+                                       strict=True)]
+
+    return pd.DataFrame({
+        "worst group (size)": named("worst"), "worst cost": costs["worst group cost"],
+        "best group (size)": named("best"), "best cost": costs["best group cost"],
+        "worst/best": costs["cost ratio"],
+    }, index=costs.index)
 
 
 def cost_lines(audit):
@@ -436,7 +453,7 @@ def cost_lines(audit):
     lines = ["\nEquitable cost per attribute"]
     lines += textwrap.wrap(COSTS_HELP.format(weighted=weighted), 98, initial_indent="  ",
                            subsequent_indent="  ")
-    lines.append(audit.costs.to_string(na_rep="-"))
+    lines.append(_costs_shown(audit).to_string(na_rep="-"))
     note = costs_note(audit)
     if note:
         lines += textwrap.wrap(note, 98, initial_indent="  ", subsequent_indent="  ")
