@@ -16,7 +16,9 @@ from fairkm.metrics._pieces import AttributePieces
 from fairkm.metrics._table import attribute_fairness
 from fairkm.report import audit
 
-REPORTS = (metrics.fairness_report, metrics.clustering_report, metrics.check_bounds)
+# The functions that return tables rather than one measure (no row of MEASURES).
+REPORTS = (metrics.fairness_report, metrics.clustering_report, metrics.check_bounds,
+           metrics.group_costs)
 HAND_LABELS = [0] * 6 + [1] * 4
 HAND_S = list("aaaabc") + list("abbc")
 

@@ -85,7 +85,11 @@ def fairness_tradeoff(estimator, X, sensitive_features, fairness_weights=None, *
         :data:`fairkm.metrics.MEASURES` averaged over the attributes, each
         attribute's mean and worst cluster distance from the dataset's mix
         (columns ``CW[<attribute>]`` and ``MW[<attribute>]``: each cluster
-        counting once, and the least fair one), and ``mark``
+        counting once, and the least fair one), each categorical attribute's
+        equitable cost (columns ``worst group cost[<attribute>]``, the mean
+        squared distance to their centre of the rows of the group served
+        worst, and ``cost ratio[<attribute>]``, that over the best-served
+        group's; :func:`fairkm.metrics.group_costs`), and ``mark``
         (``"default"`` for the default relative weight 1, ``"max_cost=..."``
         for the budget's choice, else empty).
     """
@@ -151,8 +155,9 @@ def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, 
     )
     report = fairness_report(
         model.labels_, sensitive_features=sensitive_features, numeric_sensitive=numeric_sensitive,
-        sample_weight=sample_weight,
+        sample_weight=sample_weight, X=np.asarray(X, dtype=np.float64),
     )
+    categorical = report.index[report["worst group"].notna()]
     fairness_names = [m.name for m in MEASURES.values() if m.kind == "fairness"]
     return {
         "relative_weight": model.relative_weight_,
@@ -167,6 +172,8 @@ def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, 
         **report.loc["mean", fairness_names].to_dict(),
         **{f"{measure}[{attribute}]": report.loc[attribute, measure]
            for measure in ("CW", "MW") for attribute in report.index if attribute != "mean"},
+        **{f"{measure}[{attribute}]": report.loc[attribute, measure]
+           for measure in ("worst group cost", "cost ratio") for attribute in categorical},
     }
 
 

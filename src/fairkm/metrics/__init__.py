@@ -23,6 +23,11 @@ the attribute with the dataset's:
 
 :func:`fairness_report` and :func:`clustering_report` compute them in one call.
 
+Equitable cost, per group of each categorical attribute: :func:`group_costs`
+gives each group's mean clustering cost (its rows' mean squared distance to
+their cluster's centre) and how much worse the worst-served group fares than
+the best (the mean cost socially fair k-means minimises is the worst group's).
+
 Guaranteed bounds, for any labelling: :func:`check_bounds` says whether every
 cluster's mix lies within a stated distance of the dataset's, for every
 attribute at once, and returns a :class:`BoundsCheck` (its worst cluster per
@@ -72,6 +77,9 @@ from ._fairness import (
     max_wasserstein,
     mean_cluster_wasserstein,
 )
+from ._group_costs import cost_gaps as cost_gaps
+from ._group_costs import costs_of_read as costs_of_read
+from ._group_costs import group_costs
 from ._mix import cluster_deviation as cluster_deviation
 from ._mix import excess as excess
 from ._pieces import AttributePieces as AttributePieces
@@ -89,7 +97,9 @@ from ._wasserstein import published_wasserstein
 # cluster_deviation and excess (a cluster's distance from the mix, from its sums), the
 # audit's fairness_of_read and pieces_of_read (many clusterings measured on one reading of
 # their sensitive features), and the bounds' Attribute and AttributePieces (a bounded
-# FairKM judges its repair by the measures' own pieces): not in __all__, not public API.
+# FairKM judges its repair by the measures' own pieces), and the reports' cost_gaps (a
+# group_costs table summed up per attribute) and costs_of_read (group_costs on features
+# already read): not in __all__, not public API.
 __all__ = [
     "BoundsCheck",
     "MEASURES",
@@ -102,6 +112,7 @@ __all__ = [
     "clustering_objective",
     "clustering_report",
     "fairness_report",
+    "group_costs",
     "kl_fairness_error",
     "make_fair_clustering_scorer",
     "max_euclidean",

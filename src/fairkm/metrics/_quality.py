@@ -67,7 +67,7 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
         Lower is more coherent.
     """
     X, codes, n_clusters, weights = _prepare_rows(X, labels, sample_weight)
-    centers = _centroids(X, codes, n_clusters, weights)
+    centers = centroids(X, codes, n_clusters, weights)
     residuals = X - centers[codes]
     per_point = np.einsum("ij,ij->i", residuals, residuals)
     if weights is None:
@@ -75,7 +75,8 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
     return float(np.dot(weights, per_point if squared else np.sqrt(per_point)))
 
 
-def _centroids(X, codes, n_clusters, weights=None):
+def centroids(X, codes, n_clusters, weights=None):
+    """Each cluster's (weighted) mean row: shape (n_clusters, n_features), codes 0..k-1."""
     n = codes.shape[0]
     mass = np.ones(n) if weights is None else weights
     indicator = sparse.csr_array((mass, (codes, np.arange(n))), shape=(n_clusters, n))
@@ -359,7 +360,7 @@ def centroid_deviation(X, labels, reference_labels, *, sample_weight=None):
         In units of ``X``; lower means closer to the reference.
     """
     X, codes, k1, ref, k2, weights = _prepare_pair(X, labels, reference_labels, sample_weight)
-    dist = cdist(_centroids(X, codes, k1, weights), _centroids(X, ref, k2, weights))
+    dist = cdist(centroids(X, codes, k1, weights), centroids(X, ref, k2, weights))
     if k1 < k2:
         dist = dist.T
     # Padding columns let a leftover centroid go unmatched at the cost of its

@@ -21,6 +21,7 @@ from ._checks import (
     prepare_read,
 )
 from ._docstrings import fill_docstring
+from ._group_costs import cost_gaps, read_group_costs
 from ._pieces import AttributePieces
 from ._quality import (
     centroid_deviation,
@@ -59,6 +60,8 @@ def fairness_report(
     delta=0.2,
     max_deviation=None,
     deviation_kind="additive",
+    X=None,
+    centers=None,
 ):
     r"""Every fairness measure for every sensitive attribute, plus their mean.
 
@@ -77,6 +80,12 @@ def fairness_report(
     %(delta)s
     %(max_deviation)s
     %(deviation_kind)s
+    X : array-like of shape (n_samples, n_features), default=None
+        The features the clustering was made from: adds the equitable-cost
+        columns (see Returns), from :func:`group_costs`.
+    centers : array-like of shape (n_centers, n_features), default=None
+        With ``X``: the clusters' centres (label ``c`` is ``centers[c]``);
+        None takes each cluster's (weighted) mean, as :func:`group_costs`.
 
     Returns
     -------
@@ -96,6 +105,14 @@ def fairness_report(
         ``<NA>``. In the ``"mean"`` row, ``deviation`` is the mean over the
         categorical rows like the other columns, ``bound`` is NaN and
         ``within bound`` says whether every bounded row is within its bound.
+
+        With ``X``, three more columns say which group of the attribute the
+        clustering serves worst (its rows' mean squared distance to their
+        centre, weighted as the other measures): ``worst group``, ``worst
+        group cost`` (the mean cost socially fair k-means minimises) and
+        ``cost ratio`` (the worst group's mean cost over the best's; 1 when
+        every group is served alike). Numeric attributes have no groups:
+        None and NaN there, and in the ``"mean"`` row.
 
     Notes
     -----
@@ -164,7 +181,24 @@ def fairness_report(
             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
             intersections=intersections,
         )
+    if X is not None:
+        report = _with_costs(report, rows.pair(X, "X"), labels, sensitive_features, centers,
+                             sample_weight=sample_weight, numeric_sensitive=numeric_sensitive,
+                             intersections=intersections)
     return report
+
+
+def _with_costs(report, X, labels, sensitive_features, centers, **encoding):
+    """Add the columns ``worst group``, ``worst group cost`` and ``cost ratio``."""
+    gaps = cost_gaps(read_group_costs(X, labels, sensitive_features=sensitive_features,
+                                      centers=centers, require_groups=False, **encoding))
+    gaps = gaps.reindex(report.index)
+    return report.assign(**{
+        "worst group": gaps["worst group"].astype(object).where(gaps["worst group"].notna(),
+                                                                None),
+        "worst group cost": gaps["worst group cost"].astype(np.float64),
+        "cost ratio": gaps["cost ratio"].astype(np.float64),
+    })
 
 
 def _pieces(codes, n_clusters, sf, weights, **options):

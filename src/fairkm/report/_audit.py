@@ -24,6 +24,7 @@ from fairkm.utils._threads import decided_pool_threads
 from ._html import render_html
 from ._measure import (
     cluster_table,
+    cost_tables,
     fairness_table,
     quality_table,
     sensitive_frame,
@@ -130,6 +131,18 @@ class Audit:
         What a bounded :class:`fairkm.FairKM` did to keep its clustering within
         the bound (its ``bound_repair_``); None otherwise. When it met the
         bound only with a loss, the headline says so and the advice names it.
+    costs : pandas.DataFrame or None
+        Equitable cost, indexed by (categorical attribute, clustering): the
+        group whose rows lie furthest from their cluster's centre on average
+        (mean squared distance, weighted as every measure) with its size and
+        that mean cost, the best served group with its size and mean cost,
+        and their ratio
+        (:func:`fairkm.metrics.group_costs`, each cluster's centre the mean of
+        its rows). None without features or categorical attributes; numeric
+        attributes have no groups and no row.
+    group_costs : pandas.DataFrame or None
+        Each group's ``size`` and mean cost in each clustering (one column per
+        clustering), indexed by (attribute, group); None as ``costs``.
     """
 
     title: str
@@ -150,6 +163,8 @@ class Audit:
     sample_weight: np.ndarray | None = None
     own_inertia: float = np.nan
     bound_repair: object = None
+    costs: pd.DataFrame | None = None
+    group_costs: pd.DataFrame | None = None
 
     @property
     def weighted(self):
@@ -527,6 +542,7 @@ def audit(
         fairness = fairness_table(clusterings, read, weights)
         quality = (None if features is None
                    else quality_table(features, clusterings, ref_name, random_state, weights))
+        costs, group_costs = cost_tables(features, clusterings, read, weights)
     facts = list(facts)
     if weights is not None and not any(label == "weights" for label, _ in facts):
         facts.append(("weights", weights_fact(weights)))
@@ -556,6 +572,8 @@ def audit(
         sample_weight=weights,
         own_inertia=float(getattr(model, "inertia_", np.nan)),
         bound_repair=getattr(model, "bound_repair_", None),
+        costs=costs,
+        group_costs=group_costs,
     )
 
 

@@ -20,7 +20,16 @@ from fairkm.utils._options import MULTIPLICATIVE
 
 from ._charts import composition_chart
 from ._measure import TOLERANCE
-from ._text import advice, bound_cell, bound_sentences, cluster_size, format_number, headline
+from ._text import (
+    COSTS_HELP,
+    advice,
+    bound_cell,
+    bound_sentences,
+    cluster_size,
+    costs_note,
+    format_number,
+    headline,
+)
 
 __all__ = ["render_html"]
 
@@ -233,6 +242,23 @@ def _measures(audit):
     return parts
 
 
+def _costs(audit):
+    """Return the equitable-cost section: each attribute's gap, then each group's mean cost."""
+    if audit.costs is None:
+        return []
+    weighted = ", weighted" if audit.weighted else ""
+    note = costs_note(audit)
+    return [
+        '<h2 id="equitable-cost">Equitable cost: which group the clustering serves worst</h2>',
+        f"<p>{html.escape(COSTS_HELP.format(weighted=weighted))}</p>",
+        _table(audit.costs, table_id="costs"),
+        *([f"<p>{html.escape(note)}</p>"] if note else []),
+        "<details><summary>Each group's mean cost</summary>",
+        _table(audit.group_costs, table_id="group-costs"),
+        "</details>",
+    ]
+
+
 def _clusters(audit):
     esc = html.escape
     parts = ["<h2>Cluster sizes</h2>"]
@@ -328,6 +354,7 @@ def render_html(audit, *, full_page=True):
     if audit.bounds:
         parts += _guarantee(audit)
     parts += _measures(audit)
+    parts += _costs(audit)
     parts += _clusters(audit)
     parts.append(
         "<p><small>Made by fairkm. FairKM: Abraham, Deepak P and Sundaram, "

@@ -18,6 +18,8 @@ from fairkm.metrics import (
     MEASURES,
     centroid_deviation,
     clustering_objective,
+    cost_gaps,
+    costs_of_read,
     fairness_of_read,
     object_pair_deviation,
     pieces_of_read,
@@ -35,6 +37,7 @@ __all__ = [
     "SILHOUETTE_SAMPLE",
     "TOLERANCE",
     "cluster_table",
+    "cost_tables",
     "fairness_table",
     "quality_table",
     "sensitive_frame",
@@ -90,6 +93,32 @@ def fairness_table(labels, read, sample_weight=None):
                 for name, values in labels.items()}
     fairness = pd.concat(fairness, names=["clustering", "attribute"])
     return fairness.swaplevel().loc[[*read.names, "mean"]]
+
+
+def cost_tables(X, labels, read, sample_weight=None):
+    """Equitable cost of every clustering: each group's mean cost and each attribute's gap.
+
+    ``X``: the features (float64), or None; ``read``: the sensitive features
+    as the library's reader read them; ``sample_weight``: checked row weights
+    or None. Returns ``(gaps, groups)``: ``gaps`` indexed by (attribute,
+    clustering) with :func:`fairkm.metrics.cost_gaps`' columns, ``groups``
+    indexed by (attribute, group) with ``size`` and one column of mean costs
+    per clustering; ``(None, None)`` without features or categorical
+    attributes.
+    """
+    if X is None:
+        return None, None
+    tables = {name: costs_of_read(X, values, read, sample_weight)
+              for name, values in labels.items()}
+    first = next(iter(tables.values()))
+    if first.empty:
+        return None, None
+    gaps = pd.concat({name: cost_gaps(table) for name, table in tables.items()},
+                     names=["clustering", "attribute"]).swaplevel()
+    gaps = gaps.loc[[(a, n) for a in first.index.unique("attribute") for n in labels]]
+    groups = first[["size"]].join(pd.DataFrame(
+        {name: table["mean cost"] for name, table in tables.items()}))
+    return gaps, groups
 
 
 def _quality(X, labels, reference, random_state, weights):

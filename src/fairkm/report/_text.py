@@ -16,6 +16,8 @@ __all__ = [
     "audit_text",
     "bound_cell",
     "bound_sentences",
+    "cost_lines",
+    "costs_note",
     "cluster_size",
     "format_number",
     "headline",
@@ -401,6 +403,63 @@ def headline(audit):
     return lines
 
 
+COSTS_HELP = ("Each group's mean cost: the mean squared distance of its rows to their "
+              "cluster's centre (the K-Means objective per row{weighted}). worst/best, the cost "
+              "ratio: the worst-served group's mean cost over the best-served group's (1: every "
+              "group served alike); a small group can set it alone. Socially fair k-means "
+              "minimises the worst group's mean cost.")
+
+
+def costs_note(audit):
+    """Say which attributes have no group costs (numeric ones), or return ``""``."""
+    numeric = [a for a in audit.sensitive.columns if a in audit.numeric_sensitive]
+    if not numeric:
+        return ""
+    return (f"{', '.join(map(str, numeric))}: numeric, so no groups and no group costs; cut "
+            "into bands (pd.qcut, say) and passed as categories, they would have some.")
+
+
+def _costs_shown(audit):
+    """Return the gaps as the text shows them: each group with its size, in 100 columns."""
+    costs = audit.costs
+
+    def named(which):
+        return [f"{group} ({format_number(size) if audit.weighted else f'{size:,.0f}'})"
+                for group, size in zip(costs[f"{which} group"], costs[f"{which} group size"],
+                                       strict=True)]
+
+    return pd.DataFrame({
+        "worst group (size)": named("worst"), "worst cost": costs["worst group cost"],
+        "best group (size)": named("best"), "best cost": costs["best group cost"],
+        "worst/best": costs["cost ratio"],
+    }, index=costs.index)
+
+
+def cost_lines(audit):
+    """Return the equitable-cost section of the text summary, a table per (attribute, clustering).
+
+    Parameters
+    ----------
+    audit : Audit
+
+    Returns
+    -------
+    list of str
+        Empty without :attr:`Audit.costs`.
+    """
+    if audit.costs is None:
+        return []
+    weighted = ", weighted" if audit.weighted else ""
+    lines = ["\nEquitable cost per attribute"]
+    lines += textwrap.wrap(COSTS_HELP.format(weighted=weighted), 98, initial_indent="  ",
+                           subsequent_indent="  ")
+    lines.append(_costs_shown(audit).to_string(na_rep="-"))
+    note = costs_note(audit)
+    if note:
+        lines += textwrap.wrap(note, 98, initial_indent="  ", subsequent_indent="  ")
+    return lines
+
+
 def audit_text(audit):
     """Return the text summary the command line prints (see :meth:`Audit.to_text`)."""
     out = []
@@ -427,6 +486,7 @@ def audit_text(audit):
                    "a cluster's mix and\n  the dataset's, lower is fairer; balance: higher is "
                    "fairer; KL, MPV: lower is fairer)")
         out.append(audit.fairness.to_string(na_rep="-"))
+        out += cost_lines(audit)
     out.append(f"\nLeast fair cluster of each attribute ({audit.main})")
     out += [textwrap.fill(s, 100, initial_indent="  ", subsequent_indent="    ")
             for s in worst_sentences(audit)]
