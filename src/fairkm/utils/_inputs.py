@@ -34,8 +34,10 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from fairkm.exceptions import DataWarning
+
 from ._call_site import warn
-from ._data_checks import warn_on_data
+from ._data_checks import warn_on_data, weight_feature_notes
 from ._validation import LIGHTEST, check_no_overflow, check_sample_weight, weight_unit
 
 __all__ = [
@@ -229,14 +231,25 @@ def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
     return FitInputs(X, sensitive_features, weights, unit)
 
 
-def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, how_numeric=None):
+#: The advice on a feature named like a row weight, to an estimator that takes weights.
+PASS_AS_WEIGHT = ("pass it as sample_weight=X[{name!r}] and leave it out of X (a weight of 0 "
+                  "is a dropped row)")
+
+
+def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, how_numeric=None,
+                how_to_weight=PASS_AS_WEIGHT):
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
+    A feature named like a row weight (a survey weight, a count of rows:
+    :func:`fairkm.utils._data_checks.weight_feature_notes`) is named, with the
+    advice ``how_to_weight`` (by default: pass it as ``sample_weight``).
     ``features`` are the sensitive features the fit read
-    (:class:`fairkm.utils._sensitive.SensitiveFeatures`); None warns about nothing. ``how_numeric``
-    says how to take a many-valued number as a quantity, for an estimator
-    without ``numeric_sensitive``.
+    (:class:`fairkm.utils._sensitive.SensitiveFeatures`); None warns about no
+    attribute. ``how_numeric`` says how to take a many-valued number as a
+    quantity, for an estimator without ``numeric_sensitive``.
     """
+    for note in weight_feature_notes(X, feature_names, how_to_weight=how_to_weight):
+        warn(note, DataWarning)
     if features is None:
         return
     advice = {} if how_numeric is None else {"how_numeric": how_numeric}
