@@ -64,11 +64,29 @@ def test_weighted_tradeoff_rows_are_weighted_fits_and_ignore_the_weights_scale(b
     # Weights normalised to sum 1: the same table but for the sums, which scale.
     scaled = fairness_tradeoff(template, X, sensitive, relative_weights=[0.5, 2.0],
                                sample_weight=weights / weights.sum())
-    sums = ["objective", "inertia", "fairness_weight"]
+    sums = ["objective", "inertia", "fairness_weight", "CO"]
     assert_allclose(scaled[sums].to_numpy() * weights.sum(), table[sums].to_numpy(), rtol=1e-9)
     rest = [c for c in table.columns if c not in sums and c != "mark"]
     assert_allclose(scaled[rest].to_numpy(dtype=float), table[rest].to_numpy(dtype=float),
                     rtol=1e-9)
+
+
+def test_weighted_co_is_the_weighted_sum_of_squared_distances(blobs):
+    # CO in the weights' unit: sum_i w_i ||x_i - mu_c||^2 with weighted means, recounted
+    # here; as KMeans' inertia_ with sample_weight, so as the fitted model's inertia_.
+    X, sensitive = blobs
+    weights = 0.25 + 40.0 * (np.arange(len(X)) % 3)
+    table = fairness_tradeoff(FairKM(4, random_state=0), X, sensitive, relative_weights=[1.0],
+                              sample_weight=weights)
+    labels = FairKM(4, relative_weight=1.0, random_state=0).fit(
+        X, sensitive_features=sensitive, sample_weight=weights).labels_
+    recount = 0.0
+    for c in np.unique(labels):
+        rows, w = X[labels == c], weights[labels == c]
+        mean = (w[:, None] * rows).sum(axis=0) / w.sum()
+        recount += float(np.sum(w * ((rows - mean) ** 2).sum(axis=1)))
+    assert_allclose(table["CO"].iloc[0], recount, rtol=1e-10)
+    assert_allclose(table["CO"].iloc[0], table["inertia"].iloc[0], rtol=1e-9)
 
 
 def test_warm_start_starts_from_previous_centres(blobs, monkeypatch):

@@ -18,7 +18,7 @@ from fairkm.cluster import FairKM
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._progress import Progress, report
 
-from .metrics import MEASURES, clustering_report, fairness_report
+from .metrics import MEASURES, clustering_objective, clustering_report, fairness_report
 
 __all__ = ["fairness_tradeoff", "plot_tradeoff"]
 
@@ -67,10 +67,12 @@ def fairness_tradeoff(estimator, X, sensitive_features, fairness_weights=None, *
         Seed of the silhouette sample.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights, as for :meth:`FairKM.fit`: every fit and every measure
-        is weighted (the quality measures with the lightest row counting as
+        is weighted (SH, DevC and DevO with the lightest row counting as
         one row, as in :func:`fairkm.report.audit`), so weights scaled alike
-        give the same table but for the fit's sums in the weights' unit
-        (``objective``, ``inertia``, ``fairness_weight``), which scale.
+        give the same table but for the sums in the weights' unit
+        (``objective``, ``inertia``, ``fairness_weight`` and CO, the
+        weighted sum of squared distances to the weighted means, as
+        scikit-learn's ``KMeans.inertia_`` with ``sample_weight``), which scale.
 
     Returns
     -------
@@ -148,11 +150,15 @@ def fairness_tradeoff(estimator, X, sensitive_features, fairness_weights=None, *
 def _measure(model, X, sensitive_features, numeric_sensitive, reference_labels, sample_size,
              random_state, sample_weight):
     """One row of the trade-off table: the fitted model's numbers and measures."""
+    X = np.asarray(X, dtype=np.float64)
     quality = clustering_report(
-        np.asarray(X, dtype=np.float64), model.labels_, reference_labels=reference_labels,
+        X, model.labels_, reference_labels=reference_labels,
         sample_size=sample_size, random_state=random_state,
         sample_weight=as_frequencies(sample_weight),
     )
+    # SH and DevO count rows, so they read the weights by their ratios; CO is a sum of
+    # weighted squared distances, in the weights' unit, as KMeans' inertia_ with them.
+    quality["CO"] = clustering_objective(X, model.labels_, sample_weight=sample_weight)
     report = fairness_report(
         model.labels_, sensitive_features=sensitive_features, numeric_sensitive=numeric_sensitive,
         sample_weight=sample_weight, X=np.asarray(X, dtype=np.float64),

@@ -463,6 +463,11 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
         labels[live], _ = local_search(space, dist[live], labels[live])
         labels, last_full = whole(labels, means), False
     (_, inertia), labels, means, check = best
+    # Rows of weight 0 went to the centres they were assigned at; the means the result
+    # reports moved after that (and weigh those rows not at all): they go to the nearest.
+    if dead.size:
+        labels = whole(labels.copy(), means)
+        check = from_codes(bounds, labels, k)
     final = BoundedAssignment(
         labels, means, inertia,
         _cost(X, problem.weights, labels, certified_at) * scale, step.lower_bound * scale,

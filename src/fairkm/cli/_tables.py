@@ -274,12 +274,16 @@ def _check_magnitude(column, scale, path):
     )
 
 
-def _encode_features(frame, names, scale, max_categories, path):
+def _encode_features(frame, names, scale, max_categories, path, weights=None):
     """Encode the feature columns with scikit-learn's transformers.
 
     Returns the float64 matrix, the file's column each of its columns comes
     from (one per value of a one-hot encoded column) and a one-line
-    description of the encoding.
+    description of the encoding. With ``weights`` (--weight-column) numeric
+    columns are standardised by their weighted mean and standard deviation
+    (``StandardScaler`` with ``sample_weight``), so a row of weight w stands
+    for w repeated rows: a file of distinct rows with counts is put in the
+    space of the same people listed one per row.
     """
     for name in names:
         _check_feature(frame[name], max_categories)
@@ -290,7 +294,7 @@ def _encode_features(frame, names, scale, max_categories, path):
     transformer = ColumnTransformer(
         [
             ("one-hot", OneHotEncoder(sparse_output=False, dtype=np.float64), categorical),
-            ("numeric", StandardScaler() if scale == "standard" else "passthrough", numeric),
+            ("numeric", "passthrough", numeric),
         ],
         sparse_threshold=0.0,
     )
@@ -298,6 +302,12 @@ def _encode_features(frame, names, scale, max_categories, path):
     # so a column mixing types (possible in Parquet) encodes like its CSV export.
     data = frame[names].astype({name: str for name in categorical})
     X = np.asarray(transformer.fit_transform(data), dtype=np.float64)
+    if scale == "standard" and numeric:
+        # The numeric columns come last; scaled outside the ColumnTransformer, which
+        # passes no sample_weight on to its transformers.
+        tail = X[:, X.shape[1] - len(numeric):]
+        X[:, X.shape[1] - len(numeric):] = StandardScaler().fit_transform(
+            tail, sample_weight=weights)
     one_hot = transformer.named_transformers_["one-hot"]
     sources = [name for name, values in zip(
         categorical, getattr(one_hot, "categories_", []), strict=True) for _ in values]
@@ -309,7 +319,8 @@ def _encode_features(frame, names, scale, max_categories, path):
             f"feature {encoded!r} of {str(path)!r} is not finite once encoded (--scale "
             f"{scale}); rescale that column or leave it out with --exclude."
         )
-    how = "standardised" if scale == "standard" else "as they are"
+    how = "as they are" if scale != "standard" else (
+        "standardised" if weights is None else "standardised with the row weights")
     listed = ", ".join(map(str, names[:_MAX_LISTED_FEATURES]))
     if len(names) > _MAX_LISTED_FEATURES:
         listed += f", ... ({len(names)} in all)"
@@ -535,7 +546,7 @@ def prepare_data(args, *, labels=None, need_features=True):
             features, how_to_exclude=how,
             how_to_weight="pass it with --weight-column {name} (it then leaves the features)")
         X, sources, encoding = _encode_features(features, names, args.scale,
-                                                args.max_categories, args.data)
+                                                args.max_categories, args.data, weights)
         notes += copy_notes(X, sources, readings, how_to_exclude=how)
         if args.features is None:
             encoding += ("; by default every column not sensitive or excluded (choose with "

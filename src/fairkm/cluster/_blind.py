@@ -138,7 +138,9 @@ class BlindKMeans(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
                                                 n_samples=X.shape[0])
             # Nothing reads the attributes' kinds here, so only the copies among the
             # features are worth a warning; FairKM fitted beside it warns about kinds.
-            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=False)
+            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=False,
+                        how_to_weight="leave it out of X (BlindKMeans takes no sample_weight; "
+                        "FairKM and BoundedKMeans take it as sample_weight)")
         with decided_threads():  # one thread count for the fit, as the family's
             self.kmeans_ = KMeans(
                 n_clusters=self.n_clusters,

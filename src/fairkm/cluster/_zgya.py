@@ -50,6 +50,9 @@ __all__ = ["ZGYA"]
 
 # Reseeds per run before the authors' "trivial solution" exit (their
 # restore_nonempty_cluster: ts_limit = 2, so the fourth emptying stops the run).
+# The advice on a feature named like a row weight: ZGYA takes no sample_weight.
+_NO_WEIGHTS = ("leave it out of X (ZGYA takes no sample_weight; FairKM and BoundedKMeans "
+               "take it as sample_weight)")
 _MAX_RESEEDS = 3
 
 # K-Means starts of a reseed: scikit-learn's KMeans default when the authors'
@@ -512,11 +515,13 @@ class ZGYA(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
         encoded = self._check_sensitive(inputs.sensitive_features, X.shape[0])
         codes = np.zeros(X.shape[0], dtype=np.int64)
         fair = None
+        warn_on_fit(X, feature_names(self, X.shape[1]), None if encoded is None else encoded[0],
+                    kinds_by_dtype=True,
+                    how_numeric="group its values into a few ranges (ZGYA takes one "
+                    "categorical attribute), or use FairKM, which takes it as numeric",
+                    how_to_weight=_NO_WEIGHTS)
         if encoded is not None:
             features, targets = encoded
-            warn_on_fit(X, feature_names(self, X.shape[1]), features, kinds_by_dtype=True,
-                        how_numeric="group its values into a few ranges (ZGYA takes one "
-                        "categorical attribute), or use FairKM, which takes it as numeric")
             codes = features.columns[0]
             if self.fairness_weight > 0:
                 fair = targets

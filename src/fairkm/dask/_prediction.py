@@ -113,8 +113,8 @@ class DaskPredictionMixin:
         sensitive = self._new_sensitive(sensitive_features, blocks, lengths)
         predictor = dask.delayed(self._predictor(), pure=True)
         return label_array(
-            [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb)
-             for xb, sb in zip(blocks, sensitive, strict=True)],
+            [dask.delayed(tasks.predict_block, pure=True)(predictor, xb, sb, p)
+             for p, (xb, sb) in enumerate(zip(blocks, sensitive, strict=True))],
             [np.nan] * len(blocks) if lengths is None else lengths,
         )
 

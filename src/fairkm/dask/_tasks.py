@@ -7,6 +7,7 @@ worker may hold an argument in memory for other tasks too.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_array
 
@@ -24,6 +25,7 @@ __all__ = [
     "inertia",
     "nearest",
     "on_features",
+    "paired_block",
     "partition_statistics",
     "predict_block",
     "prepare",
@@ -84,14 +86,50 @@ def weight_summary_of(w_block, partition):
     return weight_summary(check_weights(w_block, 1, partition))
 
 
+def paired_block(block, index, partition, name):
+    """Return one partition of ``name`` in the row order of the same partition of ``X``.
+
+    Rows are paired by label within each partition, as
+    :func:`fairkm.utils._inputs.paired` pairs them in memory: the same labels
+    in another order are reordered. A partition holding other labels is
+    refused (Dask pairs collections partition by partition), except one
+    whose index is a plain range (``dd.from_pandas`` of a table with a fresh
+    index, or ``reset_index``), which pairs by position, as it always has
+    (a warning raised on a worker would not reach the caller). ``X`` without
+    labels (a dask array) pairs by position.
+    """
+    if index is None or not isinstance(block, (pd.DataFrame, pd.Series)):
+        return block
+    own = block.index
+    if own.equals(index) or len(own) != len(index):  # (a length is checked after)
+        return block
+    if own.is_unique and index.is_unique and own.isin(index).all():
+        return block.reindex(index)
+    if isinstance(own, pd.RangeIndex) and own.step == 1:
+        return block
+    head = ", ".join(repr(v) for v in list(own[:3]))
+    raise ValueError(
+        f"partition {partition} of {name} holds other index labels than partition "
+        f"{partition} of X ({head}, ... against "
+        f"{', '.join(repr(v) for v in list(index[:3]))}, ...): Dask pairs rows by label "
+        f"within each partition, so each partition of {name} must hold the labels of X's. "
+        f"Take X and {name} from one dask DataFrame (df[features], df[attributes]), or "
+        "give both the same sorted index (set_index) and the same divisions."
+    )
+
+
 def prepare(x_block, s_block, w_block, numeric, n_features, partition, intersections,
             numeric_sensitive):
     """Validate one partition; return its rows, sensitive features and weights (or None).
 
     ``numeric`` lists the positions of the numeric attributes, as the whole
     collection's dtypes (or the estimator's ``numeric_sensitive``) decided,
-    intersections included.
+    intersections included. The sensitive features and weights are paired
+    with ``X``'s rows by label (:func:`paired_block`).
     """
+    index = x_block.index if isinstance(x_block, pd.DataFrame) else None
+    s_block = paired_block(s_block, index, partition, "sensitive_features")
+    w_block = paired_block(w_block, index, partition, "sample_weight")
     X = _rows(x_block)
     if X.shape[1] != n_features:
         raise ValueError(
@@ -254,8 +292,10 @@ def relabel_weightless(part, labels, centers, n_threads):
     return labels
 
 
-def predict_block(predictor, x_block, s_block):
+def predict_block(predictor, x_block, s_block, partition):
     """Labels of one block of new rows (as ``Predictor.predict`` gives them)."""
+    index = x_block.index if isinstance(x_block, pd.DataFrame) else None
+    s_block = paired_block(s_block, index, partition, "sensitive_features")
     X = _rows(x_block)
     if X.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
@@ -279,6 +319,9 @@ def score_block(predictor, x_block, s_block, w_block, unit, partition):
     :meth:`fairkm.cluster._engine.Stats.flat`; None without sensitive features or
     rows) and add up over the blocks.
     """
+    index = x_block.index if isinstance(x_block, pd.DataFrame) else None
+    s_block = paired_block(s_block, index, partition, "sensitive_features")
+    w_block = paired_block(w_block, index, partition, "sample_weight")
     X = _rows(x_block)
     weights = None
     if w_block is not None:

@@ -31,6 +31,8 @@ __all__ = [
     "sensitive_in_features",
     "sensitive_kind_notes",
     "warn_on_data",
+    "weight_feature_notes",
+    "weight_named",
 ]
 
 #: A categorical sensitive attribute whose values are numbers and that has more
@@ -39,15 +41,26 @@ MANY_VALUES = 10
 # Fewer rows than this and a column unique per row is no sign of an identifier.
 _MIN_ROWS_FOR_UNIQUE = 20
 _ID_NAME = re.compile(r"(^|[\s_.\-])(id|ids|uuid|guid|key|index)$|^unnamed: ?\d+$", re.I)
-# The whole name of a row weight (survey and census files: perwt, hhwt, pwgtp, fnlwgt,
-# sample_weight, wt_final, replicate weights numbered) or of a count of rows.
+# The whole name of a row weight or of a count of rows, compared without case. A weight
+# word (weight, wgt, wght, wt...) alone or after a survey's prefix (perwt, hhwt, pwgtp,
+# fnlwgt, sampweight, sample_weight, dweight, pweight, anweight, pspwght (ESS), asecwt,
+# pwsswgt (CPS), _llcpwt (BRFSS)), then an optional suffix and the number of a replicate
+# weight; or "wt" then a survey's code (wtfa_a (NHIS), wtint2yr, wtmec2yr (NHANES), wtfinl
+# (CPS), wtssall, wtssps (GSS)). The name must be all of it, so "height", "twitter" or
+# "body_weight" are not weights.
 _WEIGHT_NAME = re.compile(
-    r"((p|per|pers|person|h|hh|household|fnl|final|sample|survey|design|base|case|pop"
-    r"|freq|frequency|expansion)[\s_.\-]?)?(weight|weights|wt|wts|wgt|wgts|wght|wgtp)"
-    r"([\s_.\-]?(final|fnl|p))?[\s_.\-]?\d*"
+    r"_*((p|per|pers|person|h|hh|household|fam|family|fnl|final|samp|sample|survey|design"
+    r"|base|case|pop|freq|frequency|expansion|rep|d|an|psp|asec|pwss|llcp)[\s_.\-]?)?"
+    r"(weight|weights|wt|wts|wgt|wgts|wght|wgtp)([\s_.\-]?(final|fnl|p))?[\s_.\-]?\d*"
+    r"|_*wt[a-z]{1,4}\d?[a-z]{0,3}([\s_.\-][a-z0-9]{1,3})?"
     r"|n|count|counts|cnt|freq|frequency|frequencies|n[\s_.\-]?obs|nobs",
     re.I,
 )
+
+
+def weight_named(name):
+    """Whether a column's whole name is that of a row weight or a count of rows."""
+    return bool(_WEIGHT_NAME.fullmatch(str(name).strip()))
 
 
 def _looks_numeric(column):
@@ -244,7 +257,9 @@ def feature_role_notes(features, *, how_to_exclude, how_to_weight):
         distances mean nothing but pull the clusters. Then one per numeric
         column of non-negative values named like a survey or frequency
         weight (``weight``, ``wt``, ``wgt``, ``perweight``, ``pweight``,
-        ``perwt``, ``fnlwgt``, ``sample_weight``, ``person_wt``...) or a count
+        ``perwt``, ``fnlwgt``, ``sample_weight``, ``person_wt``, and the
+        weights of NHIS, NHANES, BRFSS, CPS, GSS and ESS: ``WTFA_A``,
+        ``WTMEC2YR``, ``_LLCPWT``, ``ASECWT``, ``WTSSALL``, ``pspwght``...) or a count
         of rows (``n``, ``count``, ``freq``, ``frequency``), the whole name
         compared without case: such a column says how many people a row
         stands for; as a feature it pulls the clusters by its size, and the
@@ -268,19 +283,32 @@ def feature_role_notes(features, *, how_to_exclude, how_to_weight):
             )
     for name in features.columns:
         column = features[name]
-        if not _WEIGHT_NAME.fullmatch(str(name).strip()):
-            continue
         numeric = (pd.api.types.is_numeric_dtype(column)
                    and not pd.api.types.is_bool_dtype(column))
-        if not numeric or (column.dropna() < 0).any():  # a weight is a number >= 0
-            continue
-        notes.append(
-            f"feature column {name!r} is named like a row weight or count; as a feature it "
-            "pulls the clusters by its value, and every row counts once. If it says how many "
-            f"people (or rows) each row stands for, {how_to_weight.format(name=name)}; if it "
-            "is a quantity to cluster on (a body weight, a number of visits), ignore this."
-        )
+        if weight_named(name) and numeric and not (column.dropna() < 0).any():
+            notes.append(_weight_note(name, how_to_weight))
     return notes
+
+
+def _weight_note(name, how_to_weight):
+    return (
+        f"feature column {name!r} is named like a row weight or count; as a feature it "
+        "pulls the clusters by its value, and every row counts once. If it says how many "
+        f"people (or rows) each row stands for, {how_to_weight.format(name=name)}; if it "
+        "is a quantity to cluster on (a body weight, a number of visits), ignore this."
+    )
+
+
+def weight_feature_notes(X, feature_names, *, how_to_weight):
+    """One sentence per feature of ``X`` named like a row weight (a number >= 0 on every row).
+
+    ``X`` is the validated array, ``feature_names`` its columns' names (a
+    DataFrame's; the default ``x0, x1...`` are never weight names); the test
+    is :func:`feature_role_notes`' on the weights.
+    """
+    return [_weight_note(name, how_to_weight)
+            for j, name in enumerate(feature_names)
+            if weight_named(name) and bool(np.all(X[:, j] >= 0))]
 
 
 def missing_values(frame, columns=None):

@@ -5,11 +5,13 @@ and the functions that take rows (the measures, the audit, ``check_bounds``,
 ``fair_assignment``, the scorer) read their inputs here, so that one input
 means one thing across the family:
 
-- **Pairing.** pandas objects are paired with ``X`` (or the labels) by their
-  index labels: the same labels in another order are reordered, other labels
-  are refused, and a default ``0..n-1`` index beside other labels is paired
-  by position with a warning (:func:`paired`). ``X`` without an index (an
-  array, a list) pairs by position.
+- **Pairing.** pandas objects, and each Series of a dict of columns, are
+  paired with ``X`` (or the labels) by their index labels: the same labels in
+  another order are reordered, other labels are refused, and a default
+  ``0..n-1`` index beside other labels is paired by position with a warning
+  (:func:`paired`). ``X`` without an index (an array, a list) pairs by
+  position, as it pairs a DataFrame; the Series of a dict must then share
+  one index (:func:`fairkm.utils._sensitive.read_columns`).
 - **Weights.** One rule (:func:`fairkm.utils._validation.check_sample_weight`) and
   one scale: the weights are brought near 1 by an exact power of two
   (:func:`read_weights`), so weights scaled alike give the same results.
@@ -32,8 +34,10 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
+from fairkm.exceptions import DataWarning
+
 from ._call_site import warn
-from ._data_checks import warn_on_data
+from ._data_checks import warn_on_data, weight_feature_notes
 from ._validation import LIGHTEST, check_no_overflow, check_sample_weight, weight_unit
 
 __all__ = [
@@ -66,6 +70,8 @@ def paired(value, index, *, name, of="X"):
     ----------
     value : object
         The rows' sensitive features, weights or labels, as the user gave them.
+        A dict of columns has each of its Series paired on its own (an error
+        names the attribute).
     index : pandas.Index or None
         The labels of the rows they go with (None: pair by position).
     name : str
@@ -86,6 +92,8 @@ def paired(value, index, *, name, of="X"):
         labels (a filtered table beside a fresh column): the rows are paired
         by position, which is right only if both were made in the same order.
     """
+    if isinstance(value, dict) and index is not None:
+        return _paired_columns(value, index, name=name, of=of)
     if index is None or not isinstance(value, (pd.DataFrame, pd.Series)):
         return value
     own = value.index
@@ -108,6 +116,33 @@ def paired(value, index, *, name, of="X"):
         f"{_head(index)}. Rows are paired by label, so give both the same index (or reset "
         "both: .reset_index(drop=True))."
     )
+
+
+def _paired_columns(columns, index, *, name, of):
+    """Return a dict of columns with each pandas Series paired with ``index`` by label.
+
+    Each Series follows :func:`paired`'s rule on its own (the same labels in
+    another order are reordered, the default ``0..n-1`` index pairs by
+    position with a warning, other labels are refused, naming the
+    attribute) and comes back carrying ``index``, so the table the dict makes
+    has the rows' order; a column without an index (an array, a list) pairs by
+    position, as it would in a DataFrame built beside ``X``.
+    """
+    out = {}
+    for key, column in columns.items():
+        if isinstance(column, pd.Series):
+            label = f"{name}[{key!r}]"
+            if len(column) != len(index):
+                whose = f"{of}'" if of.endswith("s") else f"{of}'s"
+                raise ValueError(
+                    f"{label} has {len(column)} rows but {whose} index has {len(index)}; "
+                    "each Series of the dict must hold the same rows."
+                )
+            column = paired(column, index, name=label, of=of)
+            if not column.index.equals(index):  # paired by position, with its warning
+                column = column.set_axis(index)
+        out[key] = column
+    return out
 
 
 def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
@@ -196,14 +231,25 @@ def read_fit(estimator, X, y, sensitive_features, sample_weight, validate_X, *,
     return FitInputs(X, sensitive_features, weights, unit)
 
 
-def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, how_numeric=None):
+#: The advice on a feature named like a row weight, to an estimator that takes weights.
+PASS_AS_WEIGHT = ("pass it as sample_weight=X[{name!r}] and leave it out of X (a weight of 0 "
+                  "is a dropped row)")
+
+
+def warn_on_fit(X, feature_names, features, *, kinds_by_dtype, how_numeric=None,
+                how_to_weight=PASS_AS_WEIGHT):
     """Warn about the fit's data as :meth:`fairkm.FairKM.fit` does (:class:`DataWarning`).
 
+    A feature named like a row weight (a survey weight, a count of rows:
+    :func:`fairkm.utils._data_checks.weight_feature_notes`) is named, with the
+    advice ``how_to_weight`` (by default: pass it as ``sample_weight``).
     ``features`` are the sensitive features the fit read
-    (:class:`fairkm.utils._sensitive.SensitiveFeatures`); None warns about nothing. ``how_numeric``
-    says how to take a many-valued number as a quantity, for an estimator
-    without ``numeric_sensitive``.
+    (:class:`fairkm.utils._sensitive.SensitiveFeatures`); None warns about no
+    attribute. ``how_numeric`` says how to take a many-valued number as a
+    quantity, for an estimator without ``numeric_sensitive``.
     """
+    for note in weight_feature_notes(X, feature_names, how_to_weight=how_to_weight):
+        warn(note, DataWarning)
     if features is None:
         return
     advice = {} if how_numeric is None else {"how_numeric": how_numeric}

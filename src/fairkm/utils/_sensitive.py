@@ -86,9 +86,15 @@ class SensitiveFeatures:
 def read_columns(sensitive_features):
     """Split the input into (names, raw columns, auto-numeric flags).
 
-    A dict of columns reads as the DataFrame it makes.
+    A dict of columns reads as the DataFrame it makes. Its Series must share
+    one index: pandas would align Series of different indexes by label
+    (sorting the labels), an order that pairs with no row of an ``X``
+    without labels. Beside an ``X`` with labels each Series has been paired
+    with them first (:func:`fairkm.utils._inputs.paired`), so they share
+    ``X``'s index.
     """
     if isinstance(sensitive_features, dict):
+        _check_one_index(sensitive_features)
         try:
             sensitive_features = pd.DataFrame(sensitive_features)
         except ValueError as exc:
@@ -134,6 +140,27 @@ def read_columns(sensitive_features):
     cols = [arr[:, j] for j in range(arr.shape[1])]
     auto = [arr.dtype.kind == "f"] * arr.shape[1]
     return names, cols, auto
+
+
+def _check_one_index(columns):
+    """Refuse a dict whose Series do not all have the first Series' index, naming the column."""
+    first = None
+    for key, column in columns.items():
+        if not isinstance(column, pd.Series):
+            continue
+        if first is None:
+            first = key, column.index
+        elif not column.index.equals(first[1]):
+            head = ", ".join(repr(v) for v in list(column.index[:3]))
+            raise ValueError(
+                f"sensitive_features[{key!r}] has another index than "
+                f"sensitive_features[{first[0]!r}] ({head}, ... against "
+                f"{', '.join(repr(v) for v in list(first[1][:3]))}, ...): without index "
+                "labels on X the Series of a dict pair with X's rows by position, so they "
+                "must share one index. Give X as a DataFrame with these labels (each "
+                "Series is then paired with X's rows by label), or give the Series one "
+                "index."
+            )
 
 
 def columns_frame(names, columns):
