@@ -221,8 +221,11 @@ def test_the_cost_of_fairness_compares_the_fits_own_pair():
                                                      sample_weight=weights)
     worse = np.random.default_rng(1).integers(0, 3, 400)  # a reference far from tight
     for given in (None, weights):
-        report = audit(model, X, sensitive_features=sensitive, reference=worse,
-                       sample_weight=given)
+        with warnings.catch_warnings():
+            # (audited without its weights it warns: test_a_weighted_fit_audited_without...)
+            warnings.simplefilter("ignore", DataWarning)
+            report = audit(model, X, sensitive_features=sensitive, reference=worse,
+                           sample_weight=given)
         cost = dict(report.headline())["cost"]
         assert "LOWER than" in cost
         expected = model.inertia_ / model.blind_clustering_.inertia - 1
@@ -272,3 +275,24 @@ def test_weighted_percentiles_are_those_of_the_repeated_values():
                        np.percentile(repeated, q, method="inverted_cdf"))
     assert_array_equal(weighted_percentiles(values, weights * 1e-6, q),
                        weighted_percentiles(values, weights, q))
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_weighted_fit_audited_without_its_weights_warns(data, bounded):
+    from fairkm import BoundedKMeans
+
+    X, sensitive, weights, *_ = data
+    S = sensitive[["sex", "region"]]
+    estimator = (BoundedKMeans(3, max_deviation=0.2, random_state=0) if bounded
+                 else FairKM(3, random_state=0))
+    model = estimator.fit(X, sensitive_features=S, sample_weight=weights)
+    with pytest.warns(DataWarning, match="fitted with sample_weight.*Pass the fit's weights"):
+        audit(model, X, sensitive_features=S, n_init=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        audit(model, X, sensitive_features=S, n_init=1, sample_weight=weights)
+        # Equal weights are no weights: the audit without them is the same audit.
+        equal = estimator.fit(X, sensitive_features=S, sample_weight=np.full(200, 3.0))
+        audit(equal, X, sensitive_features=S, n_init=1)
+        # Labels alone carry no fit to compare with.
+        audit(model.labels_, X, sensitive_features=S, n_init=1)

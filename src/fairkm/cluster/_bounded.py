@@ -420,6 +420,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                 f"(bounds as asked: {best.check.summary()}).", BoundNotMetWarning
             )
         self._fitted_with_sensitive = sensitive_features is not None
+        # What audit() reads to warn when this fit is audited without its weights.
+        self._weighted_fit = sample_weight is not None and bool(np.ptp(sample_weight) > 0)
         return self
 
     def predict(self, X, *, sensitive_features=None):

@@ -404,6 +404,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         n_samples = X.shape[0]
         # The fit runs on weights scaled by a power of two (exact), reported in the user's.
         user_weight, unit, sample_weight = inputs.sample_weight, inputs.unit, inputs.scaled_weight
+        # What audit() reads to warn when this fit is audited without its weights.
+        self._weighted_fit = user_weight is not None and bool(np.ptp(user_weight) > 0)
         features = None
         if sensitive_features is not None:
             features = check_sensitive_features(

@@ -424,7 +424,9 @@ def audit(
         lightest row counting as one, so that integer weights whose smallest
         is 1 give exactly the audit of the rows repeated. Pass the weights a
         weighted fit used: audited without them, it is judged on rows it
-        did not see as such.
+        did not see as such (a :class:`fairkm.FairKM` or
+        :class:`fairkm.BoundedKMeans` fitted with unequal weights and
+        audited without any warns, :class:`DataWarning`).
     min_balance : float, dict or None, default=None
         A balance target to check of the clustering and of the reference:
         is every cluster's balance (its smallest count of a value over its
@@ -477,6 +479,11 @@ def audit(
                                 of="labels" if row_index(labels) is not None else "X")
     # (weights beyond float64's range together are refused here too)
     weights, _ = read_weights(sample_weight, n_samples, index, length_of="labels")
+    if weights is None and getattr(model, "_weighted_fit", False):
+        warn(f"{type(model).__name__} was fitted with sample_weight (rows of unequal weight) "
+             "but is audited without it: every size, share and measure below counts each row "
+             "once, not as the fit weighed it. Pass the fit's weights as sample_weight.",
+             DataWarning)
     sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
                                          model=model)
     features, feature_notes = _features(X, n_samples)
