@@ -18,7 +18,51 @@ that numba is compiling), ``_printing``
 the public :mod:`fairkm.report`.
 """
 
-from ._main import main
-from ._parser import build_parser
+import signal
+import sys
 
 __all__ = ["build_parser", "main"]
+
+
+def main(argv=None):
+    """Run the ``fairkm`` command (see :func:`fairkm.cli._main.main`); return its exit status.
+
+    The command's modules are imported here, not when the package is: the
+    console script imports this package before anything can catch Ctrl-C, so
+    an interrupt while they load (seconds, the first time) ends with one
+    line and status 130 as an interrupt at any later moment does.
+    """
+    try:
+        from ._main import main as run
+    except KeyboardInterrupt:
+        return _interrupted()
+    return run(argv)
+
+
+def _interrupted():
+    """Say on standard error that the run was interrupted; return 130.
+
+    A second Ctrl-C while the line is written is ignored, so it cannot turn
+    the one line into a traceback.
+    """
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: no handler can be set, none is needed
+        previous = None
+    try:
+        if sys.stderr is not None:
+            print("fairkm: interrupted", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 130
+
+
+def __getattr__(name):
+    if name == "build_parser":
+        from ._parser import build_parser
+
+        return build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
