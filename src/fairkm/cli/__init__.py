@@ -18,8 +18,7 @@ that numba is compiling), ``_printing``
 the public :mod:`fairkm.report`.
 """
 
-import signal
-import sys
+from ._interrupt import interrupted
 
 __all__ = ["build_parser", "main"]
 
@@ -35,29 +34,8 @@ def main(argv=None):
     try:
         from ._main import main as run
     except KeyboardInterrupt:
-        return _interrupted()
+        return interrupted()
     return run(argv)
-
-
-def _interrupted():
-    """Say on standard error that the run was interrupted; return 130.
-
-    A second Ctrl-C while the line is written is ignored, so it cannot turn
-    the one line into a traceback.
-    """
-    try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: no handler can be set, none is needed
-        previous = None
-    try:
-        if sys.stderr is not None:
-            print("fairkm: interrupted", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-    return 130
 
 
 def __getattr__(name):

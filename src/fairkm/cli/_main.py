@@ -18,8 +18,8 @@ import sys
 import threading
 import warnings
 
-from . import _interrupted
 from ._errors import DataError, Terminated, UsageError, one_line
+from ._interrupt import interrupted
 from ._parser import build_parser, check_option_combinations
 from ._progress_bar import compile_notice
 
@@ -73,7 +73,7 @@ def main(argv=None):
     try:
         return _main(argv)
     except KeyboardInterrupt:  # outside a command: parsing, the warnings' lines, the set-up
-        return _interrupted()
+        return interrupted()
 
 
 def _main(argv):
@@ -120,7 +120,7 @@ def _dispatch(args):
         _error_line(f"fairkm: error: {one_line(exc)}")
         return 1
     except KeyboardInterrupt:
-        return _interrupted()
+        return interrupted()
     except Terminated:
         _error_line("fairkm: terminated")
         return 143

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from fairkm import __version__
-from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS
+from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS, REPORT_SUFFIXES
 
 from ._errors import UsageError
 from ._help import (
@@ -227,6 +227,15 @@ def _table_path(path):
     return path
 
 
+def _report_path(text):
+    if Path(text).suffix.lower() not in REPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the extension must be {', '.join(REPORT_SUFFIXES)} (an HTML page, or the text "
+            f"summary): {text!r}"
+        )
+    return text
+
+
 def _plot_path(text):
     if Path(text).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise argparse.ArgumentTypeError(f"the extension must be .png, .svg or .pdf: {text!r}")
@@ -366,9 +375,10 @@ def _add_bound_options(parser, *, what):
 
 def _add_output_options(parser, *, report=True):
     if report:
-        parser.add_argument("--report", metavar="REPORT.html",
-                            help="write a self-contained HTML audit report (tables and charts, "
-                            "viewable offline)")
+        parser.add_argument("--report", metavar="REPORT.html", type=_report_path,
+                            help="write the audit report: a self-contained HTML page (tables "
+                            "and charts, viewable offline) for .html or .htm, the printed text "
+                            "summary for .txt or .md")
     parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but errors and warnings (no summary, no progress "
