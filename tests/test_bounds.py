@@ -468,11 +468,11 @@ C2 = X6[:2]
 
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(max_deviation=-0.1), ValueError,
-     r"'max_deviation' .* must be a float in the range \[0.0, inf\) or an instance of "
-     r"'dict'. Got -0\.1 instead"),
+     r"'max_deviation' .* must be a float in the range \[0.0, 1.0\] \(a share, not a "
+     r"percentage: 0.05 for 5%\) or an instance of 'dict'. Got -0\.1 instead"),
     (dict(max_deviation="0.1"), TypeError,
-     r"'max_deviation' .* must be a float in the range \[0.0, inf\) or an instance of "
-     r"'dict'. Got '0\.1' instead"),
+     r"'max_deviation' .* must be a float in the range \[0.0, 1.0\] \(a share, not a "
+     r"percentage: 0.05 for 5%\) or an instance of 'dict'. Got '0\.1' instead"),
     (dict(max_deviation=1.0, deviation_kind="multiplicative"), ValueError,
      r"max_deviation must be < 1"),
     (dict(max_deviation={"s9": 0.1}), ValueError, r"max_deviation names 's9'"),
@@ -530,7 +530,8 @@ def test_bad_inputs_are_named():
     (dict(deviation_kind="ratio"), ValueError, r"'deviation_kind' parameter of BoundedKMeans"),
     (dict(max_deviation=[0.1]), TypeError,
      r"'max_deviation' parameter of BoundedKMeans must be a str among \{'auto'\}, None, a float "
-     r"in the range \[0.0, inf\) or an instance of 'dict'. Got \[0\.1\] instead"),
+     r"in the range \[0.0, 1.0\] \(a share, not a percentage: 0.05 for 5%\) or an instance of "
+     r"'dict'. Got \[0\.1\] instead"),
 ])
 def test_estimator_bad_parameters_are_named(params, error, match):
     model = BoundedKMeans(**{"n_clusters": 2, **params})

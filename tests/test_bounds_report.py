@@ -22,7 +22,8 @@ MEASURE_COLUMNS = [m.name for m in metrics.MEASURES.values() if m.kind == "fairn
 BOUND_COLUMNS = ["deviation", "bound", "within bound"]
 
 # What a bound accepts, in scikit-learn's words.
-BOUND = r"a float in the range \[0.0, inf\) or an instance of 'dict'"
+BOUND = (r"a float in the range \[0.0, 1.0\] \(a share, not a percentage: 0.05 for 5%\) or an "
+         r"instance of 'dict'")
 
 
 # --------------------------------------------------------------------------- a NumPy reference
@@ -147,7 +148,8 @@ def test_numeric_and_unbounded_attributes_get_nan_and_na():
     ("0.1", TypeError, rf"'max_deviation' .* must be {BOUND}. Got '0\.1' instead"),
     ({"nope": 0.1}, ValueError, r"max_deviation names 'nope'"),
     ({"g": -1.0}, ValueError, r"max_deviation\['g'\]\" parameter of fairness_report must be a "
-                              r"float in the range \[0.0, inf\). Got -1\.0 instead"),
+                              r"float in the range \[0.0, 1.0\] \(a share, not a percentage: "
+                              r"0.05 for 5%\). Got -1\.0 instead"),
 ])
 def test_bad_max_deviation(value, error, match):
     with pytest.raises(error, match=match):

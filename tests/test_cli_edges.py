@@ -311,10 +311,18 @@ def test_killed_between_two_files_leaves_no_new_file_beside_a_stale_one(people_c
 def test_an_output_that_is_a_device_is_refused(capsys, people_csv, no_work):
     if not Path("/dev/null").exists():
         pytest.skip("no /dev/null")
+    # A report's name must end in .html (or .htm, .txt, .md): /dev/null is refused for that.
     status, _, err = run(capsys, "fit", people_csv, *FIT, "--report", "/dev/null",
                          "--overwrite")
+    assert status == 2 and "the extension must be .html" in err
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes")
+    # A named pipe with a report's name: not a regular file either.
+    pipe = people_csv.parent / "r.html"
+    os.mkfifo(pipe)
+    status, _, err = run(capsys, "fit", people_csv, *FIT, "--report", pipe, "--overwrite")
     assert status == 1
-    assert "'/dev/null' is a character device, not a regular file" in err
+    assert "r.html' is a named pipe, not a regular file" in err
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 

@@ -261,11 +261,12 @@ def test_max_cost_takes_a_share_up_to_one(text, value):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("5", "argument --max-cost: expected a share of the S-blind clustering's K-Means cost from "
-          "0 to 1, got '5', which reads as 500%: for 5% write 0.05 or 5%"),
-    ("1.5", "got '1.5', which reads as 150%: for 1.5% write 0.015 or 1.5%"),
-    ("150%", "argument --max-cost: expected a share of the S-blind clustering's K-Means cost of "
-             "at most 100%, got '150%'"),
+    ("5", "argument --max-cost: got '5', which reads as 500% of the S-blind clustering's "
+          "K-Means cost: a share is at most 1 (write 0.05 or 5% for 5%)"),
+    ("1.5", "got '1.5', which reads as 150% of the S-blind clustering's K-Means cost: a share "
+            "is at most 1 (write 0.015 or 1.5% for 1.5%)"),
+    ("150%", "argument --max-cost: got '150%', which is above 100% of the S-blind clustering's "
+             "K-Means cost: a share is at most 1"),
 ])
 def test_max_cost_above_one_is_refused_as_a_likely_percentage(capsys, people_csv, text,
                                                                message, monkeypatch):

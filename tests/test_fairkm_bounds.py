@@ -152,8 +152,9 @@ def test_infeasible_bound_names_the_tightest_one():
          r"max_deviation=0\.1 .*no sensitive_features"),
         ({"max_deviation": -0.1}, True, ValueError, r"max_deviation.*-0\.1"),
         ({"max_deviation": "0.1"}, True, TypeError,
-         r"'max_deviation' parameter of FairKM must be None, a float in the range \[0.0, inf\) "
-         r"or an instance of 'dict'. Got '0\.1' instead"),
+         r"'max_deviation' parameter of FairKM must be None, a float in the range \[0.0, 1.0\] "
+         r"\(a share, not a percentage: 0.05 for 5%\) or an instance of 'dict'. Got '0\.1' "
+         r"instead"),
         ({"max_deviation": {"nope": 0.1}}, True, ValueError, "names 'nope'"),
         ({"max_deviation": 1.0, "deviation_kind": "multiplicative"}, True, ValueError,
          r"must be < 1 with deviation_kind='multiplicative'"),

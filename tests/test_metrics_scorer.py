@@ -206,7 +206,7 @@ def test_sample_weight_counts_rows():
         ({"max_cost": "5%"}, TypeError, "max_cost"),
         ({"max_cost": np.inf}, ValueError,
          r"'max_cost' parameter of make_fair_clustering_scorer must be a float in the range "
-         r"\[0.0, inf\). Got inf instead"),
+         r"\[0.0, 1.0\] \(a share, not a percentage: 0.05 for 5%\). Got inf instead"),
         ({"measure": "CO"}, ValueError, r"'measure' .* must be a str among {.*'AE'.*}. Got 'CO'"),
         ({"n_init": 0}, ValueError, "n_init"),
         ({"n_init": 1.5}, TypeError, "n_init"),

@@ -372,12 +372,14 @@ FITS = {
     "BoundedKMeans": lambda X, S: BoundedKMeans(3, max_deviation=0.2, random_state=0).fit(
         X, sensitive_features=S),
     "ZGYA": lambda X, S: ZGYA(3, random_state=0).fit(X, sensitive_features=S.iloc[:, 0]),
+    "BlindKMeans": lambda X, S: BlindKMeans(3, random_state=0).fit(X, sensitive_features=S),
 }
 PREDICTS = {
     "FairKM": lambda model, X, S: model.predict(X, sensitive_features=S),
     "FairKM score": lambda model, X, S: model.score(X, sensitive_features=S),
     "BoundedKMeans": lambda model, X, S: model.predict(X, sensitive_features=S),
     "ZGYA": lambda model, X, S: model.predict(X),
+    "BlindKMeans": lambda model, X, S: model.predict(X),
 }
 
 
@@ -390,14 +392,37 @@ def test_a_bad_environment_variable_stops_a_fit(monkeypatch, blobs, name):
         FITS[name](X[:300], sensitive.iloc[:300])
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "abc"])
 @pytest.mark.parametrize("name", PREDICTS)
-def test_a_bad_environment_variable_stops_a_predict(monkeypatch, blobs, name):
+def test_a_bad_environment_variable_stops_a_predict(monkeypatch, blobs, name, value):
     X, sensitive = blobs
     model = FITS[name.split()[0]](X[:300], sensitive.iloc[:300])
-    monkeypatch.setenv(_threads.ENV_VAR, "0")
+    monkeypatch.setenv(_threads.ENV_VAR, value)
     with pytest.raises(ValueError, match="FAIRKM_NUM_THREADS must be a positive integer, "
-                                         "got '0'"):
+                                         f"got '{value}'"):
         PREDICTS[name](model, X[:50], sensitive.iloc[:50])
+
+
+def test_blind_kmeans_predict_runs_on_the_calls_count(monkeypatch, blobs):
+    """scikit-learn's predict keeps its fit's count; BlindKMeans.predict decides its own."""
+    import sklearn.cluster._kmeans as sklearn_kmeans
+
+    X, sensitive = blobs
+    model = BlindKMeans(3, random_state=0).fit(X[:300])
+    expected = model.predict(X[:50])
+    counts = []
+    labels_of = sklearn_kmeans._labels_inertia_threadpool_limit
+
+    def spy(*args, n_threads, **kwargs):
+        counts.append(n_threads)
+        return labels_of(*args, n_threads=n_threads, **kwargs)
+
+    monkeypatch.setattr(sklearn_kmeans, "_labels_inertia_threadpool_limit", spy)
+    for value in ("1", "2"):
+        monkeypatch.setenv(_threads.ENV_VAR, value)
+        assert_array_equal(model.predict(X[:50]), expected)
+    assert counts == [1, min(2, numba.get_num_threads())]
+    assert model.kmeans_._n_threads == model.n_threads_  # the fitted model is left alone
 
 
 def test_a_bad_environment_variable_stops_fair_assignment(monkeypatch, blobs):

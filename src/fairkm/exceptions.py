@@ -9,7 +9,7 @@ as every scikit-learn estimator does; it is here under the same name.
 from sklearn.utils._param_validation import InvalidParameterError
 
 __all__ = ["BoundNotMetWarning", "DataWarning", "FairnessLossWarning", "InfeasibleBoundError",
-           "InvalidParameterError"]
+           "InvalidParameterError", "KernelCacheWarning"]
 
 
 class DataWarning(UserWarning):
@@ -33,6 +33,17 @@ class FairnessLossWarning(UserWarning):
     cluster ending further from the dataset's mix than FairKM's own clustering
     had it (by a distance the reports measure); the message names each
     attribute, distance and amount, and ``bound_repair_.loss`` holds them.
+    """
+
+
+class KernelCacheWarning(RuntimeWarning):
+    """A compiled kernel's file in numba's cache could not be read, and was rebuilt.
+
+    A crash while numba writes its cache (next to fairkm's sources, or under
+    ``NUMBA_CACHE_DIR``) can leave a file empty or truncated. fairkm then
+    removes that kernel's files and compiles it again, once; where the files
+    cannot be removed, it compiles the kernel for the run only, and the
+    message names the directory to delete.
     """
 
 

@@ -23,6 +23,7 @@ from ._assign import SOLVER_CONSTRAINTS as SOLVER_CONSTRAINTS
 from ._assign import BoundedAssignment, fair_assignment
 from ._assign import as_fair_as_whole_rows as as_fair_as_whole_rows
 from ._assign import solve as solve
+from ._cache import guard_kernel_caches as guard_kernel_caches
 from ._loss import BoundRepair as BoundRepair
 from ._loss import losses as losses
 from ._loss import standing_of as standing_of
@@ -37,7 +38,8 @@ from ._threads import thread_count as thread_count
 # constrain (FairKM(max_deviation=...)), BoundRepair, losses and standing_of (what a repair
 # or a prediction may not make worse), sq_distances and SOLVER_CONSTRAINTS, and the thread
 # count every fit and predict runs its numba kernels on (decided_threads, numba_threads,
-# thread_count). Not in __all__: not public API.
+# thread_count), and guard_kernel_caches for every module of cached kernels. Not in
+# __all__: not public API.
 __all__ = ["BoundedAssignment", "fair_assignment"]
 
 

@@ -557,7 +557,8 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
     max_deviation : float, dict or None
         The bound on every categorical attribute, ``{name: bound}`` for some
         (the others are reported, not bounded), or None (no categorical bound).
-        Additive: a share distance, >= 0. Multiplicative: in [0, 1). 0 asks
+        Additive: a share distance in [0, 1] (above 1 is refused as a
+        percentage: 0.05 for 5%). Multiplicative: in [0, 1). 0 asks
         for the dataset's exact mix where whole rows can hold it, else for
         the tightest floor found that whole rows meet, with every cluster's
         size within 1% of the exact mix's on problems beyond 1,000 rows x

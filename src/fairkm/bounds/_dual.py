@@ -31,6 +31,7 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
+from ._cache import guard_kernel_caches
 from ._model import Prices, balance_pairs
 
 __all__ = ["Multipliers", "raise_bound"]
@@ -275,3 +276,6 @@ def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None):
         if exact > best:
             best, best_prices = exact, candidate
     return best, best_prices
+
+
+guard_kernel_caches(globals())

@@ -7,6 +7,8 @@ the rows (a parallel region each), the small per-cluster work inside a row.
 import numba
 import numpy as np
 
+from ._cache import guard_kernel_caches
+
 __all__ = ["group_sums", "priced_pass"]
 
 
@@ -65,3 +67,6 @@ def group_sums(rows, group, weights, dist, z, g_weight, g_cost, g_z):
             g_cost[g, c] += w * dist[i, c]
         for a in range(z.shape[0]):
             g_z[a, g] += w * z[a, i]
+
+
+guard_kernel_caches(globals())

@@ -45,6 +45,8 @@ assignment with the same counts) is cancelled at once.
 import numba
 import numpy as np
 
+from ._cache import guard_kernel_caches
+
 __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 
 TOL = 1e-9
@@ -587,3 +589,6 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         msum = meas.sum(axis=0)
         overall = overall_excess(msum, mean_cap, mean_scale)
     return E.sum() + overall, steps
+
+
+guard_kernel_caches(globals())

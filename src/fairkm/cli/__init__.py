@@ -18,7 +18,29 @@ that numba is compiling), ``_printing``
 the public :mod:`fairkm.report`.
 """
 
-from ._main import main
-from ._parser import build_parser
+from ._interrupt import interrupted
 
 __all__ = ["build_parser", "main"]
+
+
+def main(argv=None):
+    """Run the ``fairkm`` command (see :func:`fairkm.cli._main.main`); return its exit status.
+
+    The command's modules are imported here, not when the package is: the
+    console script imports this package before anything can catch Ctrl-C, so
+    an interrupt while they load (seconds, the first time) ends with one
+    line and status 130 as an interrupt at any later moment does.
+    """
+    try:
+        from ._main import main as run
+    except KeyboardInterrupt:
+        return interrupted()
+    return run(argv)
+
+
+def __getattr__(name):
+    if name == "build_parser":
+        from ._parser import build_parser
+
+        return build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

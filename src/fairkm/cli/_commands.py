@@ -27,7 +27,13 @@ from fairkm.datasets import fetch_adult, fetch_kinematics, make_sensitive_blobs
 from fairkm.exceptions import DataWarning
 from fairkm.report import audit, format_number
 from fairkm.tradeoff import fairness_tradeoff, plot_tradeoff
-from fairkm.utils._options import EQUAL_WEIGHTING, PAPER_WEIGHTING, SIZE_WEIGHTING
+from fairkm.utils._options import (
+    EQUAL_WEIGHTING,
+    HTML_REPORT,
+    PAPER_WEIGHTING,
+    REPORT_SUFFIXES,
+    SIZE_WEIGHTING,
+)
 from fairkm.utils._threads import decided_pool_threads
 
 from ._errors import DataError, UsageError
@@ -61,13 +67,22 @@ def _outputs(args, **paths):
 
 
 def _write_report(args, outputs, report):
-    """Write the HTML report (if asked) into ``outputs``, stamped with the version and time."""
+    """Write the report (if asked) into ``outputs``, stamped with the version and time.
+
+    HTML for ``.html``/``.htm``, the printed text for ``.txt``/``.md`` (the
+    parser refused any other extension).
+    """
     if args.report:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         report = dataclasses.replace(
             report, facts=[*report.facts, ("made by", f"fairkm {__version__}, {stamp}")]
         )
-        outputs.write_text(args.report, report.to_html())
+        if REPORT_SUFFIXES[Path(args.report).suffix.lower()] == HTML_REPORT:
+            outputs.write_text(args.report, report.to_html())
+        else:
+            # What the command prints: the facts, then the audit's text.
+            facts = "".join(f"{label}: {value}\n" for label, value in report.facts)
+            outputs.write_text(args.report, f"{facts}\n{report.to_text()}\n")
 
 
 def _print_report(args, report):

@@ -19,6 +19,7 @@ import threading
 import warnings
 
 from ._errors import DataError, Terminated, UsageError, one_line
+from ._interrupt import interrupted
 from ._parser import build_parser, check_option_combinations
 from ._progress_bar import compile_notice
 
@@ -69,6 +70,13 @@ def main(argv=None):
         is a closed pipe the printing stops silently and the status is the
         command's; when it fails otherwise (a full disk) the status is 1.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # outside a command: parsing, the warnings' lines, the set-up
+        return interrupted()
+
+
+def _main(argv):
     _open_standard_streams()
     parser = build_parser()
     try:
@@ -112,8 +120,7 @@ def _dispatch(args):
         _error_line(f"fairkm: error: {one_line(exc)}")
         return 1
     except KeyboardInterrupt:
-        _error_line("fairkm: interrupted")
-        return 130
+        return interrupted()
     except Terminated:
         _error_line("fairkm: terminated")
         return 143

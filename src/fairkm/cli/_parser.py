@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from fairkm import __version__
-from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS
+from fairkm.utils._options import CLUSTER_WEIGHTINGS, DEVIATION_KINDS, REPORT_SUFFIXES
 
 from ._errors import UsageError
 from ._help import (
@@ -75,27 +75,26 @@ def _fraction(text):
     return value
 
 
+def _refuse_above_one(text, value, of=""):
+    """Refuse a share above 1 as Python does: it is a percentage without its sign."""
+    if value > 1:
+        reads = "is above 100%" if text.endswith("%") else f"reads as {value:.0%}"
+        example = (f"{value / 100:g} or {text}% for {text}%" if not text.endswith("%")
+                   else "0.05 or 5% for 5%")
+        raise argparse.ArgumentTypeError(
+            f"got {text!r}, which {reads}{of}: a share is at most 1 (write {example})"
+        )
+    return value
+
+
 def _cost_budget(text):
     """Read --max-cost: a share of the S-blind clustering's K-Means cost, in (0, 1].
 
-    FairKM(max_cost=...) takes any positive number, but on the command line a
-    budget above 1 is almost always a percentage typed without its sign
-    (``--max-cost 5`` for 5%), which would allow six times the cost.
+    As ``FairKM(max_cost=...)``: a budget above 1 is almost always a
+    percentage typed without its sign (``--max-cost 5`` for 5%), which would
+    allow six times the cost; both refuse it.
     """
-    value = _fraction(text)
-    if value > 1 and text.endswith("%"):
-        raise argparse.ArgumentTypeError(
-            f"expected a share of the S-blind clustering's K-Means cost of at most 100%, got "
-            f"{text!r}: a budget above 100% is refused here as a likely typo (write 5% or "
-            "0.05 for a 5% budget; FairKM(max_cost=...) in Python takes a larger one)"
-        )
-    if value > 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a share of the S-blind clustering's K-Means cost from 0 to 1, got "
-            f"{text!r}, which reads as {value:.0%}: for {text}% write {value / 100:g} or "
-            f"{text}%"
-        )
-    return value
+    return _refuse_above_one(text, _fraction(text), " of the S-blind clustering's K-Means cost")
 
 
 def _unfairness_share(text):
@@ -132,9 +131,14 @@ def _per_column(text, read, what, unit):
     return values
 
 
+def _deviation(text, what):
+    """Read one --max-deviation share in [0, 1], refused above 1 as ``max_deviation`` is."""
+    return _refuse_above_one(text, _share(text, what))
+
+
 def _max_deviation(text):
     """Read --max-deviation: one share for every column, or NAME=SHARE pairs."""
-    return _per_column(text, _share, "a share such as 0.05 or 5%", "SHARE")
+    return _per_column(text, _deviation, "a share such as 0.05 or 5%", "SHARE")
 
 
 def _balance(text, what):
@@ -221,6 +225,15 @@ def _table_path(path):
             f"{path!r}"
         )
     return path
+
+
+def _report_path(text):
+    if Path(text).suffix.lower() not in REPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"the extension must be {', '.join(REPORT_SUFFIXES)} (an HTML page, or the text "
+            f"summary): {text!r}"
+        )
+    return text
 
 
 def _plot_path(text):
@@ -362,9 +375,10 @@ def _add_bound_options(parser, *, what):
 
 def _add_output_options(parser, *, report=True):
     if report:
-        parser.add_argument("--report", metavar="REPORT.html",
-                            help="write a self-contained HTML audit report (tables and charts, "
-                            "viewable offline)")
+        parser.add_argument("--report", metavar="REPORT.html", type=_report_path,
+                            help="write the audit report: a self-contained HTML page (tables "
+                            "and charts, viewable offline) for .html or .htm, the printed text "
+                            "summary for .txt or .md")
     parser.add_argument("--overwrite", action="store_true", help="replace existing output files")
     parser.add_argument("--quiet", action="store_true",
                         help="print nothing but errors and warnings (no summary, no progress "

@@ -26,11 +26,11 @@ from fairkm.utils._param_validation import (
     INTERSECTIONS,
     NUMERIC_SENSITIVE,
     Interval,
+    Share,
     StrOptions,
     at_least,
     check_init_centers,
     check_n_samples,
-    unit_interval,
 )
 from fairkm.utils._sensitive import with_intersections
 
@@ -164,8 +164,8 @@ class BaseFairKM(SensitiveFeaturesMixin, BaseEstimator):
         **FAMILY_CONSTRAINTS,
         "fairness_weight": [StrOptions({"auto", "paper"}), Interval(Real, 0, None, closed="left")],
         "relative_weight": [Interval(Real, 0, None, closed="left")],
-        "max_cost": [None, Interval(Real, 0, None, closed="neither")],
-        "max_unfairness": [None, unit_interval(low_open=True)],
+        "max_cost": [None, Share(closed="right")],
+        "max_unfairness": [None, Share(closed="neither")],
         "attribute_weights": [None, dict, "array-like"],
         "cluster_weighting": CLUSTER_WEIGHTING,
         "numeric_sensitive": NUMERIC_SENSITIVE,

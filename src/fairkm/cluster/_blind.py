@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 
@@ -62,9 +64,9 @@ class BlindKMeans(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
     n_iter_ : int
         Number of Lloyd iterations of the kept initialisation.
     n_threads_ : int
-        The OpenMP threads scikit-learn's KMeans ran on: its own decision,
-        made once per fit (``OMP_NUM_THREADS`` and the CPUs, as scikit-learn
-        reads them); ``FAIRKM_NUM_THREADS`` does not apply to it.
+        The OpenMP threads scikit-learn's KMeans ran on: the count the fit
+        decided (``FAIRKM_NUM_THREADS``, else the CPUs, under
+        ``OMP_NUM_THREADS``). ``predict`` decides its own count the same way.
     %(fitted_features)s
 
     See Also
@@ -160,4 +162,10 @@ class BlindKMeans(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
         return self
 
     def _nearest_centers(self, X):
-        return self.kmeans_.predict(X)
+        with decided_threads() as count:
+            # scikit-learn's predict runs on the count its fit decided (kept as _n_threads),
+            # whatever the pools' limits; a copy carries this call's count instead, so a
+            # FAIRKM_NUM_THREADS set since the fit is honoured (or refused) as the family's is.
+            kmeans = copy.copy(self.kmeans_)
+            kmeans._n_threads = count
+            return kmeans.predict(X)

@@ -46,6 +46,7 @@ from fairkm.utils._param_validation import (
     INTERSECTIONS,
     N_CLUSTERS,
     NUMERIC_SENSITIVE,
+    SHARE_BOUND,
     StrOptions,
     at_least,
     check_init_centers,
@@ -93,7 +94,8 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
     %(n_clusters)s
     max_deviation : "auto", float, dict or None, default="auto"
         The bound on every categorical attribute, ``{name: bound}`` for some
-        (the others are reported, not bounded), or None. 0 asks for the
+        (the others are reported, not bounded), or None; a share in [0, 1]
+        (0.05 for 5%: a larger number is refused as a percentage). 0 asks for the
         dataset's exact mix as far as whole rows allow (see
         :func:`fair_assignment`). "auto": 0.05, or None when ``min_balance``
         is given (a balance target alone).
@@ -223,7 +225,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": N_CLUSTERS,
-        "max_deviation": [StrOptions({"auto"}), None, *BOUND],
+        "max_deviation": [StrOptions({"auto"}), None, *SHARE_BOUND],
         "deviation_kind": DEVIATION_KIND,
         "numeric_bound": [None, *BOUND],
         "min_balance": [None, unit_interval(high_closed=True), dict],

@@ -41,7 +41,8 @@ max_cost : float or None, default=None
     A budget instead of ``relative_weight`` (with ``fairness_weight="auto"``):
     the fairest clustering found whose K-Means term is at most ``1 +
     max_cost`` times the S-blind clustering's (``0.05``: at most 5%
-    costlier), on the path of ``relative_weight``. A ``UserWarning`` says
+    costlier; at most 1, a larger number is refused as a percentage, as
+    on the command line), on the path of ``relative_weight``. A ``UserWarning`` says
     when the budget bought no fairness or spent under half of itself.""",
     "max_unfairness": """\
 max_unfairness : float or None, default=None

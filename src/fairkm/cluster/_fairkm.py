@@ -21,8 +21,8 @@ from fairkm.metrics import bounds_from_features, enforced
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_on_fit
 from fairkm.utils._param_validation import (
-    BOUND,
     DEVIATION_KIND,
+    SHARE_BOUND,
     StrOptions,
     at_least,
     check_n_samples,
@@ -83,7 +83,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     max_deviation : float, dict or None, default=None
         A worst-case guarantee on top of FairKM's averages: *every* cluster's
         share of every value of every categorical attribute within
-        ``max_deviation`` of the dataset's. The bound constrains FairKM's
+        ``max_deviation`` of the dataset's, a share in [0, 1] (0.05 for 5%; a
+        larger number is refused as a percentage). The bound constrains FairKM's
         clustering, it does not replace it: a clustering that meets it is
         kept unchanged; otherwise the fewest, cheapest rows are moved to meet
         it (see Notes). ``0`` asks for the dataset's exact mix, or, when whole
@@ -317,7 +318,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
 
     _parameter_constraints = {
         **BaseFairKM._parameter_constraints,
-        "max_deviation": [None, *BOUND],
+        "max_deviation": [None, *SHARE_BOUND],
         "deviation_kind": DEVIATION_KIND,
         "min_balance": [None, unit_interval(high_closed=True), dict],
         "n_init": [StrOptions({"auto"}), at_least(1)],

@@ -67,6 +67,8 @@ by a weight is skipped, so results are those of the unweighted formulas).
 import numba
 import numpy as np
 
+from fairkm.bounds import guard_kernel_caches
+
 # A move is taken only when it lowers the objective by more than this fraction
 # of the magnitudes involved: rounding cannot then make a point flip back and
 # forth between two clusters whose costs are equal in exact arithmetic.
@@ -1043,3 +1045,6 @@ def cheapest_insertion(X, terms, stats,  # IN
             if costs[c] < costs[best]:
                 best = c
         labels[i] = best
+
+
+guard_kernel_caches(globals())

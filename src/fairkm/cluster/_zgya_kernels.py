@@ -37,6 +37,8 @@ measures both).
 import numba
 import numpy as np
 
+from fairkm.bounds import guard_kernel_caches
+
 # Group masses V_j^T S_k are floored at this inside the KL, as in the authors'
 # released code (fairness_term_V_j: np.maximum(., 1e-20)). A cluster whose soft
 # mass 1^T S_k is at most this is empty: no fairness term (their floor gives it
@@ -491,3 +493,6 @@ def optimise_bound(
             return step
         previous = bound
     return bound_max_iter
+
+
+guard_kernel_caches(globals())

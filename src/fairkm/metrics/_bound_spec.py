@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -23,7 +22,7 @@ from fairkm.utils._options import ADDITIVE, MULTIPLICATIVE
 from fairkm.utils._param_validation import (
     BOUND,
     DEVIATION_KIND,
-    Interval,
+    SHARE_BOUND,
     check_param,
     unit_interval,
 )
@@ -195,7 +194,7 @@ def band(proportions, delta, kind):
 
 
 def _check_delta(name, value, kind):
-    check_param(name, value, [Interval(Real, 0, None, closed="left")])
+    check_param(name, value, SHARE_BOUND[:1] if name.startswith("max_deviation") else BOUND[:1])
     if kind == MULTIPLICATIVE and name.startswith("max_deviation") and not value < 1.0:
         raise ValueError(
             f"{name} must be < 1 with deviation_kind='multiplicative' (the band is "
@@ -246,7 +245,7 @@ def _per_attribute(value, parameter, names, eligible, kind, what):
                       "bounds the shares of a categorical attribute's values).")
         return _by_name(out, parameter, value, eligible, wrong_kind,
                         lambda key, item: _check_delta(f"{parameter}[{key!r}]", item, kind))
-    check_param(parameter, value, BOUND)
+    check_param(parameter, value, SHARE_BOUND if parameter == "max_deviation" else BOUND)
     value = _check_delta(parameter, value, kind)
     for name in eligible:
         out[name] = value

@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import numbers
 import textwrap
-from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,7 @@ from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 from fairkm.utils._param_validation import (
     NUMERIC_SENSITIVE,
     RANDOM_STATE,
-    Interval,
+    Share,
     StrOptions,
     at_least,
     check_param,
@@ -208,7 +207,7 @@ class _FairClusteringScorer:
 
     def _check_params(self):
         caller = "make_fair_clustering_scorer"
-        check_param("max_cost", self.max_cost, [Interval(Real, 0, None, closed="left")], caller)
+        check_param("max_cost", self.max_cost, [Share()], caller)
         check_param("measure", self.measure, [StrOptions(set(_FAIRNESS_MEASURES))], caller)
         check_param("n_init", self.n_init, [at_least(1)], caller)
         check_param("random_state", self.random_state, RANDOM_STATE, caller)
@@ -319,7 +318,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
     ----------
     max_cost : float, default=0.05
         The budget: a clustering is within it when its cost ratio is at most
-        ``1 + max_cost`` (0.05: at most 5% costlier than K-Means).
+        ``1 + max_cost`` (0.05: at most 5% costlier than K-Means); in [0, 1],
+        a larger number is refused as a percentage.
     %(fairness_measure)s
     n_init : int, default=10
         K-Means restarts.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,9 +17,11 @@ from fairkm.utils._data_checks import (
     sensitive_kind_notes,
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
+from fairkm.utils._options import HTML_REPORT
 from fairkm.utils._sensitive import check_sensitive_features
 from fairkm.utils._threads import decided_pool_threads
 
+from ._files import report_format, write_atomically
 from ._html import render_html
 from ._measure import (
     cluster_table,
@@ -215,7 +216,10 @@ class Audit:
         Parameters
         ----------
         path : str or path-like, default=None
-            Where to write the page (UTF-8); None only returns it.
+            Where to write the page (UTF-8), a ``.html`` or ``.htm`` file (any
+            other extension is refused with a ``ValueError``; :meth:`save`
+            writes text too); None only returns it. The file appears whole
+            or not at all.
 
         Returns
         -------
@@ -223,10 +227,34 @@ class Audit:
             The HTML document. Charts are PNG images embedded as ``data:``
             URIs: the page loads nothing from the network and opens offline.
         """
+        if path is not None:
+            report_format(path, "path", only=HTML_REPORT)
         page = render_html(self, full_page=True)
         if path is not None:
-            Path(path).write_text(page, encoding="utf-8")
+            write_atomically(path, page)
         return page
+
+    def save(self, path):
+        """Write the audit to ``path`` in the format its extension names.
+
+        Parameters
+        ----------
+        path : str or path-like
+            ``.html`` or ``.htm``: the page :meth:`to_html` renders; ``.txt``
+            or ``.md``: the text :meth:`to_text` returns (UTF-8). Any other
+            extension (``.pdf``...) is refused.
+
+        Raises
+        ------
+        ValueError
+            When the extension is none of these; nothing is written. The file
+            appears whole or not at all: it is written beside its place and
+            then renamed.
+        """
+        if report_format(path, "path") == HTML_REPORT:
+            self.to_html(path)
+        else:
+            write_atomically(path, self.to_text() + "\n")
 
     def _repr_html_(self):
         """HTML for notebooks (Jupyter, sphinx-gallery): the report as one ``<div>``."""

@@ -281,11 +281,12 @@ def _remedies(settings, attributes, met=np.nan):
     if settings.get("cluster_weighting_") in (PAPER_WEIGHTING, SIZE_WEIGHTING):
         out.append("count every cluster alike (cluster_weighting='equal')")
     if settings.get("max_cost") is not None:
-        budget = 2 * settings["max_cost"]
-        # The command line takes budgets up to 100% (a larger number is a typo there).
-        cli = (f", --max-cost {_number(100 * min(budget, 1.0))}%"
-               if settings["max_cost"] < 1 else "")
-        out.append(f"allow a larger budget (max_cost={_number(budget)}{cli})")
+        # A budget is a share of at most 1 (above, it reads as a percentage), in Python as
+        # on the command line; at 1 there is no larger one to suggest.
+        if settings["max_cost"] < 1:
+            budget = min(2 * settings["max_cost"], 1.0)
+            out.append(f"allow a larger budget (max_cost={_number(budget)}, "
+                       f"--max-cost {_number(100 * budget)}%)")
     elif settings.get("max_unfairness") is not None:
         target = settings["max_unfairness"] / 2
         out.append(f"aim lower (max_unfairness={_number(target)}, "

@@ -15,3 +15,8 @@ CLUSTER_EXPONENTS = {PAPER_WEIGHTING: 2, SIZE_WEIGHTING: 1, EQUAL_WEIGHTING: 0}
 # deviation_kind: how a bound max_deviation reads.
 ADDITIVE, MULTIPLICATIVE = "additive", "multiplicative"
 DEVIATION_KINDS = (ADDITIVE, MULTIPLICATIVE)
+
+# An audit report's file formats, by extension: Audit.save and the command line's --report.
+HTML_REPORT, TEXT_REPORT = "html", "text"
+REPORT_SUFFIXES = {".html": HTML_REPORT, ".htm": HTML_REPORT, ".txt": TEXT_REPORT,
+                   ".md": TEXT_REPORT}

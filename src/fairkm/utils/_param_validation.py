@@ -45,9 +45,11 @@ __all__ = [
     "NUMERIC_SENSITIVE",
     "N_CLUSTERS",
     "RANDOM_STATE",
+    "SHARE_BOUND",
     "TOL",
     "Interval",
     "StrOptions",
+    "Share",
     "at_least",
     "check_init_centers",
     "check_n_samples",
@@ -70,6 +72,23 @@ def unit_interval(*, low_open=False, high_closed=False):
     closed = {(False, False): "left", (False, True): "both", (True, False): "neither",
               (True, True): "right"}[low_open, high_closed]
     return Interval(Real, 0, 1, closed=closed)
+
+
+class Share(Interval):
+    """A share of 1 (a fraction, such as 0.05 for 5%), never a percentage.
+
+    A real-valued ``Interval`` whose refusal adds how a percentage is written:
+    ``max_deviation=5`` meant as 5% reads as 500%, so every share parameter
+    (``max_deviation``, ``max_cost``, ``max_unfairness``)
+    refuses a value above 1 in the same words, and so does the command line.
+    (``min_balance`` is a ratio of counts, not a share: a plain interval.)
+    """
+
+    def __init__(self, left=0, right=1, *, closed="both"):
+        super().__init__(Real, left, right, closed=closed)
+
+    def __str__(self):
+        return f"{super().__str__()} (a share, not a percentage: 0.05 for 5%)"
 
 
 def check_param(name, value, constraints, caller=None):
@@ -123,6 +142,8 @@ N_CLUSTERS = [at_least(1)]
 MAX_ITER = [at_least(1)]
 TOL = [Interval(Real, 0, None, closed="left")]
 BOUND = [Interval(Real, 0, None, closed="left"), dict]
+# max_deviation: a band of width above 1 around a share bounds nothing; above 1 is a percentage.
+SHARE_BOUND = [Share(), dict]
 DEVIATION_KIND = [StrOptions(set(DEVIATION_KINDS))]
 CLUSTER_WEIGHTING = [StrOptions({"auto", *CLUSTER_WEIGHTINGS})]
 NUMERIC_SENSITIVE = [StrOptions({"auto"}), "boolean", "array-like"]
