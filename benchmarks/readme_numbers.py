@@ -10,6 +10,7 @@ exits with status 1 when the README differs from what the data gives.
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -160,7 +161,16 @@ def render(points, costs):
         f"the same caps and measures), the default is the fairest of every method in {best} of "
         f"the {cells} cells.", "",
         "Every fit, method and set: [docs/frontier.md](docs/frontier.md).", "", END]
-    return "\n".join(text)
+    return "\n".join(wrap(line) for line in text)
+
+
+def wrap(line):
+    """A prose line or bullet at 100 columns, as the README's other prose; tables as they are."""
+    if line.startswith(("|", "<!--")) or not line:
+        return line
+    indent = "  " if line.startswith("- ") else ""
+    return textwrap.fill(line, 100, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def replace(readme, block):
