@@ -8,7 +8,7 @@ the k-means++ start is already a local optimum and no row moves) with
 each, the rows scattered to them in ``--partitions`` partitions) and with
 ``fairkm.FairKM(algorithm="exact")`` in this process, both from the same
 k-means++ centres, with the paper's ``fairness_weight="paper"`` ((n/k)^2) and
-``tol=1e-6``, the settings of the README's numbers.
+``tol=1e-6``, the settings of the numbers in docs/scale.md.
 
 Prints the wall time, number of rounds (sweeps) and objective of each, the
 ratio of the times (dask / exact) and the objective gap in percent.

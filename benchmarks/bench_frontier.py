@@ -5,8 +5,8 @@ mean and worst total-variation distance from the dataset's mix (CW and MW of
 :func:`fairkm.metrics.fairness_report`). Writes ``points.csv`` (every fit, failed ones too),
 ``run.json``, ``wins.md``, a PNG per dataset and the page (``--page``, default
 ``OUTPUT_DIR.md``) from ``docs/frontier/template.md``, every number and verdict computed from
-``points.csv``. Run: ``python benchmarks/bench_frontier.py --data-home ../shared/data
---output-dir docs/frontier --fair-kmeans-python /tmp/fkvenv/bin/python --fca-results /tmp/fca``
+``points.csv``. Run: ``python benchmarks/bench_frontier.py --data-home DATA
+--output-dir docs/frontier --fair-kmeans-python FAIR_KMEANS_PYTHON --fca-results FCA_RESULTS``
 (fair-kmeans needs numpy < 2; FCA's released code ran apart); ``--replot points.csv`` fits nothing.
 """
 
@@ -26,6 +26,7 @@ from string import Template
 
 import numpy as np
 import pandas as pd
+from _command import recorded_command
 from bench_bounds import fca_adult
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_diabetes
@@ -511,6 +512,16 @@ class Page:
                          f" ({int(slow['rows']):,} rows)"])
         return table(["method", "fits", "median s", "slowest s", "slowest fit"], body)
 
+    @staticmethod
+    def rounding():
+        """The clusterings ZGYA's rounding-sensitive fit lands on (bench_zgya_rounding.py)."""
+        fits = pd.read_csv(TEMPLATE.parent / "zgya_rounding.csv").round(
+            {"cost": 3, "mean TV": 4, "worst TV": 4})
+        counts = fits.groupby(["cost", "mean TV", "worst TV"]).size()
+        return "% rounding: frontier/zgya_rounding.csv\n" + table(
+            ["cost", "mean TV", "worst TV", "fits"],
+            [[f"{c:.3f}", f"{m:.4f}", f"{w:.4f}", n] for (c, m, w), n in counts.items()])
+
     def render(self):
         meta, lists = self.meta, {"relative": RELATIVE, "budgets": BUDGETS, "lambdas": LAMBDAS,
                                   "bound_list": BOUNDS, "fca_bounds": FCA_BOUNDS}
@@ -522,7 +533,8 @@ class Page:
                       f"`{meta['commit']}` (fairkm {meta['version']}), in "
                       f"{meta['wall_s'] / 60:.0f} min."),
             headline=self.headline(), zgya=self.zgya(), panel=self.panel(), bounds=self.bounds(),
-            fca=self.fca(), figures=self.figures(), time=self.time())
+            fca=self.fca(), figures=self.figures(), time=self.time(),
+            rounding=self.rounding())
         return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(fields)
 
 
@@ -606,7 +618,7 @@ def run_meta():
         commit += " with uncommitted changes to src/"
     threads = ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in ("OMP_NUM_THREADS",
                                                                       "NUMBA_NUM_THREADS"))
-    return dict(command="python benchmarks/bench_frontier.py " + " ".join(sys.argv[1:]),
+    return dict(command=recorded_command("bench_frontier.py"),
                 machine=f"{platform.machine()}, {os.cpu_count()} cores ({threads})",
                 date=date.today().isoformat(), version=fairkm.__version__, commit=commit)
 

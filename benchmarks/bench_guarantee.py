@@ -30,7 +30,7 @@ without ``numeric_bound``: the labelings, the costs, the times.
 Run: ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_guarantee.py --version
 after --survey-python <a Python with statsmodels>`` (about 8 minutes on two busy cores), then
 ``pytest tests/test_bounds_page.py``. fairkm does not depend on statsmodels: give it a venv of
-its own (``python -m venv /work/venvs/show-sm && /work/venvs/show-sm/bin/pip install
+its own (``python -m venv ENV && ENV/bin/pip install
 statsmodels``), or export the survey once (``python -c "import statsmodels.api as sm;
 sm.datasets.anes96.load_pandas().data.to_csv('anes96.csv', index=False)"``, outside the
 repository) and pass ``--survey-csv``. Without either, the set is left out, with a message.
@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _command import recorded_command
 from bench_bounds import fca_adult
 from guarantee_page import write_page
 from sklearn.cluster import KMeans
@@ -381,8 +382,8 @@ def run_meta(version, walls):
     threads = ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in ("OMP_NUM_THREADS",
                                                                       "NUMBA_NUM_THREADS"))
     return dict(version=version, commit=commit, date=date.today().isoformat(),
-                fairkm=fairkm.__version__, command="python benchmarks/bench_guarantee.py "
-                + " ".join(sys.argv[1:]), machine=f"{platform.machine()}, {os.cpu_count()} "
+                fairkm=fairkm.__version__, command=recorded_command("bench_guarantee.py"),
+                machine=f"{platform.machine()}, {os.cpu_count()} "
                 f"cores ({threads})", wall_s=walls)
 
 

@@ -51,7 +51,7 @@ from fairkm import FairKM
 N_VALUES = (2, 5, 6, 7, 41, 3, 4, 8, 12, 20)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # The engines are compared at the paper's weight and the stopping rule of the
-# README's numbers (the default weight's fits end in a few sweeps: bench_weights.py).
+# numbers in docs/scale.md (the default weight's fits end in a few sweeps: bench_weights.py).
 PAPER = {"fairness_weight": "paper", "tol": 1e-6}
 
 

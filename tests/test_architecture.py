@@ -1,4 +1,4 @@
-"""The package's house rules, read from the source (README, "The house").
+"""The package's house rules, read from the source (docs/development.md, "The house").
 
 - The folders are the layers: import-linter's contracts in ``pyproject.toml``
   (every folder imports only from those below it, imports inside functions

@@ -79,6 +79,7 @@ def site(tmp_path_factory):
 def test_site_has_the_pages(site):
     for name in ("index", "install", "quickstart", "fairness-weight", "report", "cli",
                  "datasets", "scale", "reproduction", "frontier", "attributes", "api",
+                 "usage", "metrics", "baselines", "development",
                  "auto_examples/index",
                  "auto_examples/plot_audit_report", "auto_examples/plot_quickstart"):
         assert (site / f"{name}.html").is_file(), name
