@@ -360,8 +360,8 @@ def make_fair_clustering_scorer(max_cost=0.05, *, measure="AE", n_init=10, rando
 
     **In-sample or held out.** K-Means is fitted on the scored rows
     themselves. Under cross-validation the estimator predicts rows it was not
-    fitted on, so its cost ratio carries its out-of-sample loss as well (the
-    README gives its size on scikit-learn's diabetes data). To compare like
+    fitted on, so its cost ratio carries its out-of-sample loss as well (its
+    size depends on the data). To compare like
     with like, score each setting on the rows it was fitted on,
     ``cv=[(rows, rows)]`` with ``rows = np.arange(n_samples)``; on held-out
     rows, allow for that loss in ``max_cost``.
