@@ -502,13 +502,15 @@ def patch_distances(xt, lo, m, centers, a, b, out):  # IN, IN, IN, IN, IN, IN, I
 def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
     """:func:`block_distances` to every centre, two at a time (one read of the block per pair)."""
     k = centers.shape[1]
-    # A typed zero: a literal 0 would compile patch_distances a second time, for
-    # Literal[int](0), beside the sweep's call with a start known at run time.
-    lo = np.int64(0)
+    # The literal 0 is deliberate: numba compiles patch_distances once more for
+    # Literal[int](0) (about a second of a cold first fit), and that copy, its loops
+    # starting at a known 0, computes the blocks' distances twice as fast as the one
+    # taking a start known only at run time (400,000 x 10, k=10: 59-64 against
+    # 116-118 ns per point, one thread; a whole sweep 151-162 against 209).
     for c in range(0, k - 1, 2):
-        patch_distances(xt, lo, m, centers, c, c + 1, out)
+        patch_distances(xt, 0, m, centers, c, c + 1, out)
     if k % 2:
-        block_distances(xt, lo, m, centers, k - 1, out)
+        block_distances(xt, 0, m, centers, k - 1, out)
 
 
 @numba.njit(cache=True, nogil=True)
