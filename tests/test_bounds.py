@@ -281,6 +281,7 @@ def test_infeasible_on_many_rows_is_proved_on_type_counts():
 # ----------------------------------------------------------------------------- reported bounds
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=medium_problems())
 def test_every_clustering_meets_the_bound_up_to_the_reported_violation(problem):
@@ -326,6 +327,7 @@ def test_large_problem_rounds_the_fractional_rows_within_the_bound():
     assert clustering_objective(X, result.labels) == pytest.approx(result.inertia, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_sample_mode_meets_the_bound_and_is_deterministic():
     rng = np.random.default_rng(2)
     n, k = 6000, 3

@@ -188,6 +188,7 @@ def priced_problems(draw):
     return X, S, k, kind, delta
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=priced_problems(), free=st.integers(1, 30))
 def test_relaxation_by_prices_equals_the_programme_on_every_row(problem, free):

@@ -254,7 +254,7 @@ def test_every_attribute_fairer_than_kmeans_on_diabetes(diabetes):
     assert model.cost_increase_ < 0.12
 
 
-@pytest.mark.parametrize("k", [5, 15])
+@pytest.mark.parametrize("k", [5, pytest.param(15, marks=pytest.mark.slow)])
 def test_every_attribute_fairer_than_kmeans_on_adult(shared_data, k):
     adult = fetch_adult(data_home=shared_data)
     X, sensitive = adult.features.to_numpy(dtype=np.float64), adult.sensitive
@@ -291,6 +291,7 @@ def test_budgets_reach_the_frontier_on_adult(adult_sex, budget, mean_tv, worst_t
         assert worst["sex"] <= worst_tv
 
 
+@pytest.mark.slow
 def test_the_relative_weight_has_no_cliff_on_adult(adult_sex):
     """From 0.25 to 64, each doubling raises the price at most 4-fold, and never lowers it.
 
