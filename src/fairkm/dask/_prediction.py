@@ -19,6 +19,7 @@ from fairkm.cluster._engine import Stats
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,
+    default_distributed_client,
     gather,
     label_array,
     row_array,
@@ -32,7 +33,13 @@ __all__ = ["DaskPredictionMixin"]
 
 
 def _compute(client, delayed_blocks, stage):
-    """Compute the blocks on ``client``, or on Dask's default scheduler when it is None."""
+    """Compute the blocks on ``client``, or on Dask's default scheduler when it is None.
+
+    A default scheduler that is a distributed client is waited on as a given
+    client is, within :func:`fairkm.dask._collections.gather`'s limit.
+    """
+    if client is None:
+        client = default_distributed_client()
     if client is None:
         return list(dask.compute(*delayed_blocks))
     return gather(client, client.compute(delayed_blocks), stage)
@@ -165,7 +172,9 @@ class DaskPredictionMixin:
             Weight of each row of ``X``, partitioned like it, as in :meth:`fit`.
         client : distributed.Client, default=None
             The client to compute with; ``None`` computes with Dask's default
-            scheduler (the default client, if there is one).
+            scheduler (the default client, if there is one). A client, given
+            or default, is waited on as :meth:`fit` waits: a ``RuntimeError``
+            after 60 s without any worker.
 
         Returns
         -------
