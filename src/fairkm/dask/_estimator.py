@@ -52,7 +52,7 @@ def _learn_encoding(client, prepared, names, kinds):
 
 
 @fill_estimator_docstring
-class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMixin, BaseFairKM):
+class FairKM(ClassNamePrefixFeaturesOutMixin, DaskPredictionMixin, TransformerMixin, BaseFairKM):
     """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
 
     Minimises the objective of :class:`fairkm.FairKM` on a dask array or
