@@ -1,5 +1,6 @@
 """fairkm.dask: FairKM on partitioned Dask collections, on a LocalCluster of two processes."""
 
+import copy
 import importlib
 import os
 import signal
@@ -644,6 +645,68 @@ def test_transform_and_score_match_fairkm_with_the_same_fitted_state(client, dat
     assert_allclose(model.score(data["Xd"], sensitive_features=data["Sd"], sample_weight=Wd,
                                 client=client),
                     twin.score(X, sensitive_features=S, sample_weight=weights), rtol=1e-12)
+
+
+def _in_memory_names(data):
+    """The columns fairkm.FairKM's transform gives with set_output(transform="pandas")."""
+    model = LocalFairKM(K, random_state=0, max_iter=2).set_output(transform="pandas")
+    with pytest.warns(ConvergenceWarning):
+        return list(model.fit_transform(pd.DataFrame(data["X"]),
+                                        sensitive_features=data["S"]).columns)
+
+
+def test_set_output_pandas_gives_a_dask_dataframe_with_the_in_memory_columns(client, data,
+                                                                            fitted):
+    model, _, _ = fitted
+    names = _in_memory_names(data)
+    assert names == [f"fairkm{c}" for c in range(K)]
+    want = np.linalg.norm(data["X"][:, None, :] - model.cluster_centers_[None], axis=2)
+    # A dask array: rows numbered from 0, one partition per chunk.
+    out = copy.copy(model).set_output(transform="pandas").transform(data["Xd"])
+    assert isinstance(out, dd.DataFrame) and out.npartitions == N // CHUNK
+    assert list(out.columns) == names
+    got = compute(client, out)
+    assert got.index.equals(pd.RangeIndex(N))
+    assert_allclose(got.to_numpy(), want, rtol=1e-9, atol=1e-9)
+    # A dask DataFrame, by scikit-learn's global setting: on the rows' own index.
+    labels = pd.Index(np.arange(N) * 3 + 7, name="row")
+    frame = dd.from_pandas(pd.DataFrame(data["X"], index=labels), chunksize=CHUNK)
+    with sklearn.config_context(transform_output="pandas"):
+        out = model.transform(frame)
+    assert isinstance(out, dd.DataFrame) and out.divisions == frame.divisions
+    got = compute(client, out)
+    assert list(got.columns) == names and got.index.equals(labels)
+    assert_allclose(got.to_numpy(), want, rtol=1e-9, atol=1e-9)
+    assert isinstance(model.transform(frame), da.Array)  # the setting is left as it was
+
+
+def test_fit_transform_honours_set_output_on_a_dataframe(client, data):
+    labels = pd.Index(np.arange(N) * 3 + 7)
+    frame = dd.from_pandas(pd.DataFrame(data["X"], columns=["a", "b", "c"], index=labels),
+                           chunksize=CHUNK)
+    S = dd.from_pandas(data["S"].set_axis(labels), chunksize=CHUNK)
+    model = FairKM(K, init=data["centers"], max_iter=2).set_output(transform="pandas")
+    with pytest.warns(ConvergenceWarning):
+        out = model.fit_transform(frame, sensitive_features=S, client=client)
+    assert isinstance(out, dd.DataFrame)
+    got = compute(client, out)
+    assert list(got.columns) == _in_memory_names(data) and got.index.equals(labels)
+    want = np.linalg.norm(data["X"][:, None, :] - model.cluster_centers_[None], axis=2)
+    assert_allclose(got.to_numpy(), want, rtol=1e-9, atol=1e-9)
+
+
+def test_set_output_polars_is_refused_by_name(client, data, fitted):
+    model, _, _ = fitted
+    match = r"cannot honour set_output\(transform='polars'\): Dask has no polars collection"
+    with pytest.raises(ValueError, match=match):
+        FairKM(K).set_output(transform="polars")
+    with sklearn.config_context(transform_output="polars"):
+        with pytest.raises(ValueError, match=match):
+            model.transform(data["Xd"])
+        fresh = FairKM(K)
+        with pytest.raises(ValueError, match=match):
+            fresh.fit_transform(data["Xd"], sensitive_features=data["Sd"], client=client)
+    assert not hasattr(fresh, "labels_")  # refused before the fit
 
 
 def test_the_fit_decides_its_threads_once_and_records_them(client, data, fitted, monkeypatch):

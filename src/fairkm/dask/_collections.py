@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import numbers
+import time
 
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
+from dask.base import get_scheduler
 from distributed import Client, KilledWorker, get_client, wait
 from distributed.comm import CommClosedError
 from distributed.utils import CancelledError
@@ -18,6 +21,7 @@ __all__ = [
     "LOST",
     "NO_WORKERS_PATIENCE",
     "check_same_partitions",
+    "default_distributed_client",
     "gather",
     "label_array",
     "resolve_client",
@@ -33,7 +37,8 @@ __all__ = [
 LOST = (KilledWorker, CancelledError, CommClosedError)
 
 # How long a fit waits with no worker at all before it raises, and how often it
-# looks. Workers restarted by their nannies come back well within it.
+# looks: the error comes at most 61 s after the last worker went. Workers
+# restarted by their nannies come back well within it.
 NO_WORKERS_PATIENCE = 60.0
 _POLL_SECONDS = 1.0
 
@@ -50,6 +55,12 @@ def resolve_client(client):
     if not isinstance(client, Client):
         raise TypeError(f"client must be a distributed.Client or None, got {client!r}.")
     return client
+
+
+def default_distributed_client():
+    """Return the client Dask's default scheduler computes with, or None if it is not one."""
+    owner = getattr(get_scheduler(), "__self__", None)
+    return owner if isinstance(owner, Client) else None
 
 
 def x_blocks(X):
@@ -190,13 +201,17 @@ def label_array(blocks, lengths):
 def gather(client, futures, stage):
     """Gather results, turning a lost cluster into a clear RuntimeError.
 
-    A lost worker, a cancelled future, or no worker at all for
-    :data:`NO_WORKERS_PATIENCE` seconds raises. Dask waits for ever for a worker
-    to run a task on; when every worker is gone (and their nannies gave up),
-    the fit must not hang. A task's own error (bad data) is raised as it is,
-    that of the first future in ``futures`` that failed (the first partition's).
+    Every wait on the cluster goes through here: for the tasks to finish, and
+    for their results to be fetched. A lost worker, a cancelled future, or no
+    worker at all for :data:`NO_WORKERS_PATIENCE` seconds raises, whenever the
+    workers go (while the tasks run, or after they finished and before or
+    while their results travel): Dask itself waits for ever for a worker to
+    recompute lost results on. The workers are looked for every
+    ``_POLL_SECONDS``, so the error comes at most about 61 s after the last
+    worker is gone. A task's own error (bad data) is raised as it is, that of
+    the first future in ``futures`` that failed (the first partition's).
     """
-    without_workers = 0.0
+    patience = _Patience(client, stage)
     try:
         while True:
             try:
@@ -204,24 +219,54 @@ def gather(client, futures, stage):
                     wait(futures, timeout=_POLL_SECONDS)
                 break
             except TimeoutError:
-                if client.scheduler_info(n_workers=-1)["workers"]:
-                    without_workers = 0.0
-                    continue
-                without_workers += _POLL_SECONDS
-                if without_workers >= NO_WORKERS_PATIENCE:
-                    raise RuntimeError(
-                        f"fairkm.dask.FairKM has had no worker for {without_workers:g} s "
-                        f"during {stage}: the cluster lost all of them. No labels were kept "
-                        "from this fit, which must be restarted once workers are back."
-                    ) from None
+                patience.check()
         for future in futures:
             if future.status == "error":
                 # The first partition's error, whichever task failed first.
                 future.result()
-        return client.gather(futures)
+        # Finished results can still be lost before they arrive: Dask then
+        # recomputes them, and with no worker left would wait for ever.
+        fetching = asyncio.run_coroutine_threadsafe(
+            client.gather(futures, asynchronous=True), client.loop.asyncio_loop
+        )
+        while True:
+            try:
+                return fetching.result(timeout=_POLL_SECONDS)
+            except TimeoutError:
+                try:
+                    patience.check()
+                except RuntimeError:
+                    fetching.cancel()
+                    raise
     except LOST as exc:
         raise RuntimeError(
             f"fairkm.dask.FairKM lost data on the cluster during {stage} "
             f"({type(exc).__name__}: {exc}); no labels were kept from this fit, which must "
             "be restarted."
         ) from exc
+
+
+class _Patience:
+    """Since when the cluster has been seen without any worker, across one gather's waits.
+
+    ``since`` is the last moment a worker was seen (at first, the gather's
+    start): the workers went after it, so raising once it lies
+    :data:`NO_WORKERS_PATIENCE` seconds back, at a look made every
+    ``_POLL_SECONDS``, raises at most that plus one look after they went.
+    """
+
+    def __init__(self, client, stage):
+        self.client, self.stage, self.since = client, stage, time.monotonic()
+
+    def check(self):
+        """Raise once no worker has been seen for :data:`NO_WORKERS_PATIENCE` seconds."""
+        now = time.monotonic()
+        if self.client.scheduler_info(n_workers=-1)["workers"]:
+            self.since = now
+        elif now - self.since >= NO_WORKERS_PATIENCE:
+            raise RuntimeError(
+                f"fairkm.dask.FairKM has had no worker for {now - self.since:.0f} s during "
+                f"{self.stage}: the cluster at {self.client.scheduler.address} lost all of "
+                "them, and the results they held with them. No labels were kept from this "
+                "fit; start workers (or a new cluster) and fit again."
+            )

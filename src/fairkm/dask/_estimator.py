@@ -52,7 +52,7 @@ def _learn_encoding(client, prepared, names, kinds):
 
 
 @fill_estimator_docstring
-class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMixin, BaseFairKM):
+class FairKM(ClassNamePrefixFeaturesOutMixin, DaskPredictionMixin, TransformerMixin, BaseFairKM):
     """FairKM on Dask collections partitioned across ``dask.distributed`` workers.
 
     Minimises the objective of :class:`fairkm.FairKM` on a dask array or
@@ -152,7 +152,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
     uninterrupted fit). The scheduler keeps the small task descriptions of
     every round for this. When Dask cannot recompute a result, the fit
     raises a ``RuntimeError`` that names the round; it never returns labels
-    from different rounds.
+    from different rounds. Every wait on the cluster (for tasks, and for
+    their results to arrive) looks for workers every second: with none for
+    60 s, it raises a ``RuntimeError``, where Dask would wait for ever.
 
     ``n_init`` is 1: a restart costs as much as a fit.
 
@@ -220,7 +222,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DaskPredictionMi
             summary.
         RuntimeError
             When there is no client, or when results lost with a worker
-            cannot be recomputed (the fit must then be restarted).
+            cannot be recomputed (the fit must then be restarted), or when
+            the cluster has had no worker for 60 s, at any stage (the error
+            comes at most 61 s after the last worker went, naming the stage
+            and the scheduler).
 
         Warns
         -----

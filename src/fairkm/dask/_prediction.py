@@ -10,7 +10,10 @@ results are those of the in-memory model with the same fitted state.
 from __future__ import annotations
 
 import dask
+import dask.dataframe as dd
 import numpy as np
+import pandas as pd
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted
 
 from fairkm.cluster._docstrings import fill_estimator_docstring
@@ -19,6 +22,7 @@ from fairkm.cluster._engine import Stats
 from . import _tasks as tasks
 from ._collections import (
     check_same_partitions,
+    default_distributed_client,
     gather,
     label_array,
     row_array,
@@ -32,14 +36,38 @@ __all__ = ["DaskPredictionMixin"]
 
 
 def _compute(client, delayed_blocks, stage):
-    """Compute the blocks on ``client``, or on Dask's default scheduler when it is None."""
+    """Compute the blocks on ``client``, or on Dask's default scheduler when it is None.
+
+    A default scheduler that is a distributed client is waited on as a given
+    client is, within :func:`fairkm.dask._collections.gather`'s limit.
+    """
+    if client is None:
+        client = default_distributed_client()
     if client is None:
         return list(dask.compute(*delayed_blocks))
     return gather(client, client.compute(delayed_blocks), stage)
 
 
+def _check_container(container):
+    """Return ``container`` if Dask can hold :meth:`transform`'s result in it, else refuse it."""
+    if container not in ("default", "pandas"):
+        raise ValueError(
+            f"fairkm.dask.FairKM cannot honour set_output(transform={container!r}): Dask has "
+            f"no {container} collection, and the rows stay on the workers. Use "
+            "set_output(transform='pandas') for a dask DataFrame or 'default' for a dask "
+            "array, and convert the computed result."
+        )
+    return container
+
+
 class DaskPredictionMixin:
-    """``predict``, ``transform`` and ``score`` of :class:`fairkm.dask.FairKM`."""
+    """``predict``, ``transform``, ``fit_transform`` and ``score`` of :class:`fairkm.dask.FairKM`.
+
+    Not a ``TransformerMixin``: scikit-learn's ``set_output`` wrapper would
+    turn a dask result into an in-memory one (computing every row's
+    distances onto the client). So this mixin comes before
+    ``TransformerMixin`` and honours the container itself, lazily.
+    """
 
     def _new_rows(self, X):
         """Return new rows' blocks and their lengths (NaN where unknown), checked against fit."""
@@ -118,6 +146,32 @@ class DaskPredictionMixin:
             [np.nan] * len(blocks) if lengths is None else lengths,
         )
 
+    def set_output(self, *, transform=None):
+        """Set the container of :meth:`transform` and :meth:`fit_transform`'s result.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"} or None, default=None
+            ``"default"``: a dask array. ``"pandas"``: a dask DataFrame
+            with the columns of :meth:`get_feature_names_out`, which
+            ``.compute()`` makes the pandas DataFrame that
+            :class:`fairkm.FairKM` gives. ``None`` keeps the current one.
+
+        Returns
+        -------
+        self : FairKM
+            The estimator.
+
+        Raises
+        ------
+        ValueError
+            For ``"polars"`` (or any other container): Dask has no
+            collection of it, and the rows stay on the workers.
+        """
+        if transform is not None:
+            _check_container(transform)
+        return super().set_output(transform=transform)
+
     def transform(self, X):
         """Compute each row's distance to each cluster centre, partition by partition.
 
@@ -128,18 +182,67 @@ class DaskPredictionMixin:
 
         Returns
         -------
-        X_new : dask.array.Array of shape (n_samples, n_clusters)
+        X_new : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_clusters)
             Euclidean distances to the centres (lazy), chunked like the rows
             of ``X``: what :meth:`fairkm.FairKM.transform` gives for the same
-            centres (fairness plays no part).
+            centres (fairness plays no part). With
+            ``set_output(transform="pandas")`` (or scikit-learn's
+            ``transform_output`` set so), a dask DataFrame with the columns
+            of :meth:`get_feature_names_out`, partitioned like ``X``: on the
+            index of ``X`` when it is a dask DataFrame, on rows numbered from
+            0 when it is a dask array (numbered within each partition when
+            its chunk sizes are unknown, as Dask numbers them).
+
+        Raises
+        ------
+        ValueError
+            When the output container asked for is not ``"default"`` or
+            ``"pandas"`` (``"polars"``: Dask has no collection of it).
         """
+        return self._distances(X, _check_container(_get_output_config("transform", self)["dense"]))
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit, then compute each training row's distance to each centre (see :meth:`transform`).
+
+        Parameters
+        ----------
+        X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+            Non-sensitive features, partitioned by rows.
+        y : Ignored
+            Not used, present for API consistency.
+        **fit_params : dict
+            Passed to :meth:`fit` (``sensitive_features``, ``sample_weight``,
+            ``client``).
+
+        Returns
+        -------
+        X_new : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_clusters)
+            As :meth:`transform` returns it, honouring ``set_output``; an
+            output container that cannot be honoured is refused before the
+            fit.
+        """
+        container = _check_container(_get_output_config("transform", self)["dense"])
+        return self.fit(X, y, **fit_params)._distances(X, container)
+
+    def _distances(self, X, container):
         blocks, lengths = self._new_rows(X)
+        if container == "pandas" and isinstance(X, dd.DataFrame):
+            columns = [str(name) for name in self.get_feature_names_out()]
+            meta = pd.DataFrame(np.zeros((0, len(columns))), columns=columns,
+                                index=X._meta.index)
+            return X.map_partitions(tasks.transform_frame, self.cluster_centers_, columns,
+                                    meta=meta)
         centers = dask.delayed(self.cluster_centers_, pure=True)
-        return row_array(
+        distances = row_array(
             [dask.delayed(tasks.transform_block, pure=True)(xb, centers) for xb in blocks],
             [np.nan] * len(blocks) if lengths is None else lengths,
             dtype=np.float64, width=self.cluster_centers_.shape[0],
         )
+        if container == "pandas":
+            return dd.from_dask_array(
+                distances, columns=[str(name) for name in self.get_feature_names_out()]
+            )
+        return distances
 
     @fill_estimator_docstring
     def score(self, X, y=None, *, sensitive_features=None, sample_weight=None, client=None):
@@ -165,7 +268,9 @@ class DaskPredictionMixin:
             Weight of each row of ``X``, partitioned like it, as in :meth:`fit`.
         client : distributed.Client, default=None
             The client to compute with; ``None`` computes with Dask's default
-            scheduler (the default client, if there is one).
+            scheduler (the default client, if there is one). A client, given
+            or default, is waited on as :meth:`fit` waits: a ``RuntimeError``
+            after 60 s without any worker.
 
         Returns
         -------

@@ -40,6 +40,7 @@ __all__ = [
     "take_rows",
     "totals",
     "transform_block",
+    "transform_frame",
     "weight_summary",
     "weight_summary_of",
 ]
@@ -308,6 +309,11 @@ def transform_block(x_block, centers):
     if X.shape[0] == 0:
         return np.zeros((0, centers.shape[0]))
     return euclidean_distances(X, centers)
+
+
+def transform_frame(x_block, centers, columns):
+    """:func:`transform_block` of a DataFrame block, as a DataFrame on its index."""
+    return pd.DataFrame(transform_block(x_block, centers), index=x_block.index, columns=columns)
 
 
 def score_block(predictor, x_block, s_block, w_block, unit, partition):
