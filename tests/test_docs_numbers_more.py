@@ -46,7 +46,7 @@ def section(name, heading):
 
 
 def md_table(text, first_header):
-    """The first Markdown table in ``text`` whose header starts with ``first_header``, as strings."""
+    """The first Markdown table in ``text`` whose header starts with ``first_header``."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines)
                  if line.startswith("| " + first_header) or line.startswith("|" + first_header))
@@ -282,9 +282,9 @@ def test_bounds_at_a_glance_is_the_sections_below():
 
     bera = md_table(section("bounds.md", "## The price against the relaxation"), "k")
     ratio = bera["cost / LP"].map(num)
-    said = re.search(r"every band met exactly at (\S+)x \(k=5, delta=0\.2\) and (\S+)x \(0\.1\) the "
-                     r"relaxation's optimum computed apart from fairkm, (\S+)x at k=10 and 15, in "
-                     r"(\S+) s", glance)
+    said = re.search(r"every band met exactly at (\S+)x \(k=5, delta=0\.2\) and (\S+)x \(0\.1\) "
+                     r"the relaxation's optimum computed apart from fairkm, (\S+)x at k=10 and "
+                     r"15, in (\S+) s", glance)
     at5 = bera[bera["k"] == "5"].set_index("delta")["cost / LP"].map(num)
     assert [float(said[1]), float(said[2])] == [at5["0.2"], at5["0.1"]]
     assert said[3] == span(ratio[bera["k"] != "5"], 2)
