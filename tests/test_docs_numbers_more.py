@@ -497,3 +497,38 @@ def test_the_dated_sections_say_their_records_are_not_committed():
     for name, heading in (("scale.md", "### Measured defaults"),
                           ("scale.md", "## Scale: many cores, many machines")):
         assert "not committed" in section(name, heading), (name, heading)
+
+
+# ---- datasets: the page's sizes and counts, from the data ----
+
+def test_the_datasets_page_counts_the_data(shared_data):
+    from fairkm.datasets import fetch_adult, fetch_kinematics
+
+    text = page("datasets.md")
+    said = re.search(r"income-balanced undersample \((\S+) rows; `subset=\"train\"`, `\"test\"`, "
+                     r"`\"all\"` give (\S+) / (\S+) / (\S+)\)\. Sensitive: (.+?) \(([\d, ]+) "
+                     r"values;", text)
+    sizes = [len(fetch_adult(data_home=shared_data, subset=s, preprocess=None).data)
+             for s in ("undersample", "train", "test", "all")]
+    assert list(said.groups()[:4]) == [f"{n:,}" for n in sizes]
+    adult = fetch_adult(data_home=shared_data, preprocess="paper")
+    assert said[5].replace(" and ", ", ").split(", ") == list(adult.sensitive.columns)
+    assert [int(n) for n in said[6].split(", ")] == adult.sensitive.nunique().tolist()
+    assert f"each row L2-normalised, {adult.features.shape[1]} columns" in text
+
+    said = re.search(r"the (\d+) kinematics word problems \(types 1-5: (\S+)\)", text)
+    kinematics = fetch_kinematics(data_home=shared_data, sensitive="type", embed=None)
+    counts = kinematics.sensitive["type"].value_counts().sort_index()
+    assert int(said[1]) == len(kinematics.sensitive)
+    assert counts.index.tolist() == [1, 2, 3, 4, 5]
+    assert said[2] == "/".join(str(n) for n in counts)
+
+
+def test_diabetes_sex_is_a_float_column_of_two_values():
+    from sklearn.datasets import load_diabetes
+
+    said = re.search(r"A float column with two values \(diabetes' `sex`, (\S+) / (\S+)\)",
+                     page("metrics.md"))
+    sex = load_diabetes(as_frame=True, scaled=False).frame["sex"]
+    assert sex.dtype.kind == "f"
+    assert [float(said[1]), float(said[2])] == sorted(sex.unique().tolist())
