@@ -532,3 +532,15 @@ def test_diabetes_sex_is_a_float_column_of_two_values():
     sex = load_diabetes(as_frame=True, scaled=False).frame["sex"]
     assert sex.dtype.kind == "f"
     assert [float(said[1]), float(said[2])] == sorted(sex.unique().tolist())
+
+
+def test_the_first_fits_compile_time_is_the_committed_runs():
+    record = (DOCS / "install" / "bench_cold.txt").read_text(encoding="utf-8")
+    cpu = float(re.search(r"CPU time cold - warm (\S+) s", record)[1])
+    cached = float(re.search(r"cached\s+import\s+\S+ s\s+first fit\s+(\S+) s", record)[1])
+    text = page("install.md")
+    said = re.search(r"compiles fairkm's kernels \(numba; about (\d+) s of CPU, measured on "
+                     r"(\S+), on the 2-core development machine", text)
+    assert int(said[1]) == round(cpu)
+    assert said[2] in record.splitlines()[0]
+    assert "load them in under a second" in text and cached < 1
