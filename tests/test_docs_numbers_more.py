@@ -544,3 +544,48 @@ def test_the_first_fits_compile_time_is_the_committed_runs():
     assert int(said[1]) == round(cpu)
     assert said[2] in record.splitlines()[0]
     assert "load them in under a second" in text and cached < 1
+
+
+def test_the_2019_code_table_and_its_sentences():
+    text = section("reproduction.md", "### ZGYA as the paper ran it")
+    shown = md_table(text, "k")
+    code, released = "ZGYA 2019 (paper's code)", "ZGYA (released code)"
+    runs = {k: pd.read_csv(REPRO / f"zgya_2019_k{k}" / "zgya_2019_runs.csv") for k in (5, 15)}
+
+    def cell(mean, std, measure):
+        if measure.startswith("CO"):
+            return f"{mean:,.0f} ± {std:,.0f}"
+        return f"{mean:.4f} ± {std:.4f}"
+
+    names = {"CO (paper)": "CO", "CO, labels' means": "CO_labels"}
+    for _, row in shown.iterrows():
+        k, measure = int(row["k"]), names.get(row["measure"], row["measure"])
+        table = pd.read_csv(REPRO / f"zgya_2019_k{k}" / "zgya_2019_table.csv")
+        data = table.set_index("measure").loc[measure]
+        assert row["2019 code"] == cell(data[f"{code} mean"], data[f"{code} std"], measure)
+        assert row["fairkm.ZGYA (released code)"] == cell(
+            data[f"{released} mean"], data[f"{released} std"], measure)
+        paper = "-" if pd.isna(data["paper"]) else (
+            f"{data['paper']:,.0f}" if measure == "CO" else f"{data['paper']:.4f}")
+        assert row["paper (ZGYA)"] == paper
+        if row["2019 runs through the trivial exit"]:
+            old = runs[k][runs[k]["variant"] == code]
+            assert row["2019 runs through the trivial exit"] == (
+                f"{int(old['trivial'].sum())} of {len(old)}")
+
+    flat_text = flat(text)
+    said = re.search(r"it stays at K-Means' level \(CO (\d+) and (\d+), SH (\S+) and (\S+)\), so "
+                     r"the published CO is (\d+) and (\d+) times its CO", flat_text)
+    tables = {k: pd.read_csv(REPRO / f"zgya_2019_k{k}" / "zgya_2019_table.csv")
+              .set_index("measure") for k in (5, 15)}
+    co = [tables[k].loc["CO", f"{released} mean"] for k in (5, 15)]
+    assert [int(said[1]), int(said[2])] == [round(v) for v in co]
+    assert [float(said[3]), float(said[4])] == [
+        round(tables[k].loc["SH", f"{released} mean"], 2) for k in (5, 15)]
+    assert [int(said[5]), int(said[6])] == [
+        round(tables[k].loc["CO", "paper"] / c) for k, c in zip((5, 15), co, strict=True)]
+    said = re.search(r"the two native-country runs converged with K-Means-like CO \((\d+) and "
+                     r"(\d+)\)", flat_text)
+    old = runs[15][(runs[15]["variant"] == code) & (runs[15]["attribute"] == "native-country")]
+    assert not old["trivial"].astype(bool).any()
+    assert [int(said[1]), int(said[2])] == sorted(round(v) for v in old["CO"])
