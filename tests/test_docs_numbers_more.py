@@ -589,3 +589,23 @@ def test_the_2019_code_table_and_its_sentences():
     old = runs[15][(runs[15]["variant"] == code) & (runs[15]["attribute"] == "native-country")]
     assert not old["trivial"].astype(bool).any()
     assert [int(said[1]), int(said[2])] == sorted(round(v) for v in old["CO"])
+
+
+@pytest.mark.slow
+def test_the_reports_bound_example_prints_what_the_page_shows():
+    import contextlib
+    import io
+
+    text = (DOCS / "report.md").read_text(encoding="utf-8")
+    rest = text[text.index("Pass the bound\nand the audit answers"):]
+    code = re.search(r"```python\n(.*?)```", rest, re.S)
+    shown = re.search(r"```text\n(.*?)```", rest[code.end():], re.S)
+    scope = {"__name__": "__main__"}
+    exec(compile(code.group(1), "docs/report.md", "exec"), scope)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print(scope["report"])
+    assert scope["report"].bounds["FairKM"].satisfied
+    printed = flat(out.getvalue())
+    for sentence in re.split(r"(?<=\.)\n(?=\S)", shown.group(1).strip()):
+        assert flat(sentence) in printed
