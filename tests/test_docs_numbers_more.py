@@ -609,3 +609,18 @@ def test_the_reports_bound_example_prints_what_the_page_shows():
     printed = flat(out.getvalue())
     for sentence in re.split(r"(?<=\.)\n(?=\S)", shown.group(1).strip()):
         assert flat(sentence) in printed
+
+
+def test_the_engines_constants_are_the_codes():
+    from fairkm.cluster import _base, _engine, _fairkm
+
+    text = page("scale.md")
+    assert f"in a random order of {_engine._ORDER_BLOCK}-row blocks" in text
+    assert f"an epoch would halve one below {_engine.MIN_BATCH:,} points" in text
+    assert _engine.MAX_UNDONE == 0.25 and "undoes more than a quarter of them" in text
+    assert f"10 k-means++ starts on up to {_fairkm._MANY_STARTS_UP_TO:,} rows" in text
+    assert f"at most `max({_base.INIT_SIZE:,}, 100 k)`" in text
+    said = re.search(r"exact sweeps up to (\S+) rows with the scale-free weight \(up to (\S+) at "
+                     r"an absolute weight", text)
+    assert (said[1], said[2]) == (f"{_fairkm._EXACT_UP_TO['walk']:,}",
+                                  f"{_fairkm._EXACT_UP_TO['absolute']:,}")
