@@ -78,7 +78,8 @@ class Audit:
         Labelled facts shown at the top (data, parameters, reference).
     labels : dict of str to ndarray of shape (n_samples,)
         Cluster labels by clustering name: the audited clustering first, the
-        reference (if any) second.
+        reference (if any) second; of the rows of positive weight only, when
+        ``sample_weight`` gave some rows weight 0.
     sensitive : pandas.DataFrame
         The sensitive attributes, one column each.
     numeric_sensitive : list of str
@@ -454,7 +455,11 @@ def audit(
         weighted fit used: audited without them, it is judged on rows it
         did not see as such (a :class:`fairkm.FairKM` or
         :class:`fairkm.BoundedKMeans` fitted with unequal weights and
-        audited without any warns, :class:`DataWarning`).
+        audited without any warns, :class:`DataWarning`). Rows of weight 0
+        are left out of everything, as :mod:`fairkm.metrics` leaves them out:
+        a label only they hold is no cluster (not counted in the reference's
+        number of clusters, no size, no chart), and the audit is that of the
+        other rows, the weights fact saying how many were left out.
     min_balance : float, dict or None, default=None
         A balance target to check of the clustering and of the reference:
         is every cluster's balance (its smallest count of a value over its
@@ -516,6 +521,22 @@ def audit(
                                          model=model)
     features, feature_notes = _features(X, n_samples)
     _check_missing(sensitive, features)
+    given_weights = weights
+    if weights is not None and not (weights > 0).all():
+        # A row of weight 0 counts as no row (as in fairkm.metrics): a label only such rows
+        # hold is no cluster, so neither the reference's cluster count nor any size, chart
+        # or measure may see it. Dropped once here, every number below is the audit of the
+        # kept rows.
+        keep = weights > 0
+        values, sensitive, features, profile, weights = (
+            values[keep], sensitive[keep].reset_index(drop=True),
+            None if features is None else features[keep],
+            None if profile is None else profile[keep], weights[keep])
+        if reference is not None and not isinstance(reference, str):
+            reference = _rows_of(reference, n_samples, keep)
+        n_samples = len(values)
+        if (weights == 1.0).all():  # unit weights read as none, as read_weights does
+            weights = None
     all_notes = list(notes)
     if check_data:
         own = [
@@ -579,8 +600,8 @@ def audit(
                    else quality_table(features, clusterings, ref_name, random_state, weights))
         costs, group_costs = cost_tables(features, clusterings, read, weights)
     facts = list(facts)
-    if weights is not None and not any(label == "weights" for label, _ in facts):
-        facts.append(("weights", weights_fact(weights)))
+    if given_weights is not None and not any(label == "weights" for label, _ in facts):
+        facts.append(("weights", weights_fact(given_weights)))
     if ref_name is not None and ref_name.startswith("S-blind") and not any(
             label == "reference" for label, _ in facts):
         facts.append(("reference", f"{ref_name}: scikit-learn's KMeans on the same "
@@ -610,6 +631,16 @@ def audit(
         costs=costs,
         group_costs=group_costs,
     )
+
+
+def _rows_of(reference, n_samples, keep):
+    """Return the reference labels of the kept rows, refusing a wrong length by name."""
+    ref = np.asarray(reference)
+    if ref.shape != (n_samples,):
+        raise ValueError(
+            f"reference must have one label per row ({n_samples}), got shape {ref.shape}."
+        )
+    return ref[keep]
 
 
 def _met_bound(read, labels, weights):
