@@ -38,7 +38,7 @@ from fairkm.utils._threads import decided_pool_threads
 
 from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
-from ._printing import print_facts, print_tradeoff
+from ._printing import fact_lines, print_facts, print_tradeoff
 from ._progress_bar import progress_bar
 from ._tables import check_bound, check_names, check_roles, prepare_data, read_sensitive
 
@@ -81,8 +81,7 @@ def _write_report(args, outputs, report):
             outputs.write_text(args.report, report.to_html())
         else:
             # What the command prints: the facts, then the audit's text.
-            facts = "".join(f"{label}: {value}\n" for label, value in report.facts)
-            outputs.write_text(args.report, f"{facts}\n{report.to_text()}\n")
+            outputs.write_text(args.report, f"{fact_lines(report.facts)}\n{report.to_text()}\n")
 
 
 def _print_report(args, report):
