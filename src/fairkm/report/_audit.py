@@ -20,6 +20,7 @@ from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._options import HTML_REPORT
 from fairkm.utils._sensitive import check_sensitive_features
 from fairkm.utils._threads import decided_pool_threads
+from fairkm.utils._validation import labelled_rows
 
 from ._files import report_format, write_atomically
 from ._html import render_html
@@ -338,16 +339,28 @@ def _features(X, n_samples):
     return values, notes
 
 
-def _check_missing(sensitive, X):
+def _check_missing(sensitive, X, index):
+    """Refuse missing values, naming each column's first row by its label when it has one.
+
+    ``index``: the rows' pandas labels (the labels' or X's), or None; without
+    them a row is its position counted from 1, as in a CSV file.
+    """
+    labelled = labelled_rows(index)
+
+    def first(row):
+        return f"row {row}" if labelled is None else labelled(row - 1)
+
     problems = [
-        f"sensitive attribute {name!r} ({row.missing:,}, the first on row {row.first_row})"
+        f"sensitive attribute {name!r} ({row.missing:,}, the first on {first(row.first_row)})"
         for name, row in missing_values(sensitive).iterrows()
     ]
     if X is not None and np.isnan(X).any():
         bad = np.isnan(X)
         columns = np.flatnonzero(bad.any(axis=0))
+        rows = np.flatnonzero(bad.any(axis=1))
+        at = "" if labelled is None else f", the first on {labelled(int(rows[0]))}"
         problems.append(
-            f"X ({int(bad.any(axis=1).sum()):,} rows, in column(s) "
+            f"X ({len(rows):,} rows{at}, in column(s) "
             f"{', '.join(map(str, columns[:5]))}{', ...' if len(columns) > 5 else ''})"
         )
     if problems:
@@ -520,7 +533,8 @@ def audit(
     sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
                                          model=model)
     features, feature_notes = _features(X, n_samples)
-    _check_missing(sensitive, features)
+    _check_missing(sensitive, features,
+                   index if index is not None else row_index(sensitive_features))
     given_weights = weights
     if weights is not None and not (weights > 0).all():
         # A row of weight 0 counts as no row (as in fairkm.metrics): a label only such rows
