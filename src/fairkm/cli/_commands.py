@@ -164,6 +164,12 @@ def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
     return fair, time.perf_counter() - start
 
 
+def _audited(args, *positional, **options):
+    """Run :func:`fairkm.report.audit` under a bar that names its steps as they begin."""
+    with progress_bar(args.quiet, desc="audit", unit=" steps"):
+        return audit(*positional, **options)
+
+
 def _bound_fact(fair):
     """Say what guarantee FairKM was asked for, what it took, and how far it was met."""
     enforced, target = fair.max_deviation_, fair.min_balance
@@ -257,8 +263,8 @@ def run_fit(args):
             ("sensitive attributes", _sensitive_fact(data.readings)),
             *_fit_facts(fair, seconds),
         ]
-        report = audit(
-            fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        report = _audited(
+            args, fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
             title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
             random_state=args.random_state, sample_weight=data.weights, **_bound(args, fair),
@@ -289,8 +295,8 @@ def run_evaluate(args):
         ]
         if data.X is not None:
             facts.append(("features", data.encoding))
-        report = audit(
-            labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        report = _audited(
+            args, labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             name=f"column {args.labels!r}", n_init=N_INIT, profile=data.profile,
             notes=data.notes, check_data=False,
             title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}", facts=facts,
@@ -394,8 +400,8 @@ def run_demo(args):
             ("sensitive attributes", _sensitive_fact(readings)),
             *_fit_facts(fair, seconds),
         ]
-        report = audit(
-            fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
+        report = _audited(
+            args, fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
             profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
             random_state=args.random_state, **_bound(args, fair),
         )

@@ -18,6 +18,7 @@ from fairkm.utils._data_checks import (
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._options import HTML_REPORT
+from fairkm.utils._progress import Progress, report
 from fairkm.utils._sensitive import check_sensitive_features
 from fairkm.utils._threads import decided_pool_threads
 from fairkm.utils._validation import labelled_rows
@@ -485,7 +486,11 @@ def audit(
     -------
     Audit
         The measures and worst clusters of the clustering and of the
-        reference, the verdicts, and their text and HTML renderings.
+        reference, the verdicts, and their text and HTML renderings. Each
+        long step (the reference's fit, the measures, the silhouettes) is
+        announced as it begins to progress listeners (the command line's
+        bar), and printed when the audited estimator was fitted with
+        ``verbose``.
 
     Raises
     ------
@@ -584,6 +589,7 @@ def audit(
                                             deviation_kind=deviation_kind,
                                             min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
+    step = _Steps(getattr(model, "verbose", 0))
     # One thread count for the audit's scikit-learn work (the reference KMeans, the
     # silhouettes), decided from the rows, never from the load (decided_pool_threads).
     with decided_pool_threads(n_rows=n_samples):
@@ -594,6 +600,7 @@ def audit(
                 )
             k = len(np.unique(values))
             if features is not None and 2 <= k < n_samples:
+                step(f"fitting the S-blind K-Means reference ({k} clusters, {n_init} starts)")
                 # Weights near 1, the lightest row one: the same fit whatever their unit.
                 blind = KMeans(k, n_init=n_init, random_state=random_state).fit(
                     features, sample_weight=as_frequencies(weights))
@@ -609,10 +616,15 @@ def audit(
         ref_name = names[1] if len(names) > 1 else None
         if resolved is not None and ref_name is not None:
             bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
+        step("measuring fairness")
         fairness = fairness_table(clusterings, read, weights)
-        quality = (None if features is None
-                   else quality_table(features, clusterings, ref_name, random_state, weights))
+        quality = None
+        if features is not None:
+            step("measuring quality (CO, silhouettes, DevC, DevO)")
+            quality = quality_table(features, clusterings, ref_name, random_state, weights)
+            step("measuring equitable cost")
         costs, group_costs = cost_tables(features, clusterings, read, weights)
+    step("describing the clusters")
     facts = list(facts)
     if given_weights is not None and not any(label == "weights" for label, _ in facts):
         facts.append(("weights", weights_fact(given_weights)))
@@ -645,6 +657,17 @@ def audit(
         costs=costs,
         group_costs=group_costs,
     )
+
+
+class _Steps:
+    """Report the audit's long steps as they begin (a :class:`Progress` of kind ``"audit"``)."""
+
+    def __init__(self, verbose):
+        self.verbose, self.count = verbose, 0
+
+    def __call__(self, step):
+        self.count += 1
+        report(Progress("audit", self.count, np.nan, 0, step=step), self.verbose)
 
 
 def _rows_of(reference, n_samples, keep):
