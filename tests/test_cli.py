@@ -432,10 +432,15 @@ def test_fit_progress_counts_fairkm_sweeps(capsys, people_csv, bars, fitted):
     # One start and one phase, so the passes are those of the kept run.
     status, out, _ = run(capsys, "fit", people_csv, *FIT, "--fairness-weight", "paper")
     assert status == 0
-    (bar,) = bars
+    bar, audit_bar = bars
     assert bar.kwargs["desc"] == "FairKM"
     assert bar.n == fitted[0].n_iter_
     assert bar.postfix[-1].startswith("objective ")
+    # Then the audit's bar: one step each for the reference's fit, fairness, quality (the
+    # silhouettes), equitable cost and the cluster tables, each named as it begins.
+    assert audit_bar.kwargs["desc"] == "audit" and audit_bar.n == 5
+    assert audit_bar.postfix[0].startswith("fitting the S-blind K-Means reference")
+    assert audit_bar.postfix[-1] == "describing the clusters"
     # The sweep lines feed the bar and do not reach the output.
     assert "FairKM sweep" not in out
 
@@ -456,7 +461,7 @@ def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, fitted):
 def test_default_fit_progress_counts_every_start(capsys, people_csv, bars, fitted):
     """The scale-free weight's S-blind starts and the fair phase all move the bar."""
     assert run(capsys, "fit", people_csv, *FIT)[0] == 0
-    (bar,) = bars
+    bar = bars[0]  # then the audit's
     (model,) = fitted
     assert model.n_init == "auto" and bar.n > model.n_iter_
 

@@ -381,7 +381,8 @@ def test_invalid_inputs(client, data):
         FairKM(3000).fit(data["Xd"], client=client)
     missing = data["S"].copy()
     missing.loc[1700, "s0"] = None
-    with pytest.raises(ValueError, match=r"missing value .* row 200 of partition 3"):
+    with pytest.raises(ValueError,
+                       match=r"missing value .* row labelled 1700 \(position 200\) of partition 3"):
         FairKM(K).fit(data["Xd"], sensitive_features=dd.from_pandas(missing, chunksize=CHUNK),
                       client=client)
     constant = data["S"].assign(z0=1.0)

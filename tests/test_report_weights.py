@@ -74,7 +74,9 @@ def test_weighted_audit_equals_the_audit_of_the_repeated_rows(data):
         shown = ["size", "share", "RMS distance to centre", "centre distance to data mean",
                  "x0", "colour"]
         pd.testing.assert_frame_equal(ours[shown], theirs[shown], check_dtype=False)
-        assert_array_equal(ours["rows"], np.bincount(labels if name == "fair" else reference))
+        # rows of positive weight: a row of weight 0 counts as no row
+        counted = (labels if name == "fair" else reference)[weights > 0]
+        assert_array_equal(ours["rows"], np.bincount(counted))
         bounds = weighted.bounds[name].table
         assert_allclose(bounds["deviation"], repeated.bounds[name].table["deviation"])
         assert list(bounds["satisfied"]) == list(repeated.bounds[name].table["satisfied"])
@@ -189,16 +191,43 @@ def test_a_callers_weights_fact_is_kept(data):
     assert [v for k, v in report.facts if k == "weights"] == ["column 'perwt'"]
 
 
-def test_a_cluster_of_weight_zero_does_not_break_the_audit(data):
+def test_a_cluster_of_weight_zero_is_no_cluster(data):
+    # A label held only by rows of weight 0 is no cluster: the audit is that of the data
+    # with those rows dropped (a row of weight 0 counts as no row, as in fairkm.metrics),
+    # down to the K-Means reference's number of clusters and every size and chart.
     X, sensitive, _, _, _, profile = data
     labels = np.arange(200) % 3
-    weights = np.where(labels == 2, 0.0, 1.0 + np.arange(200) % 2)
+    weights = 1.0 + np.arange(200) % 2
+    ghost = np.arange(200) % 10 == 0
+    labels[ghost], weights[ghost] = 3, 0.0
     report = audit(labels, X, sensitive_features=sensitive, sample_weight=weights,
-                   profile=profile, reference=None)
-    table = report.clusters["clustering"]
-    assert table.loc[2, "size"] == 0 and table.loc[2, "rows"] == (labels == 2).sum()
-    assert (report.worst["cluster"] != 2).all()  # an empty cluster has no mix to judge
-    report.to_html()
+                   profile=profile)
+    keep = ~ghost
+    dropped = audit(labels[keep], X[keep], sensitive_features=sensitive[keep],
+                    sample_weight=weights[keep], profile=profile[keep])
+    assert len(np.unique(report.labels[BLIND])) == 3
+    for name in ("clustering", BLIND):
+        assert 3 not in report.clusters[name].index
+        assert_array_equal(report.labels[name], dropped.labels[name])
+        pd.testing.assert_frame_equal(report.clusters[name], dropped.clusters[name])
+    for table in ("fairness", "quality", "worst", "verdicts", "costs", "group_costs"):
+        pd.testing.assert_frame_equal(getattr(report, table), getattr(dropped, table))
+    assert report.headline() == dropped.headline()
+    assert dict(report.facts)["weights"].startswith(
+        "weighted by sample_weight (total 280, 200 rows, 20 of weight 0 left out)")
+    fact = re.compile(r"weighted by sample_weight \(total [^)]*\)")
+    assert fact.sub("", report.to_text()) == fact.sub("", dropped.to_text())
+    assert fact.sub("", report.to_html()) == fact.sub("", dropped.to_html())
+
+
+def test_a_label_of_weight_zero_is_dropped_from_a_given_reference(data):
+    X, sensitive, weights, labels, reference, _ = data
+    report = audit(labels, X, sensitive_features=sensitive, sample_weight=weights,
+                   reference=np.where(weights == 0, 9, reference))
+    assert 9 not in report.clusters["reference"].index
+    with pytest.raises(ValueError, match=r"reference must have one label per row \(200\)"):
+        audit(labels, X, sensitive_features=sensitive, sample_weight=weights,
+              reference=reference[:-1])
 
 
 @pytest.mark.parametrize(("weights", "error", "match"), [

@@ -442,8 +442,12 @@ def test_a_budget_names_an_attribute_it_left_less_fair(trade):
     # The next phase moves three rows across the gap, each costing more than the budget
     # has left, so no mixture helps: the budget spent under half of itself, and says so.
     assert 0 < model.cost_increase_ < 0.025
-    assert any("max_cost=0.05 spent" in m and "the next clustering found costs" in m
-               for m in messages)
+    # The two percentages, each named: the cost's rise and its share of the budget.
+    rise = f"{model.cost_increase_:+.1%}"
+    used = f"{model.cost_increase_ / 0.05:.0%}"
+    assert any(f"max_cost=0.05 used {used} of the budget: the clustering chosen costs {rise} "
+               "against the S-blind clustering's K-Means term (the budget allows +5.0%)" in m
+               and "the next clustering found costs" in m for m in messages)
 
 
 def test_a_bound_wins_over_the_budget_and_says_so_when_it_breaks_it(weight_blobs):

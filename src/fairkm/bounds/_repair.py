@@ -49,6 +49,7 @@ import numpy as np
 from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import BoundsCheck, from_codes
 from fairkm.utils import _call_site
+from fairkm.utils._progress import Progress, report
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
 from ._infeasible import check_balance_reachable
@@ -90,7 +91,18 @@ class Constrained:
     repair: BoundRepair
 
 
-def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000):
+class _Steps:
+    """Report each step of the repair (a :class:`Progress` of kind ``"repair"``)."""
+
+    def __init__(self, verbose):
+        self.verbose, self.count = verbose, 0
+
+    def __call__(self, step, inertia=np.nan, n_moved=0):
+        self.count += 1
+        report(Progress("repair", self.count, inertia, n_moved, step=step), self.verbose)
+
+
+def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000, verbose=0):
     """Keep a clustering within ``bounds``, moving as few rows as it can (validated inputs).
 
     Parameters
@@ -107,6 +119,9 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000):
     max_lp_variables : int, default=100_000
         As in :func:`fairkm.bounds.fair_assignment` (used only when the
         search cannot meet the bounds).
+    verbose : int or bool, default=0
+        Print each step (FairKM's ``verbose``); listeners
+        (:func:`fairkm.utils._progress.listening`) hear every step either way.
 
     Returns
     -------
@@ -123,19 +138,22 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000):
     if (sizes > 0).all():
         centers = means
     check_balance_reachable(bounds)
+    steps = _Steps(verbose)
     if not bounds.exact:
-        return _constrain(X, labels, centers, bounds, w, max_lp_variables)
+        return _constrain(X, labels, centers, bounds, w, max_lp_variables, steps)
     tightest = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)
-    result = _constrain(X, labels, centers, tightest, w, max_lp_variables)
+    steps("found the tightest bound whole rows meet")
+    result = _constrain(X, labels, centers, tightest, w, max_lp_variables, steps)
     if result.repair.how != "least loss":
         return result
     # The tightest floor whole rows meet can cost an attribute what a floor of one row of the
     # smallest cluster (doubled until met) does not: never worse than FairKM comes first.
     doubled = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables,
                                     tighten=False)
+    steps("found the bound of one row of the smallest cluster")
     if _floors(doubled) == _floors(tightest):
         return result
-    looser = _constrain(X, labels, centers, doubled, w, max_lp_variables)
+    looser = _constrain(X, labels, centers, doubled, w, max_lp_variables, steps)
     return result if looser.repair.how == "least loss" else looser
 
 
@@ -144,22 +162,24 @@ def _floors(bounds):
     return [a.delta for a in bounds.categorical()]
 
 
-def _constrain(X, labels, centers, bounds, w, max_lp_variables):
+def _constrain(X, labels, centers, bounds, w, max_lp_variables, steps):
     """:func:`constrain` within ``bounds`` resolved (no floor left to find)."""
     k = centers.shape[0]
     check = from_codes(bounds, labels, k)
     before = standing(bounds, labels)
     if check.satisfied:
+        steps("the clustering meets the bound: kept as it is")
         return Constrained(labels, check, 0, "met", True, BoundRepair("met", 0, before, before))
     problem = make_problem(X, bounds, k)
     live = np.flatnonzero(problem.weights > 0)
     dist = sq_distances(X, centers)
-    trials = _Trials(X, w, labels, bounds, before, live, k)
+    trials = _Trials(X, w, labels, bounds, before, live, k, steps)
     space = SearchSpace.build(bounds, problem, live, own_guard(bounds, labels, k))
     trials.search("repaired", space, dist, labels[live])
     if trials.done():
         return trials.best()
     relaxation = _under_cells(labels, bounds, problem, dist, live, max_lp_variables)
+    steps("solved the linear relaxation under the guards")
     trials.search("relaxed", space, dist, relaxation)
     if trials.done():
         return trials.best()
@@ -205,10 +225,10 @@ def _within_cells(space, bounds, labels, k):
 class _Trials:
     """The clusterings tried, kept when they meet the bound, and the best of them."""
 
-    def __init__(self, X, weights, labels, bounds, before, live, k):
+    def __init__(self, X, weights, labels, bounds, before, live, k, steps):
         self.X, self.weights, self.labels, self.bounds = X, weights, labels, bounds
         self.before, self.live = before, live
-        self.k = k
+        self.k, self.steps = k, steps
         self.kept = []
 
     def search(self, how, space, dist, start):
@@ -222,13 +242,19 @@ class _Trials:
         """Keep ``out`` (labels of every row) if it meets the bound: its loss and its cost."""
         k = self.k
         check = from_codes(self.bounds, out, k)
+        n_moved = int(np.count_nonzero(out != self.labels))
         if not check.satisfied and how != "least loss":
+            self.steps(f"tried a clustering ({how}): misses the bound", n_moved=n_moved)
             return
         after = standing(self.bounds, out)
         loss = losses(self.before, after)
         means, _ = cluster_means(self.X, self.weights, out, k)
         diff = self.X - means[out]
         cost = float(np.dot(self.weights, np.einsum("ij,ij->i", diff, diff)))
+        self.steps(f"tried a clustering ({how}): "
+                   + ("misses the bound" if not check.satisfied else
+                      "meets the bound, " + ("with a loss" if loss else "no loss")),
+                   cost, n_moved)
         key = (not check.satisfied, loss_size(loss), cost, len(self.kept))
         self.kept.append((key, how, out, check, after, loss))
 

@@ -38,7 +38,7 @@ from fairkm.utils._threads import decided_pool_threads
 
 from ._errors import DataError, UsageError
 from ._io import OutputFiles, check_writable
-from ._printing import print_facts, print_tradeoff
+from ._printing import fact_lines, print_facts, print_tradeoff
 from ._progress_bar import progress_bar
 from ._tables import check_bound, check_names, check_roles, prepare_data, read_sensitive
 
@@ -81,8 +81,7 @@ def _write_report(args, outputs, report):
             outputs.write_text(args.report, report.to_html())
         else:
             # What the command prints: the facts, then the audit's text.
-            facts = "".join(f"{label}: {value}\n" for label, value in report.facts)
-            outputs.write_text(args.report, f"{facts}\n{report.to_text()}\n")
+            outputs.write_text(args.report, f"{fact_lines(report.facts)}\n{report.to_text()}\n")
 
 
 def _print_report(args, report):
@@ -163,6 +162,12 @@ def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
             random_state=args.random_state, verbose=0, **bound,
         ).fit(X, sensitive_features=sensitive, **weights)
     return fair, time.perf_counter() - start
+
+
+def _audited(args, *positional, **options):
+    """Run :func:`fairkm.report.audit` under a bar that names its steps as they begin."""
+    with progress_bar(args.quiet, desc="audit", unit=" steps"):
+        return audit(*positional, **options)
 
 
 def _bound_fact(fair):
@@ -258,8 +263,8 @@ def run_fit(args):
             ("sensitive attributes", _sensitive_fact(data.readings)),
             *_fit_facts(fair, seconds),
         ]
-        report = audit(
-            fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        report = _audited(
+            args, fair, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             n_init=N_INIT, profile=data.profile, notes=data.notes, check_data=False,
             title=f"Fairness audit of FairKM on {Path(args.data).name}", facts=facts,
             random_state=args.random_state, sample_weight=data.weights, **_bound(args, fair),
@@ -290,8 +295,8 @@ def run_evaluate(args):
         ]
         if data.X is not None:
             facts.append(("features", data.encoding))
-        report = audit(
-            labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
+        report = _audited(
+            args, labels, data.X, sensitive_features=data.sensitive, numeric_sensitive=numeric,
             name=f"column {args.labels!r}", n_init=N_INIT, profile=data.profile,
             notes=data.notes, check_data=False,
             title=f"Fairness audit of {args.labels!r} in {Path(args.data).name}", facts=facts,
@@ -395,8 +400,8 @@ def run_demo(args):
             ("sensitive attributes", _sensitive_fact(readings)),
             *_fit_facts(fair, seconds),
         ]
-        report = audit(
-            fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
+        report = _audited(
+            args, fair, X, sensitive_features=sensitive, numeric_sensitive=numeric, n_init=N_INIT,
             profile=profile, check_data=False, title=f"fairkm demo: {title}", facts=facts,
             random_state=args.random_state, **_bound(args, fair),
         )

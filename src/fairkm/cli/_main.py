@@ -18,6 +18,8 @@ import sys
 import threading
 import warnings
 
+from fairkm.utils._printable import visible
+
 from ._errors import DataError, Terminated, UsageError, one_line
 from ._interrupt import interrupted
 from ._parser import build_parser, check_option_combinations
@@ -114,7 +116,7 @@ def _dispatch(args):
         return _stdout_failed(stdout, exc.__cause__, args.written)
     except UsageError as exc:
         args.parser.print_usage(sys.stderr)
-        print(f"{args.parser.prog}: error: {exc}", file=sys.stderr)
+        print(visible(f"{args.parser.prog}: error: {exc}"), file=sys.stderr)
         return 2
     except (DataError, ValueError, OSError, ImportError) as exc:
         _error_line(f"fairkm: error: {one_line(exc)}")
@@ -163,11 +165,15 @@ def _stdout_failed(stream, exc, written):
 
 
 def _error_line(line):
-    """Print one line on standard error, if there is one that works."""
+    """Print one line on standard error, if there is one that works.
+
+    A value from the data quoted in the line prints with its control characters
+    made visible, as everything the command prints.
+    """
     if sys.stderr is None:
         return
     try:
-        print(line, file=sys.stderr)
+        print(visible(line), file=sys.stderr)
     except (OSError, ValueError):
         pass
 

@@ -31,7 +31,8 @@ class BarListener:
         The bar to update.
     per_fit : bool
         False: one step per pass (sweep or epoch), the objective shown next
-        to the bar. True: one step per finished fit (a ``"fit"`` report of
+        to the bar, or per step of the audit; a step of the bound's repair
+        is named next to the bar. True: one step per finished fit (a ``"fit"`` report of
         :func:`fairkm.tradeoff.fairness_tradeoff`), the passes shown next to
         the bar.
     """
@@ -42,6 +43,13 @@ class BarListener:
 
     def __call__(self, progress):
         """Take one :class:`fairkm.utils._progress.Progress` report."""
+        if progress.kind in ("repair", "audit"):
+            # A step of the bound's repair (within a fit's bar) or of the audit (its own bar,
+            # one step each): named beside the bar at once, as these steps are few and long.
+            if progress.kind == "audit":
+                self._bar.update(1)
+            self._bar.set_postfix_str(progress.step)
+            return
         # The objective as FairKM's verbose line prints it.
         objective = f"{progress.objective:.10g}"
         if self._per_fit:

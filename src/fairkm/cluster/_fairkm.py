@@ -463,7 +463,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             bounded = None
             if checked.bounds is not None:
                 bounded = constrain(X, session.labels, session.stats.cluster_centers(),
-                                    checked.bounds)
+                                    checked.bounds, verbose=self.verbose)
                 session.labels[:] = bounded.labels
                 self._warn_of_losses(bounded.repair)
                 session.inertia, session.fairness, session.objective = session.evaluate()

@@ -367,10 +367,13 @@ class CostBudget(_Budget):
         budget = self.max_cost
         if point.unfairness < 1.0 and point.cost >= _SPENT * budget:
             return
+        # Two numbers that both read as percentages, each named: the cost's rise, and the
+        # share of the budget it uses ("spent +0.4% of it" read as a share of the budget).
         bought = ("bought no fairness (the S-blind clustering is kept)"
                   if point.unfairness >= 1.0 else
-                  f"spent {point.cost:+.1%} of it, for {point.unfairness:.3g} of the S-blind "
-                  "clustering's unfairness")
+                  f"used {point.cost / budget:.0%} of the budget: the clustering chosen costs "
+                  f"{point.cost:+.1%} against the S-blind clustering's K-Means term (the "
+                  f"budget allows {budget:+.1%}), for {point.unfairness:.3g} of its unfairness")
         nxt = ("the largest weight tried bought no more: this is as fair as the fit gets"
                if costlier is None else
                f"the next clustering found costs {costlier.cost:+.1%} (unfairness "

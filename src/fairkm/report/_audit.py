@@ -18,8 +18,10 @@ from fairkm.utils._data_checks import (
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._options import HTML_REPORT
+from fairkm.utils._progress import Progress, report
 from fairkm.utils._sensitive import check_sensitive_features
 from fairkm.utils._threads import decided_pool_threads
+from fairkm.utils._validation import labelled_rows
 
 from ._files import report_format, write_atomically
 from ._html import render_html
@@ -78,7 +80,8 @@ class Audit:
         Labelled facts shown at the top (data, parameters, reference).
     labels : dict of str to ndarray of shape (n_samples,)
         Cluster labels by clustering name: the audited clustering first, the
-        reference (if any) second.
+        reference (if any) second; of the rows of positive weight only, when
+        ``sample_weight`` gave some rows weight 0.
     sensitive : pandas.DataFrame
         The sensitive attributes, one column each.
     numeric_sensitive : list of str
@@ -337,16 +340,28 @@ def _features(X, n_samples):
     return values, notes
 
 
-def _check_missing(sensitive, X):
+def _check_missing(sensitive, X, index):
+    """Refuse missing values, naming each column's first row by its label when it has one.
+
+    ``index``: the rows' pandas labels (the labels' or X's), or None; without
+    them a row is its position counted from 1, as in a CSV file.
+    """
+    labelled = labelled_rows(index)
+
+    def first(row):
+        return f"row {row}" if labelled is None else labelled(row - 1)
+
     problems = [
-        f"sensitive attribute {name!r} ({row.missing:,}, the first on row {row.first_row})"
+        f"sensitive attribute {name!r} ({row.missing:,}, the first on {first(row.first_row)})"
         for name, row in missing_values(sensitive).iterrows()
     ]
     if X is not None and np.isnan(X).any():
         bad = np.isnan(X)
         columns = np.flatnonzero(bad.any(axis=0))
+        rows = np.flatnonzero(bad.any(axis=1))
+        at = "" if labelled is None else f", the first on {labelled(int(rows[0]))}"
         problems.append(
-            f"X ({int(bad.any(axis=1).sum()):,} rows, in column(s) "
+            f"X ({len(rows):,} rows{at}, in column(s) "
             f"{', '.join(map(str, columns[:5]))}{', ...' if len(columns) > 5 else ''})"
         )
     if problems:
@@ -454,7 +469,11 @@ def audit(
         weighted fit used: audited without them, it is judged on rows it
         did not see as such (a :class:`fairkm.FairKM` or
         :class:`fairkm.BoundedKMeans` fitted with unequal weights and
-        audited without any warns, :class:`DataWarning`).
+        audited without any warns, :class:`DataWarning`). Rows of weight 0
+        are left out of everything, as :mod:`fairkm.metrics` leaves them out:
+        a label only they hold is no cluster (not counted in the reference's
+        number of clusters, no size, no chart), and the audit is that of the
+        other rows, the weights fact saying how many were left out.
     min_balance : float, dict or None, default=None
         A balance target to check of the clustering and of the reference:
         is every cluster's balance (its smallest count of a value over its
@@ -467,7 +486,11 @@ def audit(
     -------
     Audit
         The measures and worst clusters of the clustering and of the
-        reference, the verdicts, and their text and HTML renderings.
+        reference, the verdicts, and their text and HTML renderings. Each
+        long step (the reference's fit, the measures, the silhouettes) is
+        announced as it begins to progress listeners (the command line's
+        bar), and printed when the audited estimator was fitted with
+        ``verbose``.
 
     Raises
     ------
@@ -515,7 +538,24 @@ def audit(
     sensitive, numeric = sensitive_frame(sensitive_features, numeric_sensitive, n_samples,
                                          model=model)
     features, feature_notes = _features(X, n_samples)
-    _check_missing(sensitive, features)
+    _check_missing(sensitive, features,
+                   index if index is not None else row_index(sensitive_features))
+    given_weights = weights
+    if weights is not None and not (weights > 0).all():
+        # A row of weight 0 counts as no row (as in fairkm.metrics): a label only such rows
+        # hold is no cluster, so neither the reference's cluster count nor any size, chart
+        # or measure may see it. Dropped once here, every number below is the audit of the
+        # kept rows.
+        keep = weights > 0
+        values, sensitive, features, profile, weights = (
+            values[keep], sensitive[keep].reset_index(drop=True),
+            None if features is None else features[keep],
+            None if profile is None else profile[keep], weights[keep])
+        if reference is not None and not isinstance(reference, str):
+            reference = _rows_of(reference, n_samples, keep)
+        n_samples = len(values)
+        if (weights == 1.0).all():  # unit weights read as none, as read_weights does
+            weights = None
     all_notes = list(notes)
     if check_data:
         own = [
@@ -549,6 +589,7 @@ def audit(
                                             deviation_kind=deviation_kind,
                                             min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
+    step = _Steps(getattr(model, "verbose", 0))
     # One thread count for the audit's scikit-learn work (the reference KMeans, the
     # silhouettes), decided from the rows, never from the load (decided_pool_threads).
     with decided_pool_threads(n_rows=n_samples):
@@ -559,6 +600,7 @@ def audit(
                 )
             k = len(np.unique(values))
             if features is not None and 2 <= k < n_samples:
+                step(f"fitting the S-blind K-Means reference ({k} clusters, {n_init} starts)")
                 # Weights near 1, the lightest row one: the same fit whatever their unit.
                 blind = KMeans(k, n_init=n_init, random_state=random_state).fit(
                     features, sample_weight=as_frequencies(weights))
@@ -574,13 +616,18 @@ def audit(
         ref_name = names[1] if len(names) > 1 else None
         if resolved is not None and ref_name is not None:
             bounds[ref_name] = check_labels(resolved, clusterings[ref_name])
+        step("measuring fairness")
         fairness = fairness_table(clusterings, read, weights)
-        quality = (None if features is None
-                   else quality_table(features, clusterings, ref_name, random_state, weights))
+        quality = None
+        if features is not None:
+            step("measuring quality (CO, silhouettes, DevC, DevO)")
+            quality = quality_table(features, clusterings, ref_name, random_state, weights)
+            step("measuring equitable cost")
         costs, group_costs = cost_tables(features, clusterings, read, weights)
+    step("describing the clusters")
     facts = list(facts)
-    if weights is not None and not any(label == "weights" for label, _ in facts):
-        facts.append(("weights", weights_fact(weights)))
+    if given_weights is not None and not any(label == "weights" for label, _ in facts):
+        facts.append(("weights", weights_fact(given_weights)))
     if ref_name is not None and ref_name.startswith("S-blind") and not any(
             label == "reference" for label, _ in facts):
         facts.append(("reference", f"{ref_name}: scikit-learn's KMeans on the same "
@@ -610,6 +657,27 @@ def audit(
         costs=costs,
         group_costs=group_costs,
     )
+
+
+class _Steps:
+    """Report the audit's long steps as they begin (a :class:`Progress` of kind ``"audit"``)."""
+
+    def __init__(self, verbose):
+        self.verbose, self.count = verbose, 0
+
+    def __call__(self, step):
+        self.count += 1
+        report(Progress("audit", self.count, np.nan, 0, step=step), self.verbose)
+
+
+def _rows_of(reference, n_samples, keep):
+    """Return the reference labels of the kept rows, refusing a wrong length by name."""
+    ref = np.asarray(reference)
+    if ref.shape != (n_samples,):
+        raise ValueError(
+            f"reference must have one label per row ({n_samples}), got shape {ref.shape}."
+        )
+    return ref[keep]
 
 
 def _met_bound(read, labels, weights):

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
+from fairkm.utils._printable import visible
 from fairkm.utils._sensitive import read_column
 
 __all__ = ["composition_chart", "segments", "weighted_percentiles"]
@@ -188,4 +189,6 @@ def composition_chart(audit, attribute):
     fig.suptitle(f"{attribute}: each cluster's mix against the dataset's", fontsize=11)
     for text in fig.findobj(Text):
         text.set_parse_math(False)
+        # No font draws NUL or ESC: names and values show their escapes, as in the text.
+        text.set_text(visible(text.get_text()))
     return fig

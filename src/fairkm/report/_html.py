@@ -17,6 +17,7 @@ import pandas as pd
 
 from fairkm.metrics import MEASURES
 from fairkm.utils._options import MULTIPLICATIVE
+from fairkm.utils._printable import visible
 
 from ._charts import composition_chart
 from ._measure import TOLERANCE
@@ -303,7 +304,7 @@ def _clusters(audit):
 
 
 def render_html(audit, *, full_page=True):
-    """Render an audit as HTML.
+    r"""Render an audit as HTML.
 
     Parameters
     ----------
@@ -315,6 +316,9 @@ def render_html(audit, *, full_page=True):
     Returns
     -------
     str
+        The page, every control character from the data (NUL is invalid in
+        HTML, a terminal's escapes show as nothing) written as a visible
+        escape such as ``\x1b`` (:func:`fairkm.utils._printable.visible`).
     """
     esc = html.escape
     heading = "h1" if full_page else "h2"
@@ -361,14 +365,15 @@ def render_html(audit, *, full_page=True):
         "<i>Fairness in Clustering with Multiple Sensitive Attributes</i>, EDBT 2020."
         "</small></p></div>"
     )
-    body = "\n".join(parts)
+    # Last, over the whole page: the tables pandas writes escape <>& but no control character.
+    body = visible("\n".join(parts))
     if not full_page:
         return body
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(audit.title)}</title><style>{_PAGE_CSS}</style></head><body>",
+        f"<title>{visible(esc(audit.title))}</title><style>{_PAGE_CSS}</style></head><body>",
         body,
         "</body></html>",
     ])

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from fairkm.utils._options import PAPER_WEIGHTING, SIZE_WEIGHTING
+from fairkm.utils._printable import visible
 
 from ._measure import TOLERANCE
 
@@ -462,7 +463,12 @@ def cost_lines(audit):
 
 
 def audit_text(audit):
-    """Return the text summary the command line prints (see :meth:`Audit.to_text`)."""
+    """Return the text summary the command line prints (see :meth:`Audit.to_text`).
+
+    Control characters from the data (NUL, a terminal's escapes) read as
+    visible escapes (:func:`fairkm.utils._printable.visible`): printed, the text
+    cannot recolour or rewrite the terminal.
+    """
     out = []
     width = max(len(name) for name in audit.labels)
     if audit.weighted:
@@ -495,4 +501,4 @@ def audit_text(audit):
     for kind, sentence in audit.headline():
         prefix = "WARNING: " if kind == "alert" else ""
         out.append(textwrap.fill(prefix + sentence, 100))
-    return "\n".join(out)
+    return visible("\n".join(out))

@@ -38,7 +38,13 @@ from fairkm.exceptions import DataWarning
 
 from ._call_site import warn
 from ._data_checks import warn_on_data, weight_feature_notes
-from ._validation import LIGHTEST, check_no_overflow, check_sample_weight, weight_unit
+from ._validation import (
+    LIGHTEST,
+    check_no_overflow,
+    check_sample_weight,
+    labelled_rows,
+    weight_unit,
+)
 
 __all__ = [
     "FitInputs",
@@ -156,9 +162,12 @@ def read_weights(sample_weight, n_samples, index=None, *, length_of="X"):
     ``weights / unit`` up to that power of two.
     """
     sample_weight = paired(sample_weight, index, name="sample_weight", of=length_of)
+    # A bad weight's row is named by the label that finds it (the Series', else X's).
+    row_name = labelled_rows(sample_weight if isinstance(sample_weight, pd.Series) else index)
     if isinstance(sample_weight, pd.Series):
         sample_weight = sample_weight.to_numpy()
-    weights = check_sample_weight(sample_weight, n_samples, length_of=length_of)
+    weights = check_sample_weight(sample_weight, n_samples, length_of=length_of,
+                                  row_name=row_name)
     return weights, weight_unit(weights)
 
 

@@ -26,11 +26,14 @@ class Progress:
 
     Attributes
     ----------
-    kind : {"sweep", "epoch", "round", "fit", "assignment"}
+    kind : {"sweep", "epoch", "round", "fit", "assignment", "repair", "audit"}
         An exact sweep, a mini-batch epoch, a round of the Dask engine, a
-        whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`), or
-        a bounded assignment (:mod:`fairkm.bounds`; ``objective`` is then the
-        K-Means cost).
+        whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`), a
+        bounded assignment (:mod:`fairkm.bounds`; ``objective`` is then the
+        K-Means cost), a step of the repair that keeps a FairKM clustering
+        within its bound (``objective``: the K-Means cost of the clustering
+        it tried, NaN for a step that tries none) or a step of
+        :func:`fairkm.report.audit` (``objective`` NaN); ``step`` says which.
     iteration : int
         Passes of this run so far, this one included (1 for the first); for
         ``"fit"``, the fits of the series so far.
@@ -42,6 +45,8 @@ class Progress:
         The objective's two terms, when the engine computed them (else NaN).
     n_rejected, n_partitions : int
         Dask rounds only: partitions whose moves were rejected, of how many.
+    step : str
+        Repair and audit steps only: what the step did, in words.
     """
 
     kind: str
@@ -52,9 +57,15 @@ class Progress:
     fairness: float = math.nan
     n_rejected: int = 0
     n_partitions: int = 0
+    step: str = ""
 
     def describe(self):
         """Return the line ``verbose`` prints for this pass."""
+        if self.kind in ("repair", "audit"):
+            what = "FairKM bound repair" if self.kind == "repair" else "Audit"
+            tried = ("" if math.isnan(self.objective) else
+                     f": inertia {self.objective:.10g}, {self.n_moved} moved")
+            return f"{what} step {self.iteration}: {self.step}{tried}"
         if self.kind == "fit":
             return f"FairKM fit {self.iteration}: objective {self.objective:.10g}"
         if self.kind == "assignment":

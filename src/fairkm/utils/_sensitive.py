@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._param_validation import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
-from ._validation import check_no_missing, first_row, name_row
+from ._validation import check_no_missing, first_row, labelled_rows, name_row
 
 __all__ = [
     "checked_scale",
@@ -252,10 +252,13 @@ def read_column(name, col, numeric, *, where="", row_name=None):
     ``"numeric"``, float64 values and None. Raises the reader's errors (a
     missing value, a numeric value that is not a finite number, values that
     are not single or not comparable), naming the row as ``row_name(i)``
-    (default ``"row i"``, ``i`` its position) followed by ``where``; a caller
+    (default: by its label when ``col`` is pandas with labels,
+    :func:`~fairkm.utils._validation.labelled_rows`, else ``"row i"``, ``i``
+    its position) followed by ``where``; a caller
     that numbers rows its own way (the command line's data rows, from 1)
     passes its ``row_name``.
     """
+    row_name = row_name or labelled_rows(col)
     check_no_missing(name, col, where, row_name=row_name)
     if numeric:
         return NUMERIC, _encode_numeric(name, col, where, row_name), None

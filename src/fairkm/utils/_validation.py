@@ -21,6 +21,7 @@ __all__ = [
     "check_sample_weight",
     "check_weight_values",
     "first_row",
+    "labelled_rows",
     "name_row",
     "unit_of_summary",
     "weight_unit",
@@ -33,10 +34,11 @@ _ALL_ZERO = "sample_weight is zero for every row; at least one must be positive.
 def check_no_missing(name, col, where="", *, row_name=None):
     """Raise ``ValueError`` naming the first missing value (NaN/None) of a sensitive column.
 
-    The row is named ``row_name(i)`` (default ``"row i"``, ``i`` its
+    The row is named ``row_name(i)`` (default: by its label when ``col`` is
+    pandas with labels, :func:`labelled_rows`, else ``"row i"``, ``i`` its
     position), followed by ``where`` (" of partition 3", say).
     """
-    found = first_row(_is_missing(col), where, row_name)
+    found = first_row(_is_missing(col), where, row_name or labelled_rows(col))
     if found:
         raise ValueError(
             f"sensitive attribute {name!r} has a missing value (NaN/None) at {found[1]}; "
@@ -53,6 +55,31 @@ def name_row(i, where="", row_name=None):
     return f"{f'row {i}' if row_name is None else row_name(i)}{where}"
 
 
+def labelled_rows(data):
+    """Return a ``row_name`` naming rows by their pandas index label, or None.
+
+    A Series or DataFrame whose index (or an Index) is not the default ``0..n-1`` names the
+    row at position ``i`` ``"row labelled 511 (position 276)"``: the label
+    finds it with ``.loc``, the position with ``.iloc``. Anything else (an
+    array, the default index) gets None, and :func:`name_row`'s ``"row i"``.
+    """
+    if isinstance(data, pd.Index):
+        index = data
+    elif isinstance(data, (pd.Series, pd.DataFrame)):
+        index = data.index
+    else:
+        return None
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return None
+
+    def row_name(i):
+        label = index[i]
+        label = label.item() if isinstance(label, np.generic) else label
+        return f"row labelled {label!r} (position {i})"
+
+    return row_name
+
+
 def first_row(mask, where="", row_name=None):
     """Return ``(i, name)`` of the first row where ``mask`` holds (:func:`name_row`), or None."""
     if not mask.any():
@@ -65,7 +92,7 @@ def _is_missing(col):
     return np.asarray(pd.isna(col), dtype=bool)
 
 
-def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
+def check_sample_weight(sample_weight, n_samples, *, length_of="X", row_name=None):
     """Validate sample weights; return a float64 array, or None for unit weights.
 
     One rule for the estimators and the measures: a row of weight w counts as
@@ -82,6 +109,9 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
         The number of rows the weights must match.
     length_of : str, default="X"
         What has ``n_samples`` rows, for the length message.
+    row_name : callable, default=None
+        Names the row of a bad weight (:func:`name_row`); a pandas Series of
+        weights names it by its label (:func:`labelled_rows`).
 
     Returns
     -------
@@ -104,11 +134,12 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
         )
     if isinstance(sample_weight, numbers.Real):
         sample_weight = np.full(n_samples, sample_weight, dtype=np.float64)
+    row_name = row_name or labelled_rows(sample_weight)
     try:
         array = np.asarray(sample_weight)
     except (TypeError, ValueError) as exc:  # ragged lists and other unconvertible input
         raise TypeError(f"sample_weight could not be converted to an array: {exc}.") from exc
-    weights = check_weight_values(array, n_samples, length_of=length_of)
+    weights = check_weight_values(array, n_samples, length_of=length_of, row_name=row_name)
     if not (weights > 0).any():
         raise ValueError(_ALL_ZERO)
     if (weights == 1.0).all():
@@ -116,12 +147,13 @@ def check_sample_weight(sample_weight, n_samples, *, length_of="X"):
     return np.ascontiguousarray(weights)
 
 
-def check_weight_values(array, n_samples=None, *, length_of="X", where=""):
+def check_weight_values(array, n_samples=None, *, length_of="X", where="", row_name=None):
     """Return the weights of ``array`` as float64: real numbers, 1-D, finite and >= 0.
 
     The per-row rules of :func:`check_sample_weight`, which the Dask
     estimator applies to each partition (``where``: " of partition 3", after
-    the row number); ``n_samples`` (None: not checked) is the length wanted.
+    the row number); ``n_samples`` (None: not checked) is the length wanted;
+    ``row_name`` names a bad row (:func:`name_row`).
     """
     if array.dtype.kind not in "iuf":
         raise TypeError(
@@ -139,7 +171,8 @@ def check_weight_values(array, n_samples=None, *, length_of="X", where=""):
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at row {i}{where}."
+            f"sample_weight must be finite and >= 0, got {array[i].item()!r} at "
+            f"{name_row(i, where, row_name)}."
         )
     return weights
 
