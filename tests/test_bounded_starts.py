@@ -105,6 +105,7 @@ def test_auto_is_never_dearer_than_the_fairkm_start(seed, delta, random_state):
     assert _cost(X, fits["auto"].labels_) <= _cost(X, fits[1].labels_) * (1 + 1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("init", ["fairkm", "k-means++"])
 def test_same_random_state_same_labels(init):
     X, groups = _problem(3, n=150, n_values=3)

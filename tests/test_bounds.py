@@ -135,6 +135,7 @@ def quiet_assignment(*args, **kwargs):
 # ----------------------------------------------------------------------------- brute force
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=tiny_problems(weighted=True))
 def test_tiny_problems_match_brute_force(problem):

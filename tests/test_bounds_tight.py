@@ -233,10 +233,11 @@ def test_a_loss_at_the_tightest_floor_tries_one_row_doubled(monkeypatch):
     for losing in ({"tightest"}, {"tightest", "doubled"}):
         seen = []
 
-        def spy(X, labels, centers, bounds, w, max_lp_variables, losing=losing, seen=seen):
+        def spy(X, labels, centers, bounds, w, max_lp_variables, steps, losing=losing,
+                seen=seen):
             which = "tightest" if repair._floors(bounds) == repair._floors(tightest) else "doubled"
             seen.append(which)
-            out = real(X, labels, centers, bounds, w, max_lp_variables)
+            out = real(X, labels, centers, bounds, w, max_lp_variables, steps)
             if which in losing:
                 out = replace(out, repair=replace(out.repair, how="least loss"))
             return out

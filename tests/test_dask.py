@@ -164,6 +164,7 @@ def test_same_seed_and_partitioning_give_identical_labels(client, data):
     assert runs[0].objective_ == runs[1].objective_
 
 
+@pytest.mark.slow
 def test_routed_pipeline_passes_sensitive_features(client, data, fitted):
     # As for the in-memory estimators (test_family.py): sensitive_features are
     # requested by default; the client, like sample_weight, is requested by hand.
@@ -463,6 +464,7 @@ def test_worker_killed_mid_fit_recovers_or_fails_clearly(cluster, client, data):
     client.wait_for_workers(2, timeout=60)
 
 
+@pytest.mark.slow
 def test_the_scale_free_weight_and_budgets_on_dask(client, data):
     """The default measures against the S-blind clustering, as fairkm.FairKM does."""
     model = FairKM(K, init=data["centers"]).fit(

@@ -58,8 +58,9 @@ def warm_cache(tmp_path_factory):
     return cache, done.stdout
 
 
-@pytest.mark.parametrize("how", ["index garbage", "index empty", "data empty",
-                                 "data truncated"])
+@pytest.mark.parametrize("how", ["index garbage", *(
+    pytest.param(how, marks=pytest.mark.slow)
+    for how in ("index empty", "data empty", "data truncated"))])
 def test_a_damaged_cache_is_rebuilt_with_one_warning(warm_cache, tmp_path, how):
     cache = tmp_path / "cache"
     shutil.copytree(warm_cache[0], cache)

@@ -42,6 +42,7 @@ def groups(draw):
 INTERSECTIONS = [("sex", "race"), ("race", "sex", "band")]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60))
 @given(problem=groups(), weighted=st.booleans())
 def test_intersection_rows_are_the_combined_attributes(problem, weighted):
@@ -285,6 +286,7 @@ def pairs_joining_alike(draw):
     return rows
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200))
 @given(rows=pairs_joining_alike())
 def test_distinct_tuples_get_distinct_combined_values(rows):

@@ -89,6 +89,7 @@ def test_weighted_report_matches_reference(problem, convention):
             assert_allclose(report.loc[attribute, measure], value, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60))
 @given(problem=weighted_problems(weights=INTEGER_WEIGHTS))
 def test_integer_weights_repeat_rows_in_every_fairness_measure(problem):

@@ -313,6 +313,7 @@ def test_every_parallel_kernel_runs_on_the_calls_count(monkeypatch, seen, blobs)
             assert model.n_threads_ == 1, name
 
 
+@pytest.mark.slow
 def test_without_the_variable_every_kernel_runs_on_the_usable_threads(monkeypatch, seen, blobs):
     reads = serve_idle(monkeypatch)  # every core idle: the count is the usable threads
     usable = numba_thread_count()

@@ -254,7 +254,8 @@ def test_every_attribute_fairer_than_kmeans_on_diabetes(diabetes):
     assert model.cost_increase_ < 0.12
 
 
-@pytest.mark.parametrize("k", [5, pytest.param(15, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [5, 15])
 def test_every_attribute_fairer_than_kmeans_on_adult(shared_data, k):
     adult = fetch_adult(data_home=shared_data)
     X, sensitive = adult.features.to_numpy(dtype=np.float64), adult.sensitive
