@@ -91,7 +91,10 @@ def test_block_terms_equal_point_terms(case):
     coords, dist = np.empty((X.shape[1], n)), np.empty((k, n))
     _kernels.gather_block(X, order, 0, n, coords)
     _kernels.all_distances(coords, n, stats.centers, dist)
-    table = _kernels.lin_table(record, stats.kernel())
+    table = np.empty(stats.value_counts.shape)
+    for c in range(k):  # the sweep's start: each column set as a move refreshes it
+        _kernels.set_lin_columns(terms.value_prop, terms.offsets, cat_coef, stats.counts,
+                                 stats.value_counts, stats.cat_dev, c, c, table)
     want_dist, want_lin, lin = np.empty(k), np.empty(k), np.empty(k)
     for r, i in enumerate(order):
         _kernels.point_terms(X, terms.codes, terms.value_prop, cat_coef, terms.Z, num_coef, i,

@@ -162,15 +162,12 @@ def set_fair_factor(counts, quad, c, p, factors):  # IN, IN, IN, IN, OUT
 
 
 @numba.njit(cache=True, nogil=True)
-def cluster_quad(terms, stats):  # IN, IN
+def cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts, num_sums):  # IN
     """``Q_C`` per cluster: the weighted fairness term of each cluster times ``|C|^p``.
 
     Each attribute's ``sum_v (c_v - |C| p_v)^2`` (categorical, values
     ``offsets[t]`` to ``offsets[t + 1]``) or ``E^2`` (numeric) times its coefficient.
     """
-    value_prop, offsets, cat_coef, num_coef = (terms.value_prop, terms.offsets, terms.cat_coef,
-                                               terms.num_coef)
-    counts, value_counts, num_sums = stats.counts, stats.value_counts, stats.num_sums
     k = counts.shape[0]
     quad = np.zeros(k)
     for t in range(cat_coef.shape[0]):
@@ -193,7 +190,8 @@ def fair_factors(terms, stats, p):  # IN, IN, IN
     factors = np.zeros((N_FACTORS, k))
     if p == 0:
         return np.zeros(k), factors
-    quad = cluster_quad(terms, stats)
+    quad = cluster_quad(terms.value_prop, terms.offsets, terms.cat_coef, terms.num_coef,
+                        counts, stats.value_counts, stats.num_sums)
     for c in range(k):
         set_fair_factor(counts, quad, c, p, factors)
     return quad, factors
@@ -215,7 +213,7 @@ def lin_term(coef, count, size, prop, dev):
     """Return a categorical value's term of ``lin``: ``coef (c_v - |C| p_v - G)``.
 
     The one expression :func:`point_terms` and the blocks' table
-    (:func:`fairkm.cluster._kernels.lin_table`) both evaluate, so that their
+    (:func:`fairkm.cluster._kernels.set_lin_columns`) both evaluate, so that their
     ``lin`` agree to the last bit.
     """
     return coef * (count - size * prop - dev)
@@ -409,7 +407,7 @@ def move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums):
 #   the block's coordinates transposed (features by points), so the inner loop
 #   runs over the block's points (:func:`gather_block`, then :func:`all_distances`);
 # * ``lin`` is read from a table of each value's share of it per cluster
-#   (:func:`lin_table`, :func:`table_lin`): one entry added per attribute and
+#   (:func:`set_lin_columns`, :func:`table_lin`): one entry added per attribute and
 #   cluster instead of four operations.
 #
 # Both add the same terms in the same order as the point-at-a-time formulas, so
@@ -465,21 +463,15 @@ def block_distances(xt, m, centers, c, out):  # IN, IN, IN, IN, OUT
 
 
 @numba.njit(cache=True, nogil=True)
-def set_lin_column(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c,  # IN
-                   table):  # OUT
-    """Refresh cluster ``c``'s column of :func:`lin_table` from its statistics."""
-    size = counts[c]
-    for t in range(offsets.shape[0] - 1):
-        w = cat_coef[t]
-        g = cat_dev[t, c]
-        for v in range(offsets[t], offsets[t + 1]):
-            table[v, c] = lin_term(w, value_counts[v, c], size, value_prop[v], g)
-
-
-@numba.njit(cache=True, nogil=True)
 def set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, a, b,  # IN
                     table):  # OUT
-    """:func:`set_lin_column` of clusters ``a`` and ``b`` (a move's two), in one pass."""
+    """Refresh the columns of clusters ``a`` and ``b`` (a move's two) of the lin table.
+
+    ``table[v, c]``, shape (V, k), is categorical value ``v``'s share of ``lin``
+    in cluster ``c``: the attribute's coefficient times ``c_v - |C| p_v - G``;
+    a point's ``lin[c]`` is the sum of its values' entries (:func:`table_lin`).
+    With ``a == b`` one column is set (twice).
+    """
     size_a, size_b = counts[a], counts[b]
     for t in range(offsets.shape[0] - 1):
         w = cat_coef[t]
@@ -514,23 +506,9 @@ def all_distances(xt, m, centers, out):  # IN, IN, IN, OUT
         block_distances(xt, m, centers, k - 1, out)
 
 
-@numba.njit(cache=True, nogil=True)
-def lin_table(terms, stats):  # IN, IN
-    """Each categorical value's share of ``lin`` per cluster, shape (V, k).
-
-    ``table[v, c]`` is the attribute's coefficient times ``c_v - |C| p_v - G``:
-    a point's ``lin[c]`` is the sum of its values' entries (:func:`table_lin`).
-    """
-    table = np.empty(stats.value_counts.shape)
-    for c in range(stats.counts.shape[0]):
-        set_lin_column(terms.value_prop, terms.offsets, terms.cat_coef, stats.counts,
-                       stats.value_counts, stats.cat_dev, c, table)
-    return table
-
-
 @numba.njit(cache=True, nogil=True, inline="always")
 def table_lin(table, codes, Z, num_coef, num_sums, i, lin):  # IN ..., OUT
-    """Point ``i``'s ``lin`` from :func:`lin_table` and the numeric attributes' sums."""
+    """Point ``i``'s ``lin`` from the lin table (:func:`set_lin_columns`) and the numeric sums."""
     for c in range(lin.shape[0]):
         lin[c] = 0.0
     for t in range(codes.shape[1]):
@@ -644,7 +622,8 @@ def statistics_objective(terms, total_sq_norm, stats):  # IN, IN, IN
     term (``Q_C / |C|^p``, ``p = 2 - e``, the coefficients including ``fairness_weight``).
     """
     sums, counts = stats.sums, stats.counts
-    quad = cluster_quad(terms, stats)
+    quad = cluster_quad(terms.value_prop, terms.offsets, terms.cat_coef, terms.num_coef, counts,
+                        stats.value_counts, stats.num_sums)
     p = 2 - terms.cluster_exponent
     value = total_sq_norm
     for c in range(counts.shape[0]):
@@ -747,10 +726,21 @@ def _sweep(weighted, X, terms, order, block,  # IN
     dist = np.empty(k)
     lin = np.empty(k)
     costs = np.empty(k)
-    grow, shrink = size_factors(counts)
     p = 2 - terms.cluster_exponent
-    quad, factors = fair_factors(terms, stats, p)
-    table = lin_table(terms, stats)
+    # The per-cluster factors and the lin table, from the helpers each move refreshes them
+    # with: no kernel compiled for the start alone (a first fit compiles ~1.5 s less).
+    grow, shrink = np.empty(k), np.empty(k)
+    quad = np.zeros(k)
+    if p > 0:
+        quad = cluster_quad(value_prop, offsets, cat_coef, num_coef, counts, value_counts,
+                            num_sums)
+    factors = np.zeros((N_FACTORS, k))
+    table = np.empty(value_counts.shape)
+    for c in range(k):
+        set_size_factor(counts, c, grow, shrink)
+        if p > 0:
+            set_fair_factor(counts, quad, c, p, factors)
+        set_lin_columns(value_prop, offsets, cat_coef, counts, value_counts, cat_dev, c, c, table)
     coords = np.empty((X.shape[1], block))
     block_dist = np.empty((k, block))
     n_moved = 0
