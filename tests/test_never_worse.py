@@ -92,7 +92,11 @@ def test_a_bounded_fit_is_never_worse_than_fairkm_or_says_so(problem):
     X, S, _ = make_sensitive_blobs(240, n_values=(2, 3), numeric=int(numeric),
                                    cluster_std=2.0, random_state=seed)
     params = dict(n_clusters=k, random_state=seed, n_init=2)
-    plain = FairKM(**params).fit(X, sensitive_features=S)
+    with warnings.catch_warnings():
+        # What FairKM itself may say (an attribute its repair left less fair, as for seed
+        # 12, k=3) is not what this test is about: the bound's own warnings are below.
+        warnings.simplefilter("ignore", UserWarning)
+        plain = FairKM(**params).fit(X, sensitive_features=S)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

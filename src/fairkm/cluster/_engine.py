@@ -276,25 +276,40 @@ class Session:
         self.history = [self.objective]
 
     def _weigh(self, terms, lam):
+        at_rest = hasattr(self, "stats")
         self.terms, self.lam = terms, lam
         self.active = terms if lam > 0 else terms.empty_like()
         d = self.X.shape[1]
-        self.stats = Stats(self.k, d, terms)
-        self.active_stats = Stats(self.k, d, self.active) if lam <= 0 else self.stats
-        self.inertia, self.fairness, self.objective = self.evaluate()
+        self.active_stats = Stats(self.k, d, self.active) if lam <= 0 else None
+        if not at_rest:
+            self.stats = Stats(self.k, d, terms)
+            self.inertia, self.fairness, self.objective = self.evaluate()
+            return
+        # Between phases the statistics are those of the labels, exactly: every pass that
+        # moved a point was evaluated (_step_done). They and the inertia do not depend on
+        # the attribute weights, so only the fairness term is weighed again: the same bits
+        # as evaluating, without two passes over the data.
+        self._derive_active_stats()
+        self.fairness = self.stats.fairness(terms)
+        self.objective = self.inertia + lam * self.fairness
 
     def set_weights(self, lam, cat_w, num_w):
         """Minimise ``inertia + lam * fairness`` with these attribute weights from now on."""
         self._weigh(self.terms.reweighted(cat_w, num_w), lam)
 
-    def evaluate(self):
-        """Recompute the statistics exactly from the labels; return the objective's terms."""
-        self.stats.recompute(self.X, self.terms, self.labels)
-        if self.active_stats is not self.stats:
-            # Without attributes, the moves' statistics are the sums and counts alone.
+    def _derive_active_stats(self):
+        """Set the moves' statistics: the statistics, or without attributes sums and counts."""
+        if self.active_stats is None:
+            self.active_stats = self.stats
+        elif self.active_stats is not self.stats:
             self.active_stats.sums[:] = self.stats.sums
             self.active_stats.counts[:] = self.stats.counts
             self.active_stats.refresh(self.active)
+
+    def evaluate(self):
+        """Recompute the statistics exactly from the labels; return the objective's terms."""
+        self.stats.recompute(self.X, self.terms, self.labels)
+        self._derive_active_stats()
         inertia = _kernels.inertia(
             self.X, self.stats.cluster_centers(), self.terms.weights, self.labels
         )
@@ -313,6 +328,8 @@ class Session:
 
     def restore(self, snapshot):
         """Come back to the labels of a :meth:`snapshot` (under the current weights)."""
+        if np.array_equal(self.labels, snapshot):
+            return  # at rest on these labels: the statistics and objective are theirs already
         self.labels[:] = snapshot
         self.inertia, self.fairness, self.objective = self.evaluate()
 
