@@ -34,6 +34,9 @@ MAX_UNDONE = 0.25
 
 # Rows per block of the mini-batch visiting order (see _block_order).
 _ORDER_BLOCK = 256
+# A phase is skipped as quiet only below the weight where a move starts to pay by this
+# fraction of it, on top of the rounding margin the sweep already took.
+QUIET_MARGIN = 1e-9
 
 
 class Stats:
@@ -229,9 +232,13 @@ def fill_empty_clusters(X, labels, centers, weights=None):
             labels[row] = cluster
 
 
-def sweep(X, terms, lam, order, labels, stats):
-    """One exact sweep over the points in ``order``; returns the number moved."""
-    return _kernels.sweep(X, terms.kernel(lam), order, _kernels.BLOCK, labels, stats.kernel())
+def sweep(X, terms, lam, order, labels, stats, quiet=None):
+    """One exact sweep over the points in ``order``; returns the number moved.
+
+    ``quiet``: see :func:`fairkm.cluster._kernels.sweep`.
+    """
+    return _kernels.sweep(X, terms.kernel(lam), order, _kernels.BLOCK, labels, stats.kernel(),
+                          quiet)
 
 
 def minibatch_epoch(X, terms, lam, order, labels, stats, batch_size, min_batch,
@@ -272,6 +279,7 @@ class Session:
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
         self.n_iter = 0
         self._order = None  # the exact sweeps' visiting order (data order), made once
+        self._quiet = None  # where no single move pays at the labels (see _is_quiet)
         self._weigh(terms, lam)
         self.history = [self.objective]
 
@@ -308,6 +316,7 @@ class Session:
 
     def evaluate(self):
         """Recompute the statistics exactly from the labels; return the objective's terms."""
+        self._quiet = None  # the labels may have changed
         self.stats.recompute(self.X, self.terms, self.labels)
         self._derive_active_stats()
         inertia = _kernels.inertia(
@@ -393,12 +402,33 @@ class Session:
         if self._order is None:
             self._order = np.arange(self.X.shape[0], dtype=np.int64)
         start = self.n_iter - passes_done
+        quiet = np.empty(1 if self.lam > 0 else 0)  # measured where it can serve
         while self.n_iter - start < max_iter:
             n_moved = sweep(self.X, self.active, self.lam, self._order, self.labels,
-                            self.active_stats)
+                            self.active_stats, quiet)
+            if n_moved == 0 and self.lam > 0:
+                self._quiet = (self.terms.cat_weight, self.terms.num_weight, self.lam,
+                               self.lam * quiet[0])
             if self._step_done("sweep", n_moved, tol):
                 return True
         return False
+
+    def _is_quiet(self):
+        """Whether no single move pays at the labels under the current weights.
+
+        True when a sweep at these labels moved nothing under the same
+        attribute weights and a ``fairness_weight`` at most the current one,
+        and the prices it saw put the weight at which a move starts to pay
+        above the current one (:func:`fairkm.cluster._kernels.quiet_factor`):
+        a sweep now would move nothing either, so a phase here is skipped
+        (a walk's rungs on data its fairness term cannot move).
+        """
+        if self._quiet is None:
+            return False
+        cat_weight, num_weight, low, high = self._quiet
+        return (low <= self.lam <= high * (1.0 - QUIET_MARGIN)
+                and np.array_equal(cat_weight, self.terms.cat_weight)
+                and np.array_equal(num_weight, self.terms.num_weight))
 
     def minibatch(self, max_iter, tol, *, batch_size, rng):
         """Run mini-batch epochs, then exact sweeps, until the stopping rule.
@@ -438,6 +468,8 @@ class Session:
 
         Returns whether the rule was met within ``max_iter`` passes.
         """
+        if self._is_quiet():
+            return True
         if self.algorithm == "minibatch":
             return self.minibatch(max_iter, tol, batch_size=self.batch_size, rng=self.rng)
         return self.exact(max_iter, tol)

@@ -650,7 +650,8 @@ def statistics_objective(terms, total_sq_norm, stats):  # IN, IN, IN
 
 
 def sweep(X, terms, order, block,  # IN
-          labels, stats):  # IN/OUT
+          labels, stats,  # IN/OUT
+          quiet=None):  # OUT
     """Visit the points in ``order`` once, moving each to its best cluster.
 
     Runs the compiled sweep for unit weights or for sample weights: two
@@ -687,6 +688,12 @@ def sweep(X, terms, order, block,  # IN
         ``cat_dev`` (A, k), ``G`` per attribute and cluster, and ``num_sums``
         (B, k).
 
+    quiet : ndarray of shape (1,) or (0,), optional
+        Of shape (1,): receives, when no point moved, the factor by which
+        the fairness coefficients can grow before one move of one point pays
+        (:func:`quiet_factor`; ``inf`` when none ever does). Of shape (0,)
+        (the default): not measured, as a sweep at weight 0 needs.
+
     Returns
     -------
     n_moved : int
@@ -696,26 +703,47 @@ def sweep(X, terms, order, block,  # IN
         current cluster, then to the lowest index.
     """
     kernel = _weighted_sweep if terms.weights.shape[0] else _unit_sweep
-    return kernel(X, terms, order, block, labels, stats)
+    quiet = np.empty(0) if quiet is None else quiet
+    return kernel(X, terms, order, block, labels, stats, quiet)
 
 
 @numba.njit(cache=True, nogil=True)
 def _unit_sweep(X, terms, order, block,  # IN
-                labels, stats):  # IN/OUT
+                labels, stats, quiet):  # IN/OUT, OUT
     """:func:`sweep` without sample weights."""
-    return _sweep(False, X, terms, order, block, labels, stats)
+    return _sweep(False, X, terms, order, block, labels, stats, quiet)
 
 
 @numba.njit(cache=True, nogil=True)
 def _weighted_sweep(X, terms, order, block,  # IN
-                    labels, stats):  # IN/OUT
+                    labels, stats, quiet):  # IN/OUT, OUT
     """:func:`sweep` with sample weights."""
-    return _sweep(True, X, terms, order, block, labels, stats)
+    return _sweep(True, X, terms, order, block, labels, stats, quiet)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def quiet_factor(join_distance, leave_distance, join, leave, factor):
+    """Lower ``factor`` to where one move, of prices ``join`` and ``leave``, starts to pay.
+
+    The move's price is ``join - leave = D + F`` (:func:`move_prices`), with
+    ``D = join_distance - leave_distance`` its K-Means part and ``F`` its
+    fairness part, proportional to the fairness coefficients. With them
+    multiplied by ``s``, the price is ``D + s F``: a move that does not pay
+    now starts to pay at ``s = D / -F`` when ``F < 0``, and never when
+    ``F >= 0``. ``D`` is shrunk by :data:`MOVE_RTOL` of the prices'
+    magnitude, so rounding cannot make the factor too large.
+    """
+    distance = join_distance - leave_distance
+    fairness = (join - leave) - distance
+    if fairness < 0.0:
+        margin = MOVE_RTOL * (abs(join) + abs(leave))
+        return min(factor, (distance - margin) / -fairness)
+    return factor
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _sweep(weighted, X, terms, order, block,  # IN
-           labels, stats):  # IN/OUT
+           labels, stats, quiet):  # IN/OUT, OUT
     """Run :func:`sweep`; ``weighted`` is a constant of each kernel that inlines this body."""
     codes, Z, weights = terms.codes, terms.Z, terms.weights
     value_prop, value_const, value_shift = terms.value_prop, terms.value_const, terms.value_shift
@@ -744,6 +772,8 @@ def _sweep(weighted, X, terms, order, block,  # IN
     coords = np.empty((X.shape[1], block))
     block_dist = np.empty((k, block))
     n_moved = 0
+    measure = quiet.shape[0] > 0
+    factor = np.inf  # quiet_factor over the points that did not move, while none has
     for start in range(0, order.shape[0], block):
         m = min(block, order.shape[0] - start)
         gather_block(X, order, start, m, coords)
@@ -762,6 +792,19 @@ def _sweep(weighted, X, terms, order, block,  # IN
             move_prices(weighted, w, change, dist, lin, a, counts, grow, shrink, p, factors, costs)
             b = best_move(costs, a, X, i, w)
             if b == a:
+                if n_moved == 0 and measure:
+                    # Cluster a itself adds nothing: its "move" has a price of 0 and a
+                    # K-Means part of at most 0, so a fairness part of at least 0.
+                    if weighted:
+                        leave = w * counts[a] / (counts[a] - w) * dist[a]
+                        for c in range(k):
+                            factor = quiet_factor(w * counts[c] / (counts[c] + w) * dist[c],
+                                                  leave, costs[c], costs[a], factor)
+                    else:
+                        leave = shrink[a] * dist[a]
+                        for c in range(k):
+                            factor = quiet_factor(grow[c] * dist[c], leave, costs[c], costs[a],
+                                                  factor)
                 continue
             move_point(X, codes, Z, i, a, b, w, sums, counts, value_counts, num_sums)
             set_size_factor(counts, a, grow, shrink)
@@ -783,6 +826,8 @@ def _sweep(weighted, X, terms, order, block,  # IN
             patch_distances(coords, m, centers, a, b, block_dist)
             labels[i] = b
             n_moved += 1
+    if measure:
+        quiet[0] = factor
     return n_moved
 
 
