@@ -167,7 +167,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         ``fairness_weight="auto"`` the S-blind phase minimises the K-Means
         term alone, so the history rises where the fair phase begins.
     n_iter_ : int
-        Number of sweeps (and epochs) of the kept run, every phase included.
+        Number of sweeps (and epochs) of the kept run, every phase included;
+        a phase skipped because no single move could pay in it (a "quiet
+        phase", ``docs/scale.md``) made none.
     n_threads_ : int
         The threads every parallel kernel of the fit ran on, decided once at
         its start: at most numba's threads and the CPUs the process may use
