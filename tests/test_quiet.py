@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 from fairkm import FairKM
+from fairkm.bounds import decided_threads
 from fairkm.cluster import _engine, _kernels
 from fairkm.datasets import make_sensitive_blobs
 
@@ -123,3 +124,40 @@ def test_a_fit_that_moves_at_every_rung_is_unchanged(monkeypatch, shared_data):
     skipping, every = fit_twice(monkeypatch, X, S, n_clusters=5, random_state=0)
     assert_array_equal(skipping.labels_, every.labels_)
     assert skipping.objective_ == every.objective_
+
+
+def test_a_skipped_mini_batch_phase_draws_the_order_its_epoch_would_have(monkeypatch):
+    # A mini-batch phase at a quiet state would run one epoch that moves nothing, and that
+    # epoch draws its visiting order from the fit's generator: the skip draws it too, so the
+    # phases after it visit the rows in the same orders.
+    from ._reference import Problem
+
+    X, S, blob = make_sensitive_blobs(400, n_features=2, centers=3, n_values=(2, 3),
+                                      cluster_std=0.3, random_state=7)
+    problem = Problem(X=X, categorical=[S[c].to_numpy() for c in S], numeric=[],
+                      cat_weights=np.ones(S.shape[1]), num_weights=np.zeros(0),
+                      fairness_weight=10.0, n_clusters=3, sample_weight=None,
+                      cluster_exponent=2)
+    labels = np.asarray(blob, dtype=np.int64)
+
+    def phases(skip):
+        terms, _ = engine(problem, labels)
+        rng = np.random.default_rng(0)
+        session = _engine.Session(X, terms, 10.0, labels.copy(), n_clusters=3, verbose=False,
+                                  algorithm="minibatch", batch_size=64, rng=rng)
+        # As a fit runs its sessions: numba's threads decided (and so started) first. A
+        # cached epoch kernel run in a process whose threads never started crashes.
+        with monkeypatch.context() as patch, decided_threads():
+            if not skip:
+                patch.setattr(_engine.Session, "_is_quiet", lambda self: False)
+            assert session.exact(100, 0.0)  # its last sweep moved nothing: quiet measured
+            done = session.n_iter
+            session.set_weights(10.0, problem.cat_weights, problem.num_weights)
+            assert session.minimise(100, 1e-4)
+        return session.labels, rng.bit_generator.state, session.n_iter - done
+
+    skipped, state, passes = phases(skip=True)
+    ran, ran_state, ran_passes = phases(skip=False)
+    assert_array_equal(skipped, ran)
+    assert state == ran_state
+    assert (passes, ran_passes) == (0, 1)

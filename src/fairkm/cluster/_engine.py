@@ -469,6 +469,10 @@ class Session:
         Returns whether the rule was met within ``max_iter`` passes.
         """
         if self._is_quiet():
+            if self.algorithm == "minibatch":
+                # The visiting order its one epoch would have drawn: later phases then draw
+                # the orders they draw without the skip, and end on the same labels.
+                _block_order(self.X.shape[0], self.rng)
             return True
         if self.algorithm == "minibatch":
             return self.minibatch(max_iter, tol, batch_size=self.batch_size, rng=self.rng)
