@@ -115,6 +115,7 @@ def test_same_random_state_same_labels(init):
     np.testing.assert_array_equal(*labels)
 
 
+@pytest.mark.slow
 def test_kmeans_starts_find_the_balanced_clustering_fairkm_misses():
     """Colours tied to blobs, exact balance: the K-Means starts reach the cheapest found.
 

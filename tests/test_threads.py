@@ -393,11 +393,25 @@ def test_a_bad_environment_variable_stops_a_fit(monkeypatch, blobs, name):
         FITS[name](X[:300], sensitive.iloc[:300])
 
 
+@pytest.fixture(scope="module")
+def fitted(blobs):
+    """Each of FITS fitted once on 300 rows, on first use (a bounded fit takes seconds)."""
+    X, sensitive = blobs
+    models = {}
+
+    def model(name):
+        if name not in models:
+            models[name] = FITS[name](X[:300], sensitive.iloc[:300])
+        return models[name]
+
+    return model
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "abc"])
 @pytest.mark.parametrize("name", PREDICTS)
-def test_a_bad_environment_variable_stops_a_predict(monkeypatch, blobs, name, value):
+def test_a_bad_environment_variable_stops_a_predict(monkeypatch, blobs, fitted, name, value):
     X, sensitive = blobs
-    model = FITS[name.split()[0]](X[:300], sensitive.iloc[:300])
+    model = fitted(name.split()[0])
     monkeypatch.setenv(_threads.ENV_VAR, value)
     with pytest.raises(ValueError, match="FAIRKM_NUM_THREADS must be a positive integer, "
                                          f"got '{value}'"):

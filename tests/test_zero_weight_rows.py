@@ -57,6 +57,7 @@ def test_zero_weight_rows_are_dropped_rows_at_their_nearest_centre(make):
     check(X, w, model.labels_, model.cluster_centers_, dropped.labels_)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), max_iter=st.integers(1, 5))
 def test_fair_assignment_leaves_zero_weight_rows_at_the_nearest_returned_centre(seed, max_iter):

@@ -756,7 +756,7 @@ def _sweep(weighted, X, terms, order, block,  # IN
     costs = np.empty(k)
     p = 2 - terms.cluster_exponent
     # The per-cluster factors and the lin table, from the helpers each move refreshes them
-    # with: no kernel compiled for the start alone (a first fit compiles ~1.5 s less).
+    # with: no kernel compiled for the start alone (a first fit compiles four fewer).
     grow, shrink = np.empty(k), np.empty(k)
     quad = np.zeros(k)
     if p > 0:
