@@ -115,7 +115,7 @@ def test_a_fit_that_skips_quiet_phases_ends_where_one_that_does_not(monkeypatch,
     assert skipping.n_iter_ < every.n_iter_
 
 
-def test_a_fit_that_moves_at_every_rung_is_unchanged(monkeypatch, shared_data):
+def test_an_adult_fit_ends_where_one_that_never_skips_does(monkeypatch, shared_data):
     from fairkm.datasets import fetch_adult
 
     adult = fetch_adult(data_home=shared_data, preprocess="paper")
