@@ -49,7 +49,7 @@ import numpy as np
 from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import BoundsCheck, from_codes
 from fairkm.utils import _call_site
-from fairkm.utils._progress import Progress, report
+from fairkm.utils._progress import Steps
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
 from ._infeasible import check_balance_reachable
@@ -91,17 +91,6 @@ class Constrained:
     repair: BoundRepair
 
 
-class _Steps:
-    """Report each step of the repair (a :class:`Progress` of kind ``"repair"``)."""
-
-    def __init__(self, verbose):
-        self.verbose, self.count = verbose, 0
-
-    def __call__(self, step, inertia=np.nan, n_moved=0):
-        self.count += 1
-        report(Progress("repair", self.count, inertia, n_moved, step=step), self.verbose)
-
-
 def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000, verbose=0):
     """Keep a clustering within ``bounds``, moving as few rows as it can (validated inputs).
 
@@ -138,7 +127,7 @@ def constrain(X, labels, centers, bounds, *, max_lp_variables=100_000, verbose=0
     if (sizes > 0).all():
         centers = means
     check_balance_reachable(bounds)
-    steps = _Steps(verbose)
+    steps = Steps("repair", verbose)
     if not bounds.exact:
         return _constrain(X, labels, centers, bounds, w, max_lp_variables, steps)
     tightest = as_fair_as_whole_rows(X, centers, bounds, max_lp_variables=max_lp_variables)

@@ -226,8 +226,8 @@ class DaskPredictionMixin:
 
     def _distances(self, X, container):
         blocks, lengths = self._new_rows(X)
+        columns = [str(name) for name in self.get_feature_names_out()]
         if container == "pandas" and isinstance(X, dd.DataFrame):
-            columns = [str(name) for name in self.get_feature_names_out()]
             meta = pd.DataFrame(np.zeros((0, len(columns))), columns=columns,
                                 index=X._meta.index)
             return X.map_partitions(tasks.transform_frame, self.cluster_centers_, columns,
@@ -239,9 +239,7 @@ class DaskPredictionMixin:
             dtype=np.float64, width=self.cluster_centers_.shape[0],
         )
         if container == "pandas":
-            return dd.from_dask_array(
-                distances, columns=[str(name) for name in self.get_feature_names_out()]
-            )
+            return dd.from_dask_array(distances, columns=columns)
         return distances
 
     @fill_estimator_docstring

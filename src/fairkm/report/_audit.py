@@ -18,7 +18,7 @@ from fairkm.utils._data_checks import (
 )
 from fairkm.utils._inputs import as_frequencies, paired, read_weights, row_index
 from fairkm.utils._options import HTML_REPORT
-from fairkm.utils._progress import Progress, report
+from fairkm.utils._progress import Steps
 from fairkm.utils._sensitive import check_sensitive_features
 from fairkm.utils._threads import decided_pool_threads
 from fairkm.utils._validation import labelled_rows
@@ -589,7 +589,7 @@ def audit(
                                             deviation_kind=deviation_kind,
                                             min_balance=min_balance)
         bounds[main] = check_labels(resolved, values)
-    step = _Steps(getattr(model, "verbose", 0))
+    step = Steps("audit", getattr(model, "verbose", 0))
     # One thread count for the audit's scikit-learn work (the reference KMeans, the
     # silhouettes), decided from the rows, never from the load (decided_pool_threads).
     with decided_pool_threads(n_rows=n_samples):
@@ -657,17 +657,6 @@ def audit(
         costs=costs,
         group_costs=group_costs,
     )
-
-
-class _Steps:
-    """Report the audit's long steps as they begin (a :class:`Progress` of kind ``"audit"``)."""
-
-    def __init__(self, verbose):
-        self.verbose, self.count = verbose, 0
-
-    def __call__(self, step):
-        self.count += 1
-        report(Progress("audit", self.count, np.nan, 0, step=step), self.verbose)
 
 
 def _rows_of(reference, n_samples, keep):

@@ -15,7 +15,7 @@ import contextvars
 import math
 from dataclasses import dataclass
 
-__all__ = ["Progress", "listening", "report"]
+__all__ = ["Progress", "Steps", "listening", "report"]
 
 _LISTENERS = contextvars.ContextVar("fairkm_progress_listeners", default=())
 
@@ -105,3 +105,20 @@ def report(progress, verbose):
         print(progress.describe())
     for callback in _LISTENERS.get():
         callback(progress)
+
+
+class Steps:
+    """Report the numbered steps of a ``kind`` of work ("repair", "audit") as they happen.
+
+    Each call reports the next step: a :class:`Progress` whose ``step`` says
+    what it did, with the K-Means cost and rows moved of what it tried (NaN
+    and 0 for a step that tries no clustering), to every listener, and
+    printed when ``verbose``.
+    """
+
+    def __init__(self, kind, verbose):
+        self.kind, self.verbose, self.count = kind, verbose, 0
+
+    def __call__(self, step, objective=math.nan, n_moved=0):
+        self.count += 1
+        report(Progress(self.kind, self.count, objective, n_moved, step=step), self.verbose)
