@@ -14,12 +14,22 @@
   share.
 - A filter on the ``asyncio`` logger that drops Dask's ``AllExit`` records
   (below, :class:`_DropDaskAllExit`).
+- Under pytest-xdist (the default run has two workers), a numba cache per
+  worker, below.
 """
 
 import logging
 import os
 import shutil
 from pathlib import Path
+
+# numba's on-disk cache is not safe for two processes compiling new signatures of one kernel
+# at once: each numbers its data file from the index it read, so both can write the same file,
+# and a later load may get the other signature's code. The workers compile into their own
+# folders (kept between runs, under .pytest_cache/), set before anything imports numba.
+if os.environ.get("PYTEST_XDIST_WORKER") and "NUMBA_CACHE_DIR" not in os.environ:
+    os.environ["NUMBA_CACHE_DIR"] = str(Path(__file__).resolve().parent.parent / ".pytest_cache"
+                                        / "numba" / os.environ["PYTEST_XDIST_WORKER"])
 
 import pandas as pd
 import pytest

@@ -102,7 +102,8 @@ def test_every_worker_lost_raises_within_the_limit(cluster, client, data, monkey
     message = str(info.value)
     assert "no worker for" in message and "during round 2" in message
     assert client.scheduler.address in message
-    assert "start workers (or a new cluster) and fit again" in message
+    assert "No labels were kept from this fit; start workers (or a new cluster) and call fit " \
+        "again." in message
     assert elapsed < 2.0 + _collections._POLL_SECONDS + MARGIN
 
 
@@ -137,6 +138,10 @@ def test_score_on_the_default_client_is_bounded_too(cluster, client, data, monke
     gone = kill_at(monkeypatch, cluster, client, "score_block", when="finished")
     with Client(cluster) as default:  # score(client=None) computes on the default client
         assert _collections.default_distributed_client() is default
-        with pytest.raises(RuntimeError, match="no worker for .* during the score"):
+        with pytest.raises(RuntimeError, match="no worker for .* during the score") as info:
             model.score(X, sensitive_features=S)
+    # The error says what to run again: the score, not the fit it kept.
+    assert "No score was computed; start workers (or a new cluster) and call score again." \
+        in str(info.value)
+    assert "fit" not in str(info.value).split("during the score")[1]
     assert time.monotonic() - gone[0] < 2.0 + _collections._POLL_SECONDS + MARGIN

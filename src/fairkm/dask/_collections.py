@@ -198,7 +198,7 @@ def label_array(blocks, lengths):
     return row_array(blocks, lengths, dtype=np.int64)
 
 
-def gather(client, futures, stage):
+def gather(client, futures, stage, *, call="fit"):
     """Gather results, turning a lost cluster into a clear RuntimeError.
 
     Every wait on the cluster goes through here: for the tasks to finish, and
@@ -210,8 +210,10 @@ def gather(client, futures, stage):
     ``_POLL_SECONDS``, so the error comes at most about 61 s after the last
     worker is gone. A task's own error (bad data) is raised as it is, that of
     the first future in ``futures`` that failed (the first partition's).
+    ``stage`` and ``call`` (the estimator's method: ``"fit"`` or ``"score"``)
+    name, in the error, where the cluster was lost and what to run again.
     """
-    patience = _Patience(client, stage)
+    patience = _Patience(client, stage, call)
     try:
         while True:
             try:
@@ -241,9 +243,13 @@ def gather(client, futures, stage):
     except LOST as exc:
         raise RuntimeError(
             f"fairkm.dask.FairKM lost data on the cluster during {stage} "
-            f"({type(exc).__name__}: {exc}); no labels were kept from this fit, which must "
-            "be restarted."
+            f"({type(exc).__name__}: {exc}); {_NOTHING_KEPT[call]}: call {call} again."
         ) from exc
+
+
+# What a lost cluster leaves of each call, as its error says it.
+_NOTHING_KEPT = {"fit": "no labels were kept from this fit",
+                 "score": "no score was computed"}
 
 
 class _Patience:
@@ -255,8 +261,9 @@ class _Patience:
     ``_POLL_SECONDS``, raises at most that plus one look after they went.
     """
 
-    def __init__(self, client, stage):
-        self.client, self.stage, self.since = client, stage, time.monotonic()
+    def __init__(self, client, stage, call):
+        self.client, self.stage, self.call = client, stage, call
+        self.since = time.monotonic()
 
     def check(self):
         """Raise once no worker has been seen for :data:`NO_WORKERS_PATIENCE` seconds."""
@@ -267,6 +274,7 @@ class _Patience:
             raise RuntimeError(
                 f"fairkm.dask.FairKM has had no worker for {now - self.since:.0f} s during "
                 f"{self.stage}: the cluster at {self.client.scheduler.address} lost all of "
-                "them, and the results they held with them. No labels were kept from this "
-                "fit; start workers (or a new cluster) and fit again."
+                "them, and the results they held with them. "
+                f"{_NOTHING_KEPT[self.call].capitalize()}; "
+                f"start workers (or a new cluster) and call {self.call} again."
             )

@@ -35,17 +35,18 @@ from ._inputs import weight_unit
 __all__ = ["DaskPredictionMixin"]
 
 
-def _compute(client, delayed_blocks, stage):
+def _compute(client, delayed_blocks, stage, call):
     """Compute the blocks on ``client``, or on Dask's default scheduler when it is None.
 
     A default scheduler that is a distributed client is waited on as a given
-    client is, within :func:`fairkm.dask._collections.gather`'s limit.
+    client is, within :func:`fairkm.dask._collections.gather`'s limit; a lost
+    cluster's error names ``stage`` and the method to call again, ``call``.
     """
     if client is None:
         client = default_distributed_client()
     if client is None:
         return list(dask.compute(*delayed_blocks))
-    return gather(client, client.compute(delayed_blocks), stage)
+    return gather(client, client.compute(delayed_blocks), stage, call=call)
 
 
 def _check_container(container):
@@ -297,13 +298,13 @@ class DaskPredictionMixin:
             scale = weight_unit(_compute(client, [
                 dask.delayed(tasks.weight_summary_of, pure=True)(wb, p)
                 for p, wb in enumerate(weight_blocks)
-            ], "the weights"))
+            ], "the weights", "score"))
             unit = 1.0 if scale is None else scale
         predictor = dask.delayed(self._predictor(), pure=True)
         parts = _compute(client, [
             dask.delayed(tasks.score_block, pure=True)(predictor, xb, sb, wb, scale, p)
             for p, (xb, sb, wb) in enumerate(zip(blocks, sensitive, weight_blocks, strict=True))
-        ], "the score")
+        ], "the score", "score")
         total = sum(part[2] for part in parts)
         if total == 0:  # weights all zero were refused: X has no rows
             raise ValueError("X has 0 rows; score needs at least 1.")
