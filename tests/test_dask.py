@@ -422,6 +422,23 @@ def test_lost_results_raise_a_clear_error(client, data, monkeypatch):
     assert not hasattr(model, "labels_")
 
 
+def test_lost_results_during_a_score_say_to_score_again(fitted, client, data, monkeypatch):
+    model, _, _ = fitted
+    gather = client.gather
+
+    def cancel_the_score(futures, *args, **kwargs):
+        if isinstance(futures, list) and any(
+            str(f.key).startswith("score_block") for f in futures
+        ):
+            client.cancel(futures)
+        return gather(futures, *args, **kwargs)
+
+    monkeypatch.setattr(client, "gather", cancel_the_score)
+    with pytest.raises(RuntimeError,
+                       match=r"during the score .*; no score was computed: call score again\.$"):
+        model.score(data["Xd"], sensitive_features=data["Sd"], client=client)
+
+
 class KillWorkerAtTask(SchedulerPlugin):
     """Kill a worker process the moment a task whose key starts with ``prefix`` is scheduled."""
 
