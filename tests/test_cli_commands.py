@@ -317,7 +317,7 @@ def test_evaluate_flags_a_worsened_attribute(capsys, tmp_path):
     assert "sex:" in out.split("WARNING:")[1]
     assert "sex: cluster niche (" in out
     # Labels from another tool get advice for them (FairKM), not FairKM's small-cluster paragraph.
-    assert "What to do about sex" in out and "was not made by FairKM" in out
+    assert "What to do about sex" in out and "was given labels, not the model that made them" in out
     assert "Why a small cluster can stay unfair" not in out
     page = report.read_text(encoding="utf-8")
     assert '<p class="alert">' in page and 'class="less-fair"' in page

@@ -151,7 +151,7 @@ def test_worsened_attribute_is_flagged_in_the_headline():
     # Labels from another tool: the advice names the attribute and points to FairKM.
     advice = dict(lines)["advice"]
     assert advice.startswith("What to do about sex")
-    for words in ("not made by FairKM", "FairKM(n_clusters=k)", "max_deviation"):
+    for words in ("given labels, not the model", "FairKM(n_clusters=k)", "max_deviation"):
         assert words in advice
     text = audit_.to_text()
     assert "WARNING: Less fair than reference" in text
