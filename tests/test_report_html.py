@@ -48,3 +48,22 @@ def test_a_clustering_far_costlier_than_k_means_gets_the_steep_box():
     # As tight as the reference: the neutral box, no word of a price.
     assert re.search(r'<p class="cost">(Price of fairness|The K-Means objective)', page)
     assert 'class="price"' not in page
+
+
+def _cells(page, table_id):
+    """The text of every cell of the table with this id."""
+    start = page.index(f'id="{table_id}"')
+    table = page[start:page.index("</table>", start)]
+    return re.findall(r"<t[dh][^>]*>([^<]*)</t[dh]>", table)
+
+
+def test_sizes_are_whole_counts_with_separators_as_in_the_charts():
+    X, sensitive, _ = make_sensitive_blobs(3000, n_values=(2, 3), random_state=0)
+    labels = np.repeat([0, 1], [1234, 1766])
+    page = audit(labels, X, sensitive_features=sensitive, n_init=2).to_html()
+    assert {"1,234", "1,766"} <= set(_cells(page, "sizes-0"))
+    # Each group's size in the equitable-cost table, counted here, written as the charts write n.
+    cells = _cells(page, "group-costs")
+    groups = {f"{n:,}" for column in sensitive for n in sensitive[column].value_counts()}
+    assert groups <= set(cells) and any("," in g for g in groups)
+    assert not [c for c in cells if re.fullmatch(r"\d{4,}", c)]  # no count without separators

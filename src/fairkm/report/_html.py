@@ -113,8 +113,16 @@ def _cost_box(audit, text):
     return f'<p class="{css}">{badge}{html.escape(text)}</p>'
 
 
-def _table(frame, *, percent=(), table_id=None):
+def _size(value):
+    """Format a size as the charts do: a whole count with separators (3,663), else a measure."""
+    if np.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if float(value).is_integer() else format_number(value)
+
+
+def _table(frame, *, percent=(), sizes=(), table_id=None):
     formatters = {column: "{:.1%}".format for column in percent if column in frame.columns}
+    formatters.update({column: _size for column in sizes if column in frame.columns})
     attrs = f' id="{table_id}"' if table_id else ""
     # A named index becomes a plain first column, so its name heads it.
     named = frame.index.nlevels == 1 and frame.index.name is not None
@@ -252,10 +260,10 @@ def _costs(audit):
     return [
         '<h2 id="equitable-cost">Equitable cost: which group the clustering serves worst</h2>',
         f"<p>{html.escape(COSTS_HELP.format(weighted=weighted))}</p>",
-        _table(audit.costs, table_id="costs"),
+        _table(audit.costs, sizes=("worst group size", "best group size"), table_id="costs"),
         *([f"<p>{html.escape(note)}</p>"] if note else []),
         "<details><summary>Each group's mean cost</summary>",
-        _table(audit.group_costs, table_id="group-costs"),
+        _table(audit.group_costs, sizes=("size",), table_id="group-costs"),
         "</details>",
     ]
 
@@ -270,7 +278,7 @@ def _clusters(audit):
         # One table per clustering: cluster names need not match across clusterings.
         sizes = pd.DataFrame([table["size"].to_numpy()], columns=table.index.tolist(),
                              index=pd.Index([name], name="clustering"))
-        parts.append(_table(sizes, table_id=f"sizes-{k}"))
+        parts.append(_table(sizes, sizes=sizes.columns, table_id=f"sizes-{k}"))
     parts.append("<h2>Composition of each sensitive attribute</h2>")
     parts.append(
         "<p>Top bar: the dataset's mix. A fair clustering gives every cluster about the same "
@@ -298,7 +306,7 @@ def _clusters(audit):
         "the most frequent value of another, with its share.</p>"
     )
     for k, (name, table) in enumerate(audit.clusters.items()):
-        parts += [f"<h3>{esc(name)}</h3>", _table(table, percent=("share",),
+        parts += [f"<h3>{esc(name)}</h3>", _table(table, percent=("share",), sizes=("size",),
                                                    table_id=f"clusters-{k}")]
     return parts
 
