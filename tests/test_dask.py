@@ -402,18 +402,23 @@ def test_predict_checks_its_input(fitted, data):
         model.predict(data["Xd"], sensitive_features=data["Sd"][["s1", "s0", "z0"]])
 
 
-def test_lost_results_raise_a_clear_error(client, data, monkeypatch):
+def cancel_gathers_of(client, monkeypatch, prefix):
+    """Cancel the futures of every gather that waits on a task whose key starts with ``prefix``.
+
+    Cancelled futures are what a gather sees when Dask cannot recompute lost results.
+    """
     gather = client.gather
 
-    def cancel_round_two(futures, *args, **kwargs):
-        # Cancelled futures are what a gather sees when Dask cannot recompute lost results.
-        if isinstance(futures, list) and any(
-            str(f.key).startswith("fairkm-moves-r1-") for f in futures
-        ):
+    def cancelling(futures, *args, **kwargs):
+        if isinstance(futures, list) and any(str(f.key).startswith(prefix) for f in futures):
             client.cancel(futures)
         return gather(futures, *args, **kwargs)
 
-    monkeypatch.setattr(client, "gather", cancel_round_two)
+    monkeypatch.setattr(client, "gather", cancelling)
+
+
+def test_lost_results_raise_a_clear_error(client, data, monkeypatch):
+    cancel_gathers_of(client, monkeypatch, "fairkm-moves-r1-")
     model = FairKM(K, init=data["centers"])
     with pytest.raises(RuntimeError,
                        match=r"during round 2 .*; no labels were kept from this fit: call fit "
@@ -424,16 +429,7 @@ def test_lost_results_raise_a_clear_error(client, data, monkeypatch):
 
 def test_lost_results_during_a_score_say_to_score_again(fitted, client, data, monkeypatch):
     model, _, _ = fitted
-    gather = client.gather
-
-    def cancel_the_score(futures, *args, **kwargs):
-        if isinstance(futures, list) and any(
-            str(f.key).startswith("score_block") for f in futures
-        ):
-            client.cancel(futures)
-        return gather(futures, *args, **kwargs)
-
-    monkeypatch.setattr(client, "gather", cancel_the_score)
+    cancel_gathers_of(client, monkeypatch, "score_block")
     with pytest.raises(RuntimeError,
                        match=r"during the score .*; no score was computed: call score again\.$"):
         model.score(data["Xd"], sensitive_features=data["Sd"], client=client)
