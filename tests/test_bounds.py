@@ -328,6 +328,33 @@ def test_large_problem_rounds_the_fractional_rows_within_the_bound():
     assert clustering_objective(X, result.labels) == pytest.approx(result.inertia, rel=1e-9)
 
 
+def test_many_types_are_priced_without_a_programme_and_meet_the_bound():
+    """More types than one programme holds: the Lagrangian prices every row, no programme.
+
+    Four attributes of 2, 5, 7 and 11 values, two tied to the blobs: 1,500 rows of
+    hundreds of types. The programme's budget (``max_lp_variables``) is below one block
+    per type and cluster, so none is solved; the bound must still be met (recounted
+    here), the certificate must bound the cost and the relaxation's cost is unknown.
+    """
+    rng = np.random.default_rng(4)
+    n, k = 1500, 4
+    blob = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 2)) + 4 * blob[:, None]
+    S = pd.DataFrame({"a": np.where(rng.random(n) < 0.6, blob % 2, rng.integers(0, 2, n)),
+                      "b": np.where(rng.random(n) < 0.6, blob, rng.integers(0, 5, n)),
+                      "c": rng.integers(0, 7, n), "d": rng.integers(0, 11, n)})
+    codes = np.stack([pd.factorize(S[c], sort=True)[0] for c in S], 1)
+    n_types = np.unique(codes, axis=0).shape[0]
+    assert n_types * k > 1000
+    result = fair_assignment(X, X[:k], S, max_deviation=0.05, max_lp_variables=1000)
+    assert "0 programme(s)" in result.status and np.isnan(result.lp_cost)
+    assert not result.exact and not result.certified and result.satisfied
+    assert ref_violation(result.labels, codes, np.ones(n), "additive", 0.05, k) <= 1e-9
+    d = ((X - X[:k][result.labels]) ** 2).sum()
+    assert_allclose(result.assignment_cost, d, rtol=1e-10)
+    assert result.lower_bound <= d
+
+
 @pytest.mark.slow
 def test_sample_mode_meets_the_bound_and_is_deterministic():
     rng = np.random.default_rng(2)

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm.bounds import _round, fair_assignment
+from fairkm.bounds import _relax, _round, fair_assignment
 from fairkm.bounds._infeasible import counting_reason, least_excess_rows, type_counts
 from fairkm.bounds._kernels import group_sums, priced_pass
-from fairkm.bounds._model import Prices, make_problem, sq_distances
+from fairkm.bounds._model import Prices, make_problem, solve_lp, sq_distances
 from fairkm.bounds._relax import relax
 from fairkm.bounds._round import move_to_counts
 from fairkm.datasets import make_sensitive_blobs
@@ -204,13 +204,82 @@ def test_relaxation_by_prices_equals_the_programme_on_every_row(problem, free):
     whole = relax(prob, dist, live, n * k)
     assert whole.exact and whole.certified
     assert_allclose(whole.value, optimum, rtol=1e-6, atol=1e-6 * scale)
-    priced = relax(prob, dist, live, min(3 * free, n * k - 1))  # below every row at once
+    # Below every row at once, with room for a few free rows and a block per type and
+    # cluster pair.
+    budget = min(k * free + prob.n_types * k * k, n * k - 1)
+    priced = relax(prob, dist, live, budget)
     assert not priced.exact
     # The lower bound is one, whatever the outcome; certified, it is the optimum.
     assert priced.bound <= optimum + 1e-6 * scale
-    assert priced.value >= optimum - 1e-6 * scale
+    if priced.rounds:
+        assert priced.value >= optimum - 1e-6 * scale
+    else:  # the blocks did not fit: no programme, the relaxation's cost unknown
+        assert np.isnan(priced.value) and not priced.certified
     if priced.certified:
         assert_allclose(priced.bound, optimum, rtol=1e-5, atol=1e-6 * scale)
+
+
+@settings(max_examples=examples(40))
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 5))
+def test_coarser_blocks_are_unions_of_finer_ones(seed, k):
+    """Each level of blocks (fewer margin bins, then one per type and best cluster) merges
+    whole blocks of the level before; every block holds one type, best and second cluster."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    S = np.stack([rng.integers(0, 2, n), rng.integers(0, 3, n)], 1)
+    prob, _ = _problem(S, k, "additive", 0.1)
+    rows = rng.permutation(n)[:200]
+    best = rng.integers(0, k, 200)
+    second = (best + rng.integers(1, k, 200)) % k
+    regret = rng.exponential(size=200) * 10.0 ** rng.integers(-3, 3, 200)
+    finer = None
+    for bins in _relax._BINS:
+        group = _relax._groups(prob, rows, best, second, regret, 0.01, bins)
+        assert_array_equal(np.unique(group), np.arange(group.max() + 1))
+        key = np.stack([prob.types[rows], best] + ([second] if bins else []), 1)
+        assert all(np.unique(key[group == g], axis=0).shape[0] == 1
+                   for g in range(group.max() + 1))
+        if finer is not None:
+            assert all(np.unique(group[finer == g]).shape[0] == 1
+                       for g in range(finer.max() + 1))
+            assert group.max() <= finer.max()
+        finer = group
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=priced_problems(), budget=st.integers(1, 200))
+def test_no_programme_by_prices_exceeds_its_budget(problem, budget):
+    """``max_pairs`` caps each programme: its pairs of free rows and of blocks together.
+
+    When no programme fits (more blocks than the budget), the prices come from the
+    Lagrangian alone: the bound still holds, each row goes to its cheapest priced cluster
+    and the relaxation's cost is unknown (nan).
+    """
+    X, S, k, kind, delta = problem
+    n = X.shape[0]
+    budget = min(budget, n * k - 1)
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    prob, _ = _problem(S, k, kind, delta, X)
+    dist = sq_distances(X, centers)
+    live = np.arange(n)
+    sizes = []
+
+    def counting(problem, rows, pos, *args, **kwargs):
+        sizes.append(pos.shape[0])
+        return solve_lp(problem, rows, pos, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_relax, "solve_lp", counting)
+        priced = relax(prob, dist, live, budget)
+    assert len(sizes) == priced.rounds
+    assert all(size <= budget for size in sizes)
+    optimum = plain_lp(X, centers, S, delta, kind)
+    assert priced.bound <= optimum + 1e-6 * max(optimum, 1.0)
+    if not priced.rounds:
+        assert np.isnan(priced.value) and not priced.certified
+        cheapest = np.argmin(dist + priced.prices.of(prob, live), axis=1)
+        assert_array_equal(priced.labels, cheapest)
 
 
 @pytest.mark.slow

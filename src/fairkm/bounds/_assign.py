@@ -81,7 +81,9 @@ class BoundedAssignment:
         (:attr:`gap`).
     lp_cost : float
         The linear relaxation's optimum for those centres (equal to
-        ``lower_bound`` up to the solver's tolerance when ``certified``).
+        ``lower_bound`` up to the solver's tolerance when ``certified``); nan
+        when no programme fitted in ``max_lp_variables`` (the relaxation was
+        then bounded from below only, by ``lower_bound``).
     nearest_cost : float
         The cost, to the same centres, of sending every row to its nearest
         one (no bound): ``assignment_cost / nearest_cost - 1`` is what the
@@ -582,12 +584,17 @@ def fair_assignment(X, centers, sensitive_features, *, max_deviation,
         Stop when an assignment lowers the K-Means cost by no more than
         ``tol`` times its value.
     max_lp_variables : int, default=100_000
-        Largest programme solved at once (rows x clusters). Beyond it, the
-        bound rows' prices assign every row: the 5,000 rows nearest to a tie
-        are solved exactly, the rest in blocks of one type and alike in
-        their priced costs, again until the prices show the solution optimal
-        on every row (``certified``) or the relaxation's cost is within 1e-6
-        of its lower bound.
+        Largest programme solved at once, in (row, cluster) pairs. Beyond
+        it, the bound rows' prices assign every row: the 5,000 rows nearest
+        to a tie are solved exactly, the rest in blocks of one type and
+        alike in their priced costs (coarser blocks, down to one per type
+        and cheapest cluster, when finer ones would not fit), all within
+        ``max_lp_variables`` pairs, again until the prices show the solution
+        optimal on every row (``certified``) or the relaxation's cost is
+        within 1e-6 of its lower bound. When even those blocks do not fit
+        (more combinations of the bounded values, times clusters, than the
+        budget), no programme is solved: the prices come from the Lagrangian
+        alone and ``lp_cost`` is nan.
     min_balance : float, dict or None, default=None
         A balance target in [0, 1] for every categorical attribute,
         ``{name: target}`` for some, or None: every cluster's smallest

@@ -38,7 +38,13 @@ __all__ = ["Multipliers", "raise_bound"]
 
 _CHUNKS = 16            # rows are summed in this many fixed blocks: the same sums on any machine
 _TEMPERATURES = (1e-2, 1e-3, 1e-4)  # times the rows' mean spread of cost between clusters
-_ITERATIONS = 40        # L-BFGS-B iterations per temperature
+_ITERATIONS = 40        # L-BFGS-B iterations per temperature, from a programme's prices
+# ... and from prices of coarse blocks or of no programme at all (too many types for one
+# within max_lp_variables): the Lagrangian must do more of the work. At 20,000 rows of
+# 11,834 types (no programme), 40 left the cheapest clusters 96 rows' weight outside the
+# bands, 200 left 18 (1,000: 15); at 1,000,000 rows, k=20 (coarse blocks), the assignment
+# ended 0.0109% above its bound after 40, 0.0034% after 200 (docs/bounds.md, "Scale").
+_ITERATIONS_THOROUGH = 200
 
 
 @dataclass(frozen=True)
@@ -219,7 +225,8 @@ def _soft(dist, live, types, weights, base, z, slope, tau, value, per_type, per_
                     per_slope[blk, b, c] += share * z[b, i]
 
 
-def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None):
+def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None, *,
+                thorough=False):
     """Raise the Lagrangian lower bound from the multipliers behind ``prices``.
 
     Parameters
@@ -236,6 +243,9 @@ def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None):
     rows : tuple or None
         ``(meta, duals)`` of the programme that made ``prices``: the
         multipliers to start from (else the prices' own, else zeros).
+    thorough : bool, default=False
+        Whether the prices came from coarsened blocks or from no programme:
+        the search runs longer.
 
     Returns
     -------
@@ -270,7 +280,8 @@ def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None):
 
         x = minimize(negative, x, jac=True, method="L-BFGS-B",
                      bounds=[(0.0, None)] * layout.size,
-                     options={"maxiter": _ITERATIONS}).x
+                     options={"maxiter": _ITERATIONS_THOROUGH if thorough
+                                      else _ITERATIONS}).x
         candidate = layout.prices(problem, x)
         exact = lower_bound(problem, dist, live, candidate)
         if exact > best:

@@ -12,7 +12,11 @@ close to a tie can change cluster when the prices move. So:
    clusters it is nearly tied between; the others are grouped in blocks of
    one type, best and second cluster and similar margin, which the programme
    may move or split as a whole (so it is always feasible, and sees every
-   row); the programme is solved on the free rows and the blocks;
+   row); the programme is solved on the free rows and the blocks. It holds
+   at most ``max_pairs`` pairs: past them the blocks are coarser (fewer
+   margin bins, then one per type and cheapest cluster), and when even those
+   do not fit (many types) no programme is solved: the prices so far go to
+   the Lagrangian (below);
 3. its duals price every row again. If every held row is still where its
    priced cost is least, and no free row prefers a cluster it was not allowed,
    the primal and the dual solutions satisfy complementary slackness on the
@@ -47,7 +51,9 @@ _CANDIDATES = 3        # pairs per free row the budget plans for
 _FREE_ROWS = 5_000     # rows freed in the first round (more when the check fails)
 # Stop once the relaxation's cost is within this fraction of the proven lower bound.
 _CLOSE = 1e-6
-_BINS = 16             # margin bins of the groups of held rows (factor 2 apart)
+# Margin bins of the groups of held rows (factor 2 apart), finest first; 0: one group per
+# type and best cluster.
+_BINS = (16, 4, 1, 0)
 _BLOCK = 65536
 
 
@@ -70,7 +76,8 @@ class Relaxation:
         raise the Lagrangian bound from them (:mod:`fairkm.bounds._dual`).
     value : float
         The relaxation's cost: the programme's optimum plus the held rows' cost
-        (the relaxation's optimum when certified, else above it).
+        (the relaxation's optimum when certified, else above it); nan when no
+        programme fitted in ``max_pairs``.
     bound : float
         The best Lagrangian lower bound found (see :func:`lower_bound`).
     certified : bool
@@ -133,19 +140,25 @@ def _numeric(problem):
     return np.ascontiguousarray(np.stack([z for z, _ in problem.num]))
 
 
-def _groups(problem, rows, best, second, regret, scale):
+def _groups(problem, rows, best, second, regret, scale, bins):
     """Group held rows of one type, best and second cluster, and similar margin between them.
 
-    The margins are binned on a logarithmic scale (factor 2 up from ``scale``),
-    so rows nearly tied between two clusters fall in small groups and rows far
-    from any tie in large ones.
+    The margins are binned on a logarithmic scale (factor 2 up from ``scale``;
+    ``bins`` of them, the last holding every larger margin), so rows nearly
+    tied between two clusters fall in small groups and rows far from any tie
+    in large ones. ``bins=0``: one group per type and best cluster.
     """
     k = problem.n_clusters
-    part = np.clip(np.floor(np.log2(np.maximum(regret, scale) / scale)), 0, _BINS - 1)
-    key = ((problem.types[rows] * k + best) * k + second) * _BINS + part.astype(np.int64)
-    present = np.zeros(problem.n_types * k * k * _BINS, dtype=np.int64)
-    present[key] = 1
-    return (np.cumsum(present) - 1)[key]
+    key = problem.types[rows] * k + best
+    if bins:
+        part = np.clip(np.floor(np.log2(np.maximum(regret, scale) / scale)), 0, bins - 1)
+        key = (key * k + second) * bins + part.astype(np.int64)
+    _, group = np.unique(key, return_inverse=True)
+    return group.reshape(-1)
+
+
+def _n_groups(group):
+    return int(group.max()) + 1 if group.size else 0
 
 
 def _proxy(problem, dist, z, free, held, group):
@@ -156,7 +169,7 @@ def _proxy(problem, dist, z, free, held, group):
     feasible (a block can split evenly) whatever the prices that grouped it.
     """
     k = problem.n_clusters
-    n_groups = int(group.max()) + 1 if group.size else 0
+    n_groups = _n_groups(group)
     g_weight, g_cost = np.zeros(n_groups), np.zeros((n_groups, k))
     g_z = np.zeros((z.shape[0], n_groups))
     group_sums(held, group, problem.weights, dist, z, g_weight, g_cost, g_z)
@@ -241,7 +254,8 @@ def relax(problem, dist, live, max_pairs, start=None):
     live : ndarray of shape (n_live,), int64
         The rows of positive weight.
     max_pairs : int
-        Largest programme solved at once, in (row, cluster) pairs.
+        Largest programme solved at once, in (row, cluster) pairs (free rows'
+        and blocks' together).
     start : Prices or None
         Prices to start from (beyond ``max_pairs``).
 
@@ -273,7 +287,7 @@ def relax(problem, dist, live, max_pairs, start=None):
     tol = 1e-6 * scale
     n_free = max(1, min(n, max_pairs // _CANDIDATES, _FREE_ROWS))
     forced = np.zeros(n, bool)
-    best_bound, result = -np.inf, None
+    best_bound, result, lp, coarse = -np.inf, None, None, False
     now = _Pricing(problem, dist, live, z, prices)
     for round_ in range(1, _ROUNDS + 1):
         best, second, regret = now.best, now.second, now.regret
@@ -298,8 +312,18 @@ def relax(problem, dist, live, max_pairs, start=None):
         held_mask[free_pos] = False
         held_pos = np.flatnonzero(held_mask)
         held = live[held_pos]
-        group = _groups(problem, held, best[held_pos], second[held_pos], regret[held_pos],
-                        max(theta, tol))
+        # The finest blocks that fit in the programme beside the free rows.
+        left = max_pairs - int(allowed.sum())
+        for bins in _BINS:
+            group = _groups(problem, held, best[held_pos], second[held_pos],
+                            regret[held_pos], max(theta, tol), bins)
+            if _n_groups(group) * k <= left:
+                break
+            coarse = True
+        else:
+            # Even one block per type and cluster overflows it (many types): the prices
+            # so far go to the Lagrangian below.
+            break
         proxy, proxy_dist = _proxy(problem, dist, z, free, held, group)
         n_groups = proxy.types.shape[0] - free_pos.shape[0]
         f_pos, f_clu = np.nonzero(allowed)
@@ -348,14 +372,21 @@ def relax(problem, dist, live, max_pairs, start=None):
         forced = split
         forced[worst] = True
         n_free = min(n, max(n_free, 2 * int(forced.sum())))
+    if result is None:
+        # No programme fitted in max_pairs: the Lagrangian alone, from the starting prices.
+        labels[live] = now.best
+        bound = lower_bound(problem, dist, live, prices)
+        result = Relaxation(labels, live[:0], live[:0], live[:0], np.zeros(0), prices, np.nan,
+                            bound, False, False, 0)
     if not result.certified:
         # The prices certify less than the programme reached: maximise the Lagrangian from
         # them. Its prices are near the relaxation's optimum on every row, so each row's
         # cheapest cluster under them is a better start for whole rows than the programme's
         # blocks (docs/bounds.md, "Scale").
         raised, prices = raise_bound(problem, dist, live, result.prices, result.bound,
-                                     lower_bound, rows=lp.rows)
-        result.bound = min(raised, result.value)
+                                     lower_bound, rows=None if lp is None else lp.rows,
+                                     thorough=coarse)
+        result.bound = raised if np.isnan(result.value) else min(raised, result.value)
         if prices is not result.prices:
             result.prices = prices
             result.labels[live] = _Pricing(problem, dist, live, z, prices).best

@@ -138,9 +138,9 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         Stop when an assignment lowers the K-Means cost by no more than
         ``tol`` times its value.
     max_lp_variables : int, default=100_000
-        Largest linear programme solved at once (rows x clusters); beyond it,
-        the rows are priced by the programme's duals and only those near a
-        tie solved one by one (see :func:`fair_assignment`).
+        Largest linear programme solved at once, in (row, cluster) pairs;
+        beyond it, the rows are priced by the programme's duals and only
+        those near a tie solved one by one (see :func:`fair_assignment`).
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (FairKM, K-Means). The same value gives identical labels.
     progress : bool, default=True
