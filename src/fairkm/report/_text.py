@@ -221,16 +221,13 @@ def _why(settings, attributes, lost=()):
                 "under the bound, which weighs the sensitive attributes only through the "
                 "bound, so inside it each cluster keeps the mix its features give it.")
     if settings is None or settings.get("estimator") != "FairKM":
-        if settings is None:
-            # Labels alone do not say which method made them: FairKM's own labels, passed as
-            # an array, reach here too.
-            return ("The audit was given labels, not the model that made them (pass the fitted "
-                    "model to say which): a method that does not weigh the sensitive "
-                    "attributes against the K-Means cost leaves each cluster with the mix its "
-                    "features give it.")
-        return (f"This clustering was made by {settings['estimator']}: a method that does not "
-                "weigh the sensitive attributes against the K-Means cost leaves each cluster "
-                "with the mix its features give it.")
+        # Labels alone do not say which method made them: FairKM's own labels, passed as an
+        # array, reach here too.
+        made = ("The audit was given labels, not the model that made them (pass the fitted "
+                "model to say which)" if settings is None
+                else f"This clustering was made by {settings['estimator']}")
+        return (f"{made}: a method that does not weigh the sensitive attributes against "
+                "the K-Means cost leaves each cluster with the mix its features give it.")
     weighting = settings.get("cluster_weighting_")
     if weighting == PAPER_WEIGHTING:
         return ("FairKM's fairness term weighed each cluster by the square of its share of "
