@@ -32,6 +32,9 @@ MAX_CODE_LINES = 450
 LONGER = {
     "fairkm.cluster._kernels": "one compile unit: numba caches a kernel by its own file, so the "
                                "engine's kernels and every helper they call share one file",
+    "fairkm.bounds._search_kernels": "one compile unit (as fairkm.cluster._kernels): the local "
+                                     "search and the excess it counts, by cluster and by "
+                                     "attribute",
 }
 
 # (importing package, package whose private modules it may import): why. Every package reads

@@ -4,6 +4,9 @@
   distance and on numeric means, the bands' weight) and the excess of the
   means over the clusters equal plain NumPy sums (the balance's: the plain
   shortfall of ``tests/_bounds_reference.py``);
+* on unit problems, each cluster's excess per attribute with one row of a
+  type less or more, and a swap's gain, counted attribute by attribute,
+  equal a plain recount from the changed counts;
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
 * repair lowers the excess step by step (or, cancelling a cycle of one type,
@@ -23,7 +26,15 @@ from numpy.testing import assert_allclose
 
 from fairkm.bounds._model import make_problem, sq_distances
 from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
-from fairkm.bounds._search_kernels import TOL, cluster_excess, overall_excess, search
+from fairkm.bounds._search_kernels import (
+    TOL,
+    _swap_gain,
+    _swap_table,
+    _unit_refresh,
+    cluster_excess,
+    overall_excess,
+    search,
+)
 from fairkm.metrics._bound_spec import resolve_bounds
 
 from ._bounds_reference import plain_shortfall
@@ -79,6 +90,26 @@ def plain_excess(labels, weights, codes, z, lower, upper, prop, offsets, tv_cap,
     finite = np.isfinite(mean_cap)
     overall = weights.sum() / k * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
     return out, overall
+
+
+def plain_cluster_excess(s, x, lower, upper, prop, offsets, tv_cap, balance, hard):
+    """One cluster of size ``s`` and value counts ``x`` (categorical attributes only): its
+    excess per attribute and its total-variation distances, from the definitions."""
+    n_attr = offsets.shape[0] - 1
+    excess, measures = np.zeros(n_attr), np.zeros(n_attr)
+    for a in range(n_attr):
+        span = slice(offsets[a], offsets[a + 1])
+        counts, p = x[span], prop[span]
+        excess[a] = hard * (np.maximum(counts - (upper[span] + TOL) * s, 0.0)
+                            + np.maximum((lower[span] - TOL) * s - counts, 0.0)).sum()
+        held = counts[p > 0]
+        if balance[a] > 0 and held.size:
+            excess[a] += hard * max((balance[a] - TOL) * held.max() - held.min(), 0.0)
+        tv = np.abs(counts - p * s).sum()
+        if np.isfinite(tv_cap[a]):
+            excess[a] += max(tv - 2 * (tv_cap[a] + TOL) * s, 0.0)
+        measures[a] = 0.5 * tv / s if s > 0 else 0.0
+    return excess, measures
 
 
 def plain_cost(dist, weights, labels):
@@ -189,6 +220,87 @@ def test_cluster_excess_equals_a_plain_sum(space, hard):
                                               s["prop"], s["offsets"], k), atol=1e-12)
     assert_allclose(overall_excess(measures.sum(axis=0), s["mean_cap"], s["weights"].sum() / k),
                     overall, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]))
+def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
+    s, labels = space, space["labels"]
+    k, n_values = s["lower"].shape
+    codes, offsets, types, n_types = s["codes"], s["offsets"], s["types"], s["n_types"]
+    n_attr = codes.shape[1]
+    size = np.bincount(labels, minlength=k).astype(float)
+    cnt = np.zeros((k, n_values))
+    for a in range(n_attr):
+        np.add.at(cnt, (labels, codes[:, a]), 1.0)
+    tcodes = np.array([codes[types == t][0] for t in range(n_types)])
+
+    def plain(c, s_c, x_c):
+        return plain_cluster_excess(s_c, x_c, s["lower"][c], s["upper"][c], s["prop"], offsets,
+                                    s["tv_cap"][c], s["balance"][c], hard)
+
+    def one_of(t):
+        row = np.zeros(n_values)
+        row[tcodes[t]] = 1.0
+        return row
+
+    bands = (s["lower"], s["upper"], s["prop"], s["tv_cap"], s["balance"], s["mean_cap"])
+    here = np.empty((k, n_attr))
+    parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
+             np.empty((k, n_attr, 3), np.int64), np.empty((k, n_attr, 3), np.int64), here)
+    rm, add = np.empty((n_types, k)), np.empty((n_types, k))
+    rm_meas, add_meas = np.empty((n_types, k, n_attr)), np.empty((n_types, k, n_attr))
+    _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, rm, add, rm_meas, add_meas)
+    now = [plain(c, size[c], cnt[c]) for c in range(k)]
+    assert_allclose(here, [e for e, _ in now], rtol=1e-9, atol=1e-9)
+    for t in range(n_types):
+        for c in range(k):
+            e, m = plain(c, size[c] - 1, cnt[c] - one_of(t))
+            assert rm[t, c] == pytest.approx(e.sum(), rel=1e-9, abs=1e-9)
+            assert_allclose(rm_meas[t, c], m, atol=1e-12)
+            e, m = plain(c, size[c] + 1, cnt[c] + one_of(t))
+            assert add[t, c] == pytest.approx(e.sum(), rel=1e-9, abs=1e-9)
+            assert_allclose(add_meas[t, c], m, atol=1e-12)
+    # Swaps: the excess before and after, each cluster's and the means' over the clusters.
+    E = np.array([e.sum() for e, _ in now])
+    meas = np.array([m for _, m in now])
+    mean_scale = labels.shape[0] / k
+    mean_cap = s["mean_cap"]
+
+    def overall_of(measures):
+        sums = measures.sum(axis=0)
+        finite = np.isfinite(mean_cap)
+        return mean_scale * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
+
+    overall = overall_of(meas)
+    sizes = np.diff(offsets)
+    tabled = np.r_[0, np.cumsum(sizes ** 2)[:-1]]
+    untabled = np.full(n_attr, -1)
+    table = np.empty(int((sizes ** 2).sum()))
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                continue
+            _swap_table(a, b, offsets, tabled, table, size, cnt, meas, meas.sum(axis=0), bands,
+                        hard, mean_scale, parts)
+            for t1 in range(n_types):
+                for t2 in range(n_types):
+                    if t1 == t2:
+                        continue
+                    moved = cnt.copy()
+                    moved[a] += one_of(t2) - one_of(t1)
+                    moved[b] += one_of(t1) - one_of(t2)
+                    after = meas.copy()
+                    new_a, after[a] = plain(a, size[a], moved[a])
+                    new_b, after[b] = plain(b, size[b], moved[b])
+                    left = new_a.sum() + new_b.sum() + overall_of(after)
+                    # From the table, and attribute by attribute without one: the same sum.
+                    gains = [_swap_gain(t1, t2, a, b, tcodes, offsets, cells, table, size, cnt,
+                                        meas, meas.sum(axis=0), bands, hard, mean_scale, parts)
+                             for cells in (tabled, untabled)]
+                    assert gains[0] == gains[1]
+                    assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
+                                                     abs=1e-9)
 
 
 @settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])

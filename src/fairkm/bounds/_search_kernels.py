@@ -52,6 +52,7 @@ __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
+_TABLED = 64        # unit problems: the largest attribute whose swaps' gains are tabled
 
 
 @numba.njit(cache=True)
@@ -136,6 +137,215 @@ def _state(labels, weights, codes, z, k, n_values):
             zsum[c, q] += w * z[i, q]
     return size, cnt, zsum
 
+
+# ---------------------------------------------------------------------------- unit problems
+#
+# On unit problems a cluster's excess is a sum over its categorical attributes,
+# and a row's move changes one value's count per attribute (and the size by one),
+# a swap of two rows two values' counts (the size not at all). So per cluster and
+# attribute the search keeps the sums of the band penalties and of
+# |count - prop * size| at the sizes one less, the same and one more, and the
+# held values of the three largest and three smallest counts: the excess after a
+# move or a swap is then O(1) per attribute, where a recount is O(values).
+
+
+@numba.njit(cache=True)
+def _rank(slots, row, v, sign):
+    """Insert value ``v`` in ``slots`` (-1: empty), kept in decreasing ``sign * row``."""
+    key = sign * row[v]
+    j = slots.shape[0]
+    while j > 0 and (slots[j - 1] < 0 or sign * row[slots[j - 1]] < key):
+        j -= 1
+    if j == slots.shape[0]:
+        return
+    for q in range(slots.shape[0] - 1, j, -1):
+        slots[q] = slots[q - 1]
+    slots[j] = v
+
+
+@numba.njit(cache=True)
+def _unit_parts(size, cnt, lower, upper, prop, offsets, pen, dev, top, bottom):
+    """Per cluster and attribute, what :func:`_after` reads (OUT: the last four).
+
+    ``pen`` and ``dev`` (k, A, 3): the sums over the attribute's values of the
+    band penalties and of ``|count - prop * s|`` at ``s`` = size - 1, size and
+    size + 1; ``top`` and ``bottom`` (k, A, 3): the held values (``prop > 0``)
+    of the largest and of the smallest counts, in order (-1: none).
+    """
+    for c in range(size.shape[0]):
+        for a in range(offsets.shape[0] - 1):
+            for d in range(3):
+                s = size[c] + (d - 1)
+                p_sum, t_sum = 0.0, 0.0
+                for v in range(offsets[a], offsets[a + 1]):
+                    p_sum += _penalty(cnt[c, v], s, lower[c, v], upper[c, v])
+                    t_sum += abs(cnt[c, v] - prop[v] * s)
+                pen[c, a, d] = p_sum
+                dev[c, a, d] = t_sum
+            top[c, a, :] = -1
+            bottom[c, a, :] = -1
+            for v in range(offsets[a], offsets[a + 1]):
+                if prop[v] > 0.0:
+                    _rank(top[c, a], cnt[c], v, 1.0)
+                    _rank(bottom[c, a], cnt[c], v, -1.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _extreme(slots, row, sign, u, v, prop):
+    """Return the largest (``sign`` 1) or smallest (-1) held count after a change.
+
+    One row of value ``u`` has gone and one of ``v`` has come (-1: none;
+    ``u != v``); ``slots`` are the held values of the three largest counts
+    times ``sign`` (:func:`_unit_parts`), so one of them is the largest of the
+    unchanged values.
+    """
+    best = -np.inf
+    for q in range(slots.shape[0]):
+        w = slots[q]
+        if w >= 0 and w != u and w != v:
+            best = sign * row[w]
+            break
+    if u >= 0 and prop[u] > 0.0:
+        best = max(best, sign * (row[u] - 1.0))
+    if v >= 0 and prop[v] > 0.0:
+        best = max(best, sign * (row[v] + 1.0))
+    return sign * best
+
+
+@numba.njit(cache=True, inline="always")
+def _after(c, a, u, v, d, size, cnt, bands, hard, parts):
+    """Cluster ``c``'s excess from attribute ``a``, and its total-variation distance.
+
+    After one row of value ``u`` left and one of value ``v`` came (-1: none;
+    ``u != v``) and the size changed by ``d - 1``, as :func:`cluster_excess`
+    counts them. ``bands`` = (lower, upper, prop, tv_cap, balance, mean_cap);
+    ``parts`` = (pen, dev, top, bottom, here) (:func:`_unit_refresh`).
+    """
+    lower, upper, prop, tv_cap, balance, _ = bands
+    pen, dev, top, bottom, _ = parts
+    s = size[c] + (d - 1)
+    p_sum, t_sum = pen[c, a, d], dev[c, a, d]
+    if u >= 0:
+        x = cnt[c, u]
+        p_sum += (_penalty(x - 1.0, s, lower[c, u], upper[c, u])
+                  - _penalty(x, s, lower[c, u], upper[c, u]))
+        t_sum += abs(x - 1.0 - prop[u] * s) - abs(x - prop[u] * s)
+    if v >= 0:
+        x = cnt[c, v]
+        p_sum += (_penalty(x + 1.0, s, lower[c, v], upper[c, v])
+                  - _penalty(x, s, lower[c, v], upper[c, v]))
+        t_sum += abs(x + 1.0 - prop[v] * s) - abs(x - prop[v] * s)
+    total = hard * p_sum
+    if balance[c, a] > 0.0:
+        most = _extreme(top[c, a], cnt[c], 1.0, u, v, prop)
+        least = _extreme(bottom[c, a], cnt[c], -1.0, u, v, prop)
+        total += hard * max((balance[c, a] - TOL) * most - least, 0.0)
+    if tv_cap[c, a] < np.inf:
+        total += max(t_sum - 2.0 * (tv_cap[c, a] + TOL) * s, 0.0)
+    inv = 1.0 / s if s > 0.0 else 0.0
+    return total, 0.5 * t_sum * inv
+
+
+@numba.njit(cache=True, inline="always")
+def _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale, parts):
+    """Excess removed at attribute ``q`` by a swap of a value-``u`` and a value-``v`` row.
+
+    The row of value ``u`` goes ``a -> b``, the one of ``v`` ``b -> a``
+    (``u != v``): the two clusters' excess and the mean's over the clusters.
+    """
+    mean_cap = bands[5]
+    here = parts[4]
+    ea, ma = _after(a, q, u, v, 1, size, cnt, bands, hard, parts)
+    eb, mb = _after(b, q, v, u, 1, size, cnt, bands, hard, parts)
+    g = here[a, q] + here[b, q] - ea - eb
+    if mean_cap[q] < np.inf:
+        mq = msum[q] - meas[a, q] - meas[b, q] + ma + mb
+        g += mean_scale * (max(msum[q] - mean_cap[q] - TOL, 0.0)
+                           - max(mq - mean_cap[q] - TOL, 0.0))
+    return g
+
+
+@numba.njit(cache=True)
+def _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
+                parts):  # IN ..., OUT: table
+    """:func:`_swap_term` of clusters ``a`` and ``b`` for every pair of values, tabled.
+
+    Attribute ``q`` has the block ``table[cells[q]:cells[q] + n * n]`` (n its
+    number of values; ``cells[q]`` -1: none), entry ``i * n + j`` for the
+    ``i``-th value going ``a -> b`` and the ``j``-th ``b -> a``.
+    """
+    for q in range(cells.shape[0]):
+        if cells[q] < 0:
+            continue
+        n = offsets[q + 1] - offsets[q]
+        for i in range(n):
+            for j in range(n):
+                table[cells[q] + i * n + j] = 0.0 if i == j else _swap_term(
+                    q, offsets[q] + i, offsets[q] + j, a, b, size, cnt, meas, msum, bands, hard,
+                    mean_scale, parts)
+
+
+@numba.njit(cache=True, inline="always")
+def _swap_gain(t1, t2, a, b, tcodes, offsets, cells, table, size, cnt, meas, msum, bands, hard,
+               mean_scale, parts):
+    """Return the excess a swap of a type-``t1`` and a type-``t2`` row removes (unit).
+
+    The row of ``t1`` goes ``a -> b``, the one of ``t2`` ``b -> a``. The gain
+    :func:`_evaluate` would count, summed over the attributes where the types
+    differ: from the table of ``a`` and ``b`` (:func:`_swap_table`) where it
+    has the attribute, else by :func:`_swap_term`; the same sum either way.
+    """
+    gain = 0.0
+    for q in range(tcodes.shape[1]):
+        u, v = tcodes[t1, q], tcodes[t2, q]
+        if u == v:
+            continue
+        if cells[q] >= 0:
+            n = offsets[q + 1] - offsets[q]
+            gain += table[cells[q] + (u - offsets[q]) * n + (v - offsets[q])]
+        else:
+            gain += _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale,
+                               parts)
+    return gain
+
+
+@numba.njit(cache=True)
+def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts,  # IN, OUT: parts
+                  rm, add, rm_meas, add_meas):  # OUT
+    """Count the excess by attribute, and every cluster's with a row less or more (unit).
+
+    Fills ``parts`` (:func:`_unit_parts`; the last, ``here`` (k, A), each
+    cluster's excess from each attribute), and each cluster's excess and
+    distances without and with one more row of each type (``rm``, ``add``
+    (n_types, k); ``rm_meas``, ``add_meas`` (n_types, k, A)), summed over the
+    attributes from per-value tables.
+    """
+    lower, upper, prop = bands[0], bands[1], bands[2]
+    pen, dev, top, bottom, here = parts
+    _unit_parts(size, cnt, lower, upper, prop, offsets, pen, dev, top, bottom)
+    k, n_attr = here.shape
+    n_values = cnt.shape[1]
+    # per cluster and value: the excess of the value's attribute, and its distance, with one
+    # row of the value less (size - 1) or more (size + 1)
+    out_e, out_m = np.empty((k, n_values)), np.empty((k, n_values))
+    in_e, in_m = np.empty((k, n_values)), np.empty((k, n_values))
+    for c in range(k):
+        for q in range(n_attr):
+            here[c, q] = _after(c, q, -1, -1, 1, size, cnt, bands, hard, parts)[0]
+            for v in range(offsets[q], offsets[q + 1]):
+                out_e[c, v], out_m[c, v] = _after(c, q, v, -1, 0, size, cnt, bands, hard, parts)
+                in_e[c, v], in_m[c, v] = _after(c, q, -1, v, 2, size, cnt, bands, hard, parts)
+    for t in range(tcodes.shape[0]):
+        for c in range(k):
+            out, into = 0.0, 0.0
+            for q in range(n_attr):
+                v = tcodes[t, q]
+                out += out_e[c, v]
+                into += in_e[c, v]
+                rm_meas[t, c, q] = out_m[c, v]
+                add_meas[t, c, q] = in_m[c, v]
+            rm[t, c] = out
+            add[t, c] = into
 
 # ---------------------------------------------------------------------------- candidate lists
 
@@ -370,6 +580,11 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     for i in range(m):
         members[fill[types[i]]] = i
         fill[types[i]] += 1
+    n_attr = codes.shape[1]
+    tcodes = np.zeros((n_types, n_attr), dtype=np.int64)  # each type's values
+    for t in range(n_types):
+        if first[t] < first[t + 1]:
+            tcodes[t] = codes[members[first[t]]]
     rows = np.empty((n_types, k, k, _LIST), dtype=np.int64)
     cost = np.empty((n_types, k, k, _LIST))
     count = np.zeros((n_types, k, k), dtype=np.int64)
@@ -391,6 +606,20 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     add = np.empty((n_types, k))
     rm_meas = np.zeros((n_types, k, J))
     add_meas = np.zeros((n_types, k, J))
+    # unit problems: the parts of the excess by attribute, and a table of the swaps' gains
+    # for the attributes of at most _TABLED values
+    bands = (lower, upper, prop, tv_cap, balance, mean_cap)
+    parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
+             np.empty((k, n_attr, 3), dtype=np.int64), np.empty((k, n_attr, 3), dtype=np.int64),
+             np.empty((k, n_attr)))
+    cells = np.full(n_attr, -1, dtype=np.int64)
+    n_cells = 0
+    for q in range(n_attr):
+        n = offsets[q + 1] - offsets[q]
+        if n <= _TABLED:
+            cells[q] = n_cells
+            n_cells += n * n
+    table = np.empty(n_cells)
     scratch = np.zeros((4, J))
     aff = np.empty(4, dtype=np.int64)
     pair_t = np.empty(_PAIRS, dtype=np.int64)
@@ -428,23 +657,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         if not repair and not polish:
             break
         if unit:
-            for t in range(n_types):
-                r = members[first[t]]
-                for c in range(k):
-                    size[c] -= 1.0
-                    for q in range(codes.shape[1]):
-                        cnt[c, codes[r, q]] -= 1.0
-                    rm[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                              offsets, tv_cap, balance, z_cap, hard, rm_meas[t, c])
-                    size[c] += 2.0
-                    for q in range(codes.shape[1]):
-                        cnt[c, codes[r, q]] += 2.0
-                    add[t, c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop,
-                                               offsets, tv_cap, balance, z_cap, hard,
-                                               add_meas[t, c])
-                    size[c] -= 1.0
-                    for q in range(codes.shape[1]):
-                        cnt[c, codes[r, q]] -= 1.0
+            _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, rm, add, rm_meas,
+                          add_meas)
         best, kind = np.inf, 0
         bt, ba, bb, bt2, bx, by = -1, -1, -1, -1, -1, -1
         n_pairs = 0
@@ -504,6 +718,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         continue
                     order1 = np.argsort(D[:, a, b].copy())
                     order2 = np.argsort(D[:, b, a].copy())
+                    if unit:
+                        _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands,
+                                    hard, mean_scale, parts)
                     for p1 in range(n_types):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
@@ -518,18 +735,26 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 break
                             if t2 == t1:
                                 continue
-                            j = heads[t2, b, a]
-                            _shift(i, a, b, weights, codes, z, size, cnt, zsum)
-                            _shift(j, b, a, weights, codes, z, size, cnt, zsum)
                             gain, left = -np.inf, np.inf
-                            if size[a] >= floor and size[b] >= floor:
-                                aff[0], aff[1] = a, b
-                                gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
-                                                       cnt, zsum, lower, upper, prop, offsets,
-                                                       tv_cap, balance, z_cap, hard, mean_cap,
-                                                       mean_scale, scratch)
-                            _shift(j, a, b, weights, codes, z, size, cnt, zsum)
-                            _shift(i, b, a, weights, codes, z, size, cnt, zsum)
+                            if unit:
+                                # the sizes stay: the counts change at two values an attribute
+                                if size[a] >= floor and size[b] >= floor:
+                                    gain = _swap_gain(t1, t2, a, b, tcodes, offsets, cells,
+                                                      table, size, cnt, meas, msum, bands, hard,
+                                                      mean_scale, parts)
+                                    left = E[a] + E[b] + overall - gain
+                            else:
+                                j = heads[t2, b, a]
+                                _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+                                _shift(j, b, a, weights, codes, z, size, cnt, zsum)
+                                if size[a] >= floor and size[b] >= floor:
+                                    aff[0], aff[1] = a, b
+                                    gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
+                                                           cnt, zsum, lower, upper, prop, offsets,
+                                                           tv_cap, balance, z_cap, hard,
+                                                           mean_cap, mean_scale, scratch)
+                                _shift(j, a, b, weights, codes, z, size, cnt, zsum)
+                                _shift(i, b, a, weights, codes, z, size, cnt, zsum)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
                             if score < best:
                                 best, kind = score, 2
