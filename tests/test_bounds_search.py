@@ -29,7 +29,6 @@ from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
 from fairkm.bounds._search_kernels import (
     TOL,
     _swap_gain,
-    _swap_table,
     _unit_refresh,
     cluster_excess,
     overall_excess,
@@ -281,8 +280,7 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
         for b in range(k):
             if a == b:
                 continue
-            _swap_table(a, b, offsets, tabled, table, size, cnt, meas, meas.sum(axis=0), bands,
-                        hard, mean_scale, parts)
+            table[:] = np.nan
             for t1 in range(n_types):
                 for t2 in range(n_types):
                     if t1 == t2:
@@ -294,11 +292,12 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                     new_a, after[a] = plain(a, size[a], moved[a])
                     new_b, after[b] = plain(b, size[b], moved[b])
                     left = new_a.sum() + new_b.sum() + overall_of(after)
-                    # From the table, and attribute by attribute without one: the same sum.
+                    # Counting the terms into the table, reading them from it, and without
+                    # one: the same sum.
                     gains = [_swap_gain(t1, t2, a, b, tcodes, offsets, cells, table, size, cnt,
                                         meas, meas.sum(axis=0), bands, hard, mean_scale, parts)
-                             for cells in (tabled, untabled)]
-                    assert gains[0] == gains[1]
+                             for cells in (tabled, tabled, untabled)]
+                    assert gains[0] == gains[1] == gains[2]
                     assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
                                                      abs=1e-9)
 

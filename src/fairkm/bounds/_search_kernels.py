@@ -52,7 +52,7 @@ __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
-_TABLED = 64        # unit problems: the largest attribute whose swaps' gains are tabled
+_TABLED = 64        # unit problems: the largest attribute whose swaps' terms are kept
 
 
 @numba.njit(cache=True)
@@ -265,47 +265,33 @@ def _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale, pa
     return g
 
 
-@numba.njit(cache=True)
-def _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
-                parts):  # IN ..., OUT: table
-    """:func:`_swap_term` of clusters ``a`` and ``b`` for every pair of values, tabled.
-
-    Attribute ``q`` has the block ``table[cells[q]:cells[q] + n * n]`` (n its
-    number of values; ``cells[q]`` -1: none), entry ``i * n + j`` for the
-    ``i``-th value going ``a -> b`` and the ``j``-th ``b -> a``.
-    """
-    for q in range(cells.shape[0]):
-        if cells[q] < 0:
-            continue
-        n = offsets[q + 1] - offsets[q]
-        for i in range(n):
-            for j in range(n):
-                table[cells[q] + i * n + j] = 0.0 if i == j else _swap_term(
-                    q, offsets[q] + i, offsets[q] + j, a, b, size, cnt, meas, msum, bands, hard,
-                    mean_scale, parts)
-
-
 @numba.njit(cache=True, inline="always")
 def _swap_gain(t1, t2, a, b, tcodes, offsets, cells, table, size, cnt, meas, msum, bands, hard,
                mean_scale, parts):
     """Return the excess a swap of a type-``t1`` and a type-``t2`` row removes (unit).
 
-    The row of ``t1`` goes ``a -> b``, the one of ``t2`` ``b -> a``. The gain
-    :func:`_evaluate` would count, summed over the attributes where the types
-    differ: from the table of ``a`` and ``b`` (:func:`_swap_table`) where it
-    has the attribute, else by :func:`_swap_term`; the same sum either way.
+    The row of ``t1`` goes ``a -> b``, the one of ``t2`` ``b -> a``: the gain
+    :func:`_evaluate` would count, the sum of :func:`_swap_term` over the
+    attributes where the types differ. ``table`` (IN/OUT) keeps the terms of
+    ``a`` and ``b`` already counted (nan: not yet): attribute ``q``'s block is
+    ``table[cells[q]:cells[q] + n * n]`` (n its number of values; ``cells[q]``
+    -1: no block), entry ``i * n + j`` for its ``i``-th value going ``a -> b``
+    and its ``j``-th ``b -> a``. The same sum with or without the blocks.
     """
     gain = 0.0
     for q in range(tcodes.shape[1]):
         u, v = tcodes[t1, q], tcodes[t2, q]
         if u == v:
             continue
-        if cells[q] >= 0:
-            n = offsets[q + 1] - offsets[q]
-            gain += table[cells[q] + (u - offsets[q]) * n + (v - offsets[q])]
-        else:
+        if cells[q] < 0:
             gain += _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale,
                                parts)
+            continue
+        cell = cells[q] + (u - offsets[q]) * (offsets[q + 1] - offsets[q]) + (v - offsets[q])
+        if np.isnan(table[cell]):
+            table[cell] = _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard,
+                                     mean_scale, parts)
+        gain += table[cell]
     return gain
 
 
@@ -606,7 +592,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     add = np.empty((n_types, k))
     rm_meas = np.zeros((n_types, k, J))
     add_meas = np.zeros((n_types, k, J))
-    # unit problems: the parts of the excess by attribute, and a table of the swaps' gains
+    # unit problems: the parts of the excess by attribute, and a table of the swaps' terms
     # for the attributes of at most _TABLED values
     bands = (lower, upper, prop, tv_cap, balance, mean_cap)
     parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
@@ -718,9 +704,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         continue
                     order1 = np.argsort(D[:, a, b].copy())
                     order2 = np.argsort(D[:, b, a].copy())
-                    if unit:
-                        _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands,
-                                    hard, mean_scale, parts)
+                    table[:] = np.nan  # the terms of a and b, counted when first needed
                     for p1 in range(n_types):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
