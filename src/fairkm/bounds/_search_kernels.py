@@ -265,33 +265,55 @@ def _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale, pa
     return g
 
 
-@numba.njit(cache=True, inline="always")
-def _swap_gain(t1, t2, a, b, tcodes, offsets, cells, table, size, cnt, meas, msum, bands, hard,
-               mean_scale, parts):
-    """Return the excess a swap of a type-``t1`` and a type-``t2`` row removes (unit).
+@numba.njit(cache=True)
+def _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
+                parts):  # IN ..., OUT: table
+    """:func:`_swap_term` of clusters ``a`` and ``b`` for every pair of values, tabled.
 
-    The row of ``t1`` goes ``a -> b``, the one of ``t2`` ``b -> a``: the gain
-    :func:`_evaluate` would count, the sum of :func:`_swap_term` over the
-    attributes where the types differ. ``table`` (IN/OUT) keeps the terms of
-    ``a`` and ``b`` already counted (nan: not yet): attribute ``q``'s block is
-    ``table[cells[q]:cells[q] + n * n]`` (n its number of values; ``cells[q]``
-    -1: no block), entry ``i * n + j`` for its ``i``-th value going ``a -> b``
-    and its ``j``-th ``b -> a``. The same sum with or without the blocks.
+    Attribute ``q``'s block is ``table[cells[q]:cells[q] + n * n]`` (n its
+    number of values; ``cells[q]`` -1: no block), entry ``i * n + j`` for its
+    ``i``-th value going ``a -> b`` and its ``j``-th ``b -> a`` (0 when
+    ``i == j``).
+    """
+    for q in range(cells.shape[0]):
+        if cells[q] < 0:
+            continue
+        n = offsets[q + 1] - offsets[q]
+        for i in range(n):
+            for j in range(n):
+                table[cells[q] + i * n + j] = 0.0 if i == j else _swap_term(
+                    q, offsets[q] + i, offsets[q] + j, a, b, size, cnt, meas, msum, bands, hard,
+                    mean_scale, parts)
+
+
+@numba.njit(cache=True, inline="always")
+def _swap_gain(codes1, r1, codes2, r2, offsets, cells, table):
+    """Return the excess a swap of two rows removes at the tabled attributes (unit problems).
+
+    The row of values ``codes1[r1]`` goes ``a -> b``, the one of values
+    ``codes2[r2]`` ``b -> a``; ``table`` is :func:`_swap_table`'s for ``a``
+    and ``b``. Plain arrays only: the scan calls this for every pair of types
+    it weighs, and each array unpacked from a tuple costs a reference count.
     """
     gain = 0.0
-    for q in range(tcodes.shape[1]):
-        u, v = tcodes[t1, q], tcodes[t2, q]
-        if u == v:
-            continue
-        if cells[q] < 0:
+    for q in range(codes1.shape[1]):
+        if cells[q] >= 0:
+            n = offsets[q + 1] - offsets[q]
+            gain += table[cells[q] + (codes1[r1, q] - offsets[q]) * n
+                          + (codes2[r2, q] - offsets[q])]
+    return gain
+
+
+@numba.njit(cache=True)
+def _untabled_gain(codes1, r1, codes2, r2, a, b, cells, size, cnt, meas, msum, bands, hard,
+                   mean_scale, parts):
+    """:func:`_swap_gain` at the attributes without a block (more than ``_TABLED`` values)."""
+    gain = 0.0
+    for q in range(codes1.shape[1]):
+        u, v = codes1[r1, q], codes2[r2, q]
+        if cells[q] < 0 and u != v:
             gain += _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale,
                                parts)
-            continue
-        cell = cells[q] + (u - offsets[q]) * (offsets[q + 1] - offsets[q]) + (v - offsets[q])
-        if np.isnan(table[cell]):
-            table[cell] = _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard,
-                                     mean_scale, parts)
-        gain += table[cell]
     return gain
 
 
@@ -469,6 +491,18 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 
 
 @numba.njit(cache=True)
+def _cheapest_first(costs):
+    """Return the indices of the finite ``costs``, cheapest first (ties: lowest index first).
+
+    A stable merge sort of the finite entries alone: a quicksort of the whole
+    column (mostly ``inf`` with many types: a type holds rows in few clusters)
+    slows down on the ties, to seconds a step at 10,000 types.
+    """
+    finite = np.flatnonzero(costs < np.inf)
+    return finite[np.argsort(costs[finite], kind="mergesort")]
+
+
+@numba.njit(cache=True)
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
               offsets, tv_cap, balance, z_cap, hard, mean_cap, mean_scale, scratch):
     """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
@@ -606,6 +640,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             cells[q] = n_cells
             n_cells += n * n
     table = np.empty(n_cells)
+    untabled = np.any(cells < 0)
     scratch = np.zeros((4, J))
     aff = np.empty(4, dtype=np.int64)
     pair_t = np.empty(_PAIRS, dtype=np.int64)
@@ -702,30 +737,45 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 for b in range(a + 1, k):
                     if repair and overall <= ex_tol and E[a] <= ex_tol and E[b] <= ex_tol:
                         continue
-                    order1 = np.argsort(D[:, a, b].copy())
-                    order2 = np.argsort(D[:, b, a].copy())
-                    table[:] = np.nan  # the terms of a and b, counted when first needed
-                    for p1 in range(n_types):
+                    order1 = _cheapest_first(D[:, a, b])
+                    order2 = _cheapest_first(D[:, b, a])
+                    n2 = order2.shape[0]
+                    if n2 == 0:
+                        continue
+                    # the second rows' costs and values in scan order: read in sequence
+                    cost2 = np.empty(n2)
+                    codes2 = np.empty((n2, n_attr), dtype=np.int64)
+                    for p2 in range(n2):
+                        cost2[p2] = D[order2[p2], b, a]
+                        codes2[p2] = tcodes[order2[p2]]
+                    tabled = False  # the table of a and b, built when first needed
+                    for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
-                        if c1 == np.inf or (
-                                not repair and c1 + D[order2[0], b, a] >= min(best, -eps)):
+                        if not repair and c1 + cost2[0] >= min(best, -eps):
                             break
                         i = heads[t1, a, b]
-                        for p2 in range(n_types):
-                            t2 = order2[p2]
-                            c2 = D[t2, b, a]
-                            if c2 == np.inf or (not repair and c1 + c2 >= min(best, -eps)):
+                        for p2 in range(n2):
+                            c2 = cost2[p2]
+                            if not repair and c1 + c2 >= min(best, -eps):
                                 break
+                            t2 = order2[p2]
                             if t2 == t1:
                                 continue
                             gain, left = -np.inf, np.inf
                             if unit:
                                 # the sizes stay: the counts change at two values an attribute
                                 if size[a] >= floor and size[b] >= floor:
-                                    gain = _swap_gain(t1, t2, a, b, tcodes, offsets, cells,
-                                                      table, size, cnt, meas, msum, bands, hard,
-                                                      mean_scale, parts)
+                                    if not tabled:
+                                        _swap_table(a, b, offsets, cells, table, size, cnt, meas,
+                                                    msum, bands, hard, mean_scale, parts)
+                                        tabled = True
+                                    gain = _swap_gain(tcodes, t1, codes2, p2, offsets, cells,
+                                                      table)
+                                    if untabled:
+                                        gain += _untabled_gain(tcodes, t1, codes2, p2, a, b,
+                                                               cells, size, cnt, meas, msum,
+                                                               bands, hard, mean_scale, parts)
                                     left = E[a] + E[b] + overall - gain
                             else:
                                 j = heads[t2, b, a]
