@@ -610,8 +610,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     count = np.zeros((n_types, k, k), dtype=np.int64)
     for t in range(n_types):
         _fill(t, -1, first, members, labels, dist, weights, rows, cost, count)
-    heads = np.full((n_types, k, k), -1, dtype=np.int64)
-    D = np.empty((n_types, k, k))
+    # Indexed [type, from, to] but stored type-last: each step's scans run over the types of
+    # one pair of clusters, and read them in sequence.
+    heads = np.full((k, k, n_types), -1, dtype=np.int64).transpose(2, 0, 1)
+    D = np.empty((k, k, n_types)).transpose(2, 0, 1)
     nxt = np.empty((n_types, k, k), dtype=np.int64)
     dirty = np.ones(n_types, dtype=np.bool_)
     # Gains below these are rounding: the search stops rather than cycle on them.
@@ -622,10 +624,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     ex_tol = 1e-9 * w_min
     floor = w_min * (1.0 - 1e-12)
     # unit problems: a cluster's excess and distances without / with one row of each type
-    rm = np.empty((n_types, k))
-    add = np.empty((n_types, k))
-    rm_meas = np.zeros((n_types, k, J))
-    add_meas = np.zeros((n_types, k, J))
+    rm = np.empty((k, n_types)).T
+    add = np.empty((k, n_types)).T
+    rm_meas = np.zeros((k, J, n_types)).transpose(2, 0, 1)
+    add_meas = np.zeros((k, J, n_types)).transpose(2, 0, 1)
     # unit problems: the parts of the excess by attribute, and a table of the swaps' terms
     # for the attributes of at most _TABLED values
     bands = (lower, upper, prop, tv_cap, balance, mean_cap)
