@@ -63,12 +63,16 @@ def test_a_fit_compiles_each_kernel_once_and_a_later_process_loads_them_from_the
         tmp_path):
     # An empty cache of its own: every kernel the fits run is compiled here, callees included.
     cold = run_child(tmp_path)
-    for name in ("_unit_sweep", "_weighted_sweep", "patch_distances", "nearest_center"):
+    for name in ("_sweep", "patch_distances", "nearest_center"):
         assert cold[f"fairkm.cluster._kernels.{name}"]["signatures"], name
     several = {name: k["signatures"] for name, k in cold.items() if len(k["signatures"]) > 1}
+    # The sweep by design: one signature without sample weights (None), one with them.
+    sweeps = several.pop("fairkm.cluster._kernels._sweep")
+    assert sorted(signature[-1] for signature in sweeps) == ["array(float64, 1d, C)", "none"]
+    assert all(signature[:-1] == sweeps[0][:-1] for signature in sweeps)
     assert several == {}
     # A later process loads what it calls from that cache (callees come with their callers).
     cached = run_child(tmp_path)
-    assert cached["fairkm.cluster._kernels._unit_sweep"]["signatures"]
+    assert cached["fairkm.cluster._kernels._sweep"]["signatures"]
     compiled = {name: k["misses"] for name, k in cached.items() if k["misses"]}
     assert compiled == {}
