@@ -79,6 +79,38 @@ def test_a_damaged_cache_is_rebuilt_with_one_warning(warm_cache, tmp_path, how):
     assert again.stderr == ""
 
 
+# The kernel for two types of weights: two signatures, two data files of one index.
+_TWO_SIGNATURES = _KERNEL + """
+g_weight, g_cost, g_z = np.zeros(2), np.zeros((2, 2)), np.zeros((1, 2))
+group_sums(rows, group, np.arange(1, 6), dist, z, g_weight, g_cost, g_z)
+print(g_weight.tolist(), g_cost.tolist(), g_z.tolist())
+"""
+
+
+def test_an_entry_holding_another_signatures_kernel_is_recompiled(tmp_path):
+    cache = tmp_path / "cache"
+    first = _run(["-c", _TWO_SIGNATURES], cache, tmp_path)
+    assert first.returncode == 0, first.stderr
+    # Integer weights of the same values: the same sums.
+    lines = first.stdout.splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]
+    # As two processes saving their new signature at once leave it: the index names, for
+    # each signature, the file holding the other's code.
+    data = sorted(cache.rglob("_kernels.group_sums-*.nbc"))
+    assert len(data) == 2
+    one, two = data[0].read_bytes(), data[1].read_bytes()
+    data[0].write_bytes(two)
+    data[1].write_bytes(one)
+    done = _run(["-c", _TWO_SIGNATURES], cache, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == first.stdout
+    assert done.stderr.count("KernelCacheWarning") == 1
+    assert "holds the kernel compiled for" in done.stderr and "recompiles" in done.stderr
+    again = _run(["-c", _TWO_SIGNATURES], cache, tmp_path)
+    assert again.returncode == 0 and again.stdout == first.stdout
+    assert again.stderr == ""
+
+
 def test_a_damaged_cache_that_cannot_be_removed_names_the_directory(warm_cache, tmp_path):
     cache = tmp_path / "cache"
     shutil.copytree(warm_cache[0], cache)

@@ -37,10 +37,12 @@ class FairnessLossWarning(UserWarning):
 
 
 class KernelCacheWarning(RuntimeWarning):
-    """A compiled kernel's file in numba's cache could not be read, and was rebuilt.
+    """A compiled kernel's file in numba's cache could not be used, and was rebuilt.
 
     A crash while numba writes its cache (next to fairkm's sources, or under
-    ``NUMBA_CACHE_DIR``) can leave a file empty or truncated. fairkm then
+    ``NUMBA_CACHE_DIR``) can leave a file empty or truncated, and two processes
+    compiling new signatures of one kernel at once can leave the index naming
+    one signature's file for the other. fairkm then
     removes that kernel's files and compiles it again, once; where the files
     cannot be removed, it compiles the kernel for the run only, and the
     message names the directory to delete.

@@ -6,8 +6,11 @@ its cache directory (next to the sources, or under ``NUMBA_CACHE_DIR``). A
 crash or a full disk while numba writes them can leave them empty or
 truncated, and numba then fails on every later call of the kernel with the
 unpickler's error (``UnpicklingError``, ``EOFError``, ``ValueError``), naming
-neither the file nor the fix. :func:`guard_kernel_caches` gives each kernel of a
-module a cache that treats an unreadable entry as a miss instead: it removes
+neither the file nor the fix. Two processes compiling new signatures of one
+kernel at once can also leave the index naming, for one signature, the file of
+the other. :func:`guard_kernel_caches` gives each kernel of a module a cache
+that treats an unreadable entry, or one compiled for other argument types, as a
+miss instead: it removes
 the kernel's files, warns once per directory, and lets numba compile the
 kernel again and write fresh files. Where the files cannot be removed, the
 kernel is compiled in memory for this process and the warning says which
@@ -20,6 +23,7 @@ import sys
 import warnings
 
 import numba
+from numba.core import sigutils
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
 
@@ -44,15 +48,33 @@ def _warn(message):
     warnings.warn(message, KernelCacheWarning, stacklevel=level)
 
 
+def _types(args):
+    """The argument types of a signature, as numba prints them."""
+    return "(" + ", ".join(str(arg) for arg in args) + ")"
+
+
 class _GuardedCache(FunctionCache):
     """Numba's per-kernel cache, with an unreadable entry read as a miss."""
 
     def load_overload(self, sig, target_context):
         try:
-            return super().load_overload(sig, target_context)
+            compiled = super().load_overload(sig, target_context)
         except Exception as exc:  # whatever unpickling damaged bytes raises
             self._discard(exc)
             return None
+        if compiled is None:
+            return None
+        wanted = tuple(sigutils.normalize_signature(sig)[0])
+        if tuple(compiled.signature.args) != wanted:
+            # numba numbers a new signature's data file from the index it read: two processes
+            # saving new signatures of one kernel at once can both write file 1, and the index
+            # then names, for one signature, the code compiled for the other (which would fail
+            # to unbox its arguments, or run the other case's loop on them).
+            self._discard(ValueError(
+                f"the entry for {_types(wanted)} holds the kernel compiled for "
+                f"{_types(compiled.signature.args)}"))
+            return None
+        return compiled
 
     def _discard(self, exc):
         """Remove this kernel's index and data files; disable the cache if that fails."""
@@ -85,7 +107,7 @@ class _GuardedCache(FunctionCache):
             )
         _warn(
             f"numba's kernel cache in {self._cache_path!r} is damaged: the files "
-            f"{os.path.basename(base)}.nbi / .nbc could not be read "
+            f"{os.path.basename(base)}.nbi / .nbc could not be used "
             f"({type(exc).__name__}: {exc}); {outcome}."
         )
 
