@@ -49,7 +49,7 @@ def _warn(message):
 
 
 def _types(args):
-    """The argument types of a signature, as numba prints them."""
+    """Write the argument types of a signature as numba prints them."""
     return "(" + ", ".join(str(arg) for arg in args) + ")"
 
 
