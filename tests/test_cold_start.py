@@ -3,11 +3,12 @@
 numba compiles a kernel once per type of its arguments, and a constant passed
 from one kernel to another is typed as a literal of its own (a cold first
 fit's every extra signature costs about a second): a call with a literal 0
-beside one with a start known at run time compiled ``patch_distances`` twice.
-A fresh
+beside one with a start known at run time compiled ``patch_distances`` twice, and
+five kernels of the bounded local search were compiled twice each so. A fresh
 process fits the way a user does (default FairKM with and without sample
-weights, predict, score) and lists every kernel's signatures and how many it
-compiled rather than loaded from numba's cache.
+weights, predict, score, a bounded fit with and without them) and lists every
+kernel's signatures and how many it compiled rather than loaded from numba's
+cache.
 """
 
 import json
@@ -33,6 +34,10 @@ model.predict(X)
 model.predict(X, sensitive_features=sensitive)
 model.score(X, sensitive_features=sensitive)
 FairKM(n_clusters=3, random_state=0).fit(X, sensitive_features=sensitive, sample_weight=weights)
+# A bound's assignment and local search, with and without sample weights.
+bounded = FairKM(n_clusters=3, max_deviation=0.1, random_state=0)
+bounded.fit(X, sensitive_features=sensitive)
+bounded.fit(X, sensitive_features=sensitive, sample_weight=weights)
 out = {}
 for name, module in list(sys.modules.items()):
     if name.startswith("fairkm") and name.endswith("_kernels"):

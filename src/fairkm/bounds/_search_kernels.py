@@ -583,6 +583,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     for i in range(m):
         total_weight += weights[i]
     mean_scale = total_weight / k
+    # Constants handed to other kernels are typed, not literal: numba compiles a callee once per
+    # literal value beside its calls with run-time values (tests/test_cold_start.py).
+    no_cluster, two, direct_only = np.int64(-1), np.int64(2), np.bool_(False)
     E = np.empty(k)
     meas = np.zeros((k, J))
     for c in range(k):
@@ -609,7 +612,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     cost = np.empty((n_types, k, k, _LIST))
     count = np.zeros((n_types, k, k), dtype=np.int64)
     for t in range(n_types):
-        _fill(t, -1, first, members, labels, dist, weights, rows, cost, count)
+        _fill(t, no_cluster, first, members, labels, dist, weights, rows, cost, count)
     # Indexed [type, from, to] but stored type-last: each step's scans run over the types of
     # one pair of clusters, and read them in sequence.
     heads = np.full((k, k, n_types), -1, dtype=np.int64).transpose(2, 0, 1)
@@ -669,7 +672,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     seq, n_seq = _cycle(t, c0, heads, nxt, dist, weights, k, eps)
                 if n_seq == 0:
                     # paths through a negative cycle are not paths: direct moves only
-                    _paths(t, heads, dist, weights, D, nxt, False, eps)
+                    _paths(t, heads, dist, weights, D, nxt, direct_only, eps)
                     break
                 for q in range(n_seq):
                     a, b = seq[q], seq[(q + 1) % n_seq]
@@ -683,7 +686,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, rm, add, rm_meas,
                           add_meas)
         best, kind = np.inf, 0
-        bt, ba, bb, bt2, bx, by = -1, -1, -1, -1, -1, -1
+        bt = ba = bb = bt2 = bx = by = no_cluster
         n_pairs = 0
         # single moves: one row of type t from a to b (along its path)
         for a in range(k):
@@ -713,7 +716,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     else:
                         _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                         aff[0], aff[1] = a, b
-                        gain, left = _evaluate(aff, 2, E, meas, msum, overall, size, cnt, zsum,
+                        gain, left = _evaluate(aff, two, E, meas, msum, overall, size, cnt, zsum,
                                                lower, upper, prop, offsets, tv_cap, balance, z_cap,
                                                hard, mean_cap, mean_scale, scratch)
                         _shift(i, b, a, weights, codes, z, size, cnt, zsum)
@@ -785,7 +788,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 _shift(j, b, a, weights, codes, z, size, cnt, zsum)
                                 if size[a] >= floor and size[b] >= floor:
                                     aff[0], aff[1] = a, b
-                                    gain, left = _evaluate(aff, 2, E, meas, msum, overall, size,
+                                    gain, left = _evaluate(aff, two, E, meas, msum, overall, size,
                                                            cnt, zsum, lower, upper, prop, offsets,
                                                            tv_cap, balance, z_cap, hard,
                                                            mean_cap, mean_scale, scratch)
