@@ -546,6 +546,15 @@ def test_the_first_fits_compile_time_is_the_committed_runs():
     assert "load them in under a second" in text and cached < 1
 
 
+def test_the_first_bounded_fits_compile_time_is_the_committed_run():
+    record = (DOCS / "install" / "bench_cold_bounded.txt").read_text(encoding="utf-8")
+    assert "--max-deviation 0.05" in record.splitlines()[0]
+    cpu = float(re.search(r"CPU time cold - warm (\S+) s", record)[1])
+    said = re.search(r"`FairKM\(4, max_deviation=0.05\)` on the same 2,000 rows compiles for "
+                     r"about\s+(\d+) s of CPU", page("install.md"))
+    assert int(said[1]) == round(cpu, -1)
+
+
 def test_the_2019_code_table_and_its_sentences():
     text = section("reproduction.md", "### ZGYA as the paper ran it")
     shown = md_table(text, "k")
