@@ -8,11 +8,12 @@
   multipliers at all it comes within 0.1% of that optimum.
 """
 
+import math
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm.bounds._dual import _CHUNKS, _TEMPERATURES, Multipliers, _soft, raise_bound
 from fairkm.bounds._model import _build, _prices, held_offsets, make_problem, solve_lp, sq_distances
@@ -111,6 +112,58 @@ def test_the_soft_minimum_and_its_gradient_equal_numpy(problem, tau):
         e[j] = step
         numeric = (smooth(lam + e) - smooth(lam - e)) / (2 * step)
         assert grad[j] == pytest.approx(numeric, rel=1e-4, abs=1e-5)
+
+
+def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks):
+    """``_soft`` as plain Python, every exp taken: the kernel's operations in its order."""
+    k = dist.shape[1]
+    value, per_type = np.zeros(blocks), np.zeros((blocks,) + base.shape)
+    per_slope = np.zeros((blocks, z.shape[0], k))
+    m = live.shape[0]
+    for blk in range(blocks):
+        for j in range(blk * m // blocks, (blk + 1) * m // blocks):
+            i, t = live[j], types[live[j]]
+            priced = []
+            for c in range(k):
+                v = dist[i, c] + base[t, c]
+                for b in range(z.shape[0]):
+                    v += z[b, i] * slope[b, c]
+                priced.append(v)
+            least = min(priced)
+            e = [math.exp(-(v - least) / tau) for v in priced]
+            total = 0.0
+            for x in e:
+                total += x
+            w = weights[i]
+            value[blk] += w * (least - tau * math.log(total))
+            for c in range(k):
+                share = w * e[c] / total
+                per_type[blk, t, c] += share
+                for b in range(z.shape[0]):
+                    per_slope[blk, b, c] += share * z[b, i]
+    return value, per_type, per_slope
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), tau=st.sampled_from([1e-3, 0.01, 0.5]))
+def test_the_soft_minimum_skips_only_exps_that_round_to_zero(problem, tau):
+    # At low temperatures most clusters are hundreds of temperatures above a row's cheapest:
+    # the kernel skips those at 747 or more (exp 0.0) and must give the bits of taking them.
+    X, S, k, kind, delta, z, rng = problem
+    prob = _setup(X, S, k, kind, delta, z)
+    n = X.shape[0]
+    dist = sq_distances(X, X[:k])
+    layout = Multipliers.of(prob)
+    prices = layout.prices(prob, rng.uniform(0, 1, layout.size))
+    zz = np.stack([v for v, _ in prob.num]) if prob.num else np.zeros((0, n))
+    live = np.sort(rng.choice(n, max(1, n - 3), replace=False))
+    got = (np.zeros(_CHUNKS), np.zeros((_CHUNKS, prob.n_types, k)),
+           np.zeros((_CHUNKS, zz.shape[0], k)))
+    _soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau, *got)
+    want = loop_soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau,
+                     _CHUNKS)
+    for g, w in zip(got, want, strict=True):
+        assert_array_equal(g.view(np.uint64), w.view(np.uint64))
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from fairkm.bounds import _dual, _relax, decided_threads, fair_assignment, numba
 from fairkm.bounds import thread_count as numba_thread_count
 from fairkm.cluster import ZGYA, BlindKMeans, BoundedKMeans, _kernels
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.exceptions import BoundNotMetWarning
 from fairkm.utils import _threads
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fairkm"
@@ -364,6 +365,33 @@ def test_minibatch_labels_do_not_depend_on_the_thread_count(monkeypatch, blobs):
         odd = fit()
     assert odd.n_threads_ == usable
     assert_array_equal(odd.labels_, many.labels_)
+
+
+def test_a_bounded_assignment_does_not_depend_on_the_thread_count(monkeypatch):
+    # Large enough that its sums reach the BLAS's threaded paths (a vector of more than
+    # 10,000 rows) and the relaxation raises its bound by L-BFGS-B: on the code before the
+    # BLAS was kept to one thread there, the bound, the cost and the gap changed in their
+    # last bits between one and two threads.
+    if numba_thread_count() < 2:
+        pytest.skip("one usable core: nothing to compare one thread with")
+    X, S, _ = make_sensitive_blobs(30_000, n_features=10, centers=8, n_values=(2, 5, 3),
+                                   cluster_std=2.0, random_state=0)
+    centers = X[np.random.default_rng(0).choice(X.shape[0], 10, replace=False)]
+
+    def assign():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BoundNotMetWarning)
+            return fair_assignment(X, centers, S, max_deviation=0.05)
+
+    many = assign()
+    assert not many.exact and not many.certified  # the bound was raised by the Lagrangian
+    monkeypatch.setenv(_threads.ENV_VAR, "1")
+    one = assign()
+    assert_array_equal(one.labels, many.labels)
+    for name in ("assignment_cost", "lower_bound", "lp_cost", "nearest_cost", "gap",
+                 "violation"):
+        assert np.float64(getattr(one, name)).tobytes() == np.float64(
+            getattr(many, name)).tobytes(), name
 
 
 FITS = {

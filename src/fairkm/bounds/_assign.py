@@ -31,6 +31,7 @@ from fairkm.utils._param_validation import (
     check_param,
 )
 from fairkm.utils._progress import Progress, report
+from fairkm.utils._sums import weighted_sum
 
 from ._infeasible import check_rare_values, counting_reason, feasible, prove_infeasible, type_counts
 from ._model import excess, make_problem, sq_distances
@@ -168,7 +169,7 @@ class _Step:
 
 
 def _cost_of(problem, dist, rows, labels):
-    return float(np.dot(problem.weights[rows], dist[rows, labels[rows]]))
+    return weighted_sum(problem.weights[rows], dist[rows, labels[rows]])
 
 
 def _assign(problem, bounds, centers, live, max_pairs, start):
@@ -208,7 +209,7 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
                 problem, live, rounded.labels[live]).sum():
             rounded = fallback
     labels = rounded.labels
-    nearest = float(np.dot(problem.weights[live], dist[live].min(axis=1)))
+    nearest = weighted_sum(problem.weights[live], dist[live].min(axis=1))
     return _Step(labels, _cost_of(problem, dist, live, labels), relaxation.bound,
                  relaxation.value, nearest, relaxation.exact, relaxation.certified,
                  rounded.n_rounded, f"{status}; {rounded.status}", relaxation.prices)
@@ -258,7 +259,7 @@ def _cost(X, weights, labels, centers):
     total = 0.0
     for start in range(0, X.shape[0], 65536):
         diff = X[start:start + 65536] - centers[labels[start:start + 65536]]
-        total += float(np.dot(weights[start:start + 65536], np.einsum("ij,ij->i", diff, diff)))
+        total += weighted_sum(weights[start:start + 65536], np.einsum("ij,ij->i", diff, diff))
     return total
 
 

@@ -31,11 +31,17 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
+from fairkm.utils._threads import serial_blas
+
 from ._cache import guard_kernel_caches
 from ._model import Prices, balance_pairs
 
 __all__ = ["Multipliers", "raise_bound"]
 
+# A price this many temperatures above a row's least has exp(-d / tau) = 0.0 to the last bit:
+# rounded, d / tau >= 746.99..., and exp(-746) is about 1.3e-324, under half the least
+# subnormal (4.9e-324).
+_EXP_FAR = 747.0
 _CHUNKS = 16            # rows are summed in this many fixed blocks: the same sums on any machine
 _TEMPERATURES = (1e-2, 1e-3, 1e-4)  # times the rows' mean spread of cost between clusters
 _ITERATIONS = 40        # L-BFGS-B iterations per temperature, from a programme's prices
@@ -200,6 +206,7 @@ def _soft(dist, live, types, weights, base, z, slope, tau, value, per_type, per_
     k = dist.shape[1]
     blocks = value.shape[0]
     n_num = z.shape[0]
+    far = _EXP_FAR * tau
     for blk in numba.prange(blocks):
         priced = np.empty(k)
         for j in range(blk * m // blocks, (blk + 1) * m // blocks):
@@ -214,15 +221,20 @@ def _soft(dist, live, types, weights, base, z, slope, tau, value, per_type, per_
                 least = min(least, v)
             total = 0.0
             for c in range(k):
-                priced[c] = np.exp(-(priced[c] - least) / tau)
+                # A cluster priced _EXP_FAR * tau above the least adds exp(x <= -746) = 0.0
+                # to the last bit: it is skipped with its share, without the exp (libm's
+                # slow path near underflow: most of a sum at the lower temperatures).
+                d = priced[c] - least
+                priced[c] = np.exp(-d / tau) if d < far else 0.0
                 total += priced[c]
             w = weights[i]
             value[blk] += w * (least - tau * np.log(total))
             for c in range(k):
-                share = w * priced[c] / total
-                per_type[blk, t, c] += share
-                for b in range(n_num):
-                    per_slope[blk, b, c] += share * z[b, i]
+                if priced[c] > 0.0:
+                    share = w * priced[c] / total
+                    per_type[blk, t, c] += share
+                    for b in range(n_num):
+                        per_slope[blk, b, c] += share * z[b, i]
 
 
 def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None, *,
@@ -278,10 +290,11 @@ def raise_bound(problem, dist, live, prices, bound, lower_bound, rows=None, *,
             grad = layout.gradient(problem, per_type.sum(axis=0), per_slope.sum(axis=0))
             return -(float(value.sum()) + p.bonus), -grad
 
-        x = minimize(negative, x, jac=True, method="L-BFGS-B",
-                     bounds=[(0.0, None)] * layout.size,
-                     options={"maxiter": _ITERATIONS_THOROUGH if thorough
-                                      else _ITERATIONS}).x
+        with serial_blas():  # the search's BLAS on one thread, _soft on the call's
+            x = minimize(negative, x, jac=True, method="L-BFGS-B",
+                         bounds=[(0.0, None)] * layout.size,
+                         options={"maxiter": _ITERATIONS_THOROUGH if thorough
+                                          else _ITERATIONS}).x
         candidate = layout.prices(problem, x)
         exact = lower_bound(problem, dist, live, candidate)
         if exact > best:

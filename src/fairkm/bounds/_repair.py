@@ -50,6 +50,7 @@ from fairkm.exceptions import BoundNotMetWarning
 from fairkm.metrics import BoundsCheck, from_codes
 from fairkm.utils import _call_site
 from fairkm.utils._progress import Steps
+from fairkm.utils._sums import weighted_sum
 
 from ._assign import as_fair_as_whole_rows, cluster_means, solve
 from ._infeasible import check_balance_reachable
@@ -239,7 +240,7 @@ class _Trials:
         loss = losses(self.before, after)
         means, _ = cluster_means(self.X, self.weights, out, k)
         diff = self.X - means[out]
-        cost = float(np.dot(self.weights, np.einsum("ij,ij->i", diff, diff)))
+        cost = weighted_sum(self.weights, np.einsum("ij,ij->i", diff, diff))
         self.steps(f"tried a clustering ({how}): "
                    + ("misses the bound" if not check.satisfied else
                       "meets the bound, " + ("with a loss" if loss else "no loss")),

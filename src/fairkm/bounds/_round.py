@@ -33,6 +33,7 @@ from scipy import sparse
 from scipy.optimize import linear_sum_assignment, linprog
 
 from fairkm.utils._sensitive import CATEGORICAL
+from fairkm.utils._sums import weighted_sum
 
 from ._model import excess, held_offsets, solve_milp
 from ._search import SearchSpace, local_search
@@ -256,8 +257,8 @@ def _solve_on(problem, dist, live, cur, allowed, soft):
     held_mask[rows] = False
     held = held_offsets(problem, live[held_mask], cur[held_mask])
     w = problem.weights
-    total = float(np.dot(w[live], dist[live, cur]))
-    own = float(np.dot(w[free], dist[free, cur[rows]]))
+    total = weighted_sum(w[live], dist[live, cur])
+    own = weighted_sum(w[free], dist[free, cur[rows]])
     gap = min(0.1, max(1e-7, _GAP * total / max(own, 1e-300)))
     out, message, met, _ = solve_milp(problem, free, pos, clu, dist[free[pos], clu], held,
                                       soft=soft, gap=gap)

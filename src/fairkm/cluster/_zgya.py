@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from fairkm.bounds import decided_threads
+from fairkm.utils import _sums
 from fairkm.utils._call_site import warn
 from fairkm.utils._inputs import feature_names, read_fit, warn_if_duplicate_centers, warn_on_fit
 from fairkm.utils._param_validation import (
@@ -550,8 +551,8 @@ class ZGYA(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
         self.labels_ = best["labels"][inverse]
         self.soft_labels_ = np.ascontiguousarray(S.T[inverse])
         self.cluster_centers_ = best["centers"]
-        self.inertia_ = float(
-            best["dist"][best["labels"], np.arange(rows.weights.shape[0])] @ rows.weights)
+        self.inertia_ = _sums.weighted_sum(
+            rows.weights, best["dist"][best["labels"], np.arange(rows.weights.shape[0])])
         self.objective_ = best["objective"]
         self.objective_history_ = best["history"]
         self.n_bound_iter_ = best["bound_iters"]

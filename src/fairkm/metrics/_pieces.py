@@ -17,6 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from fairkm.utils._sensitive import CATEGORICAL, standardize_numeric
+from fairkm.utils._sums import weighted_sum
 
 from ._wasserstein import categorical_wasserstein, numeric_wasserstein
 
@@ -37,7 +38,7 @@ def _numeric_euclidean(codes, n_clusters, z, weights=None):
         return np.abs(means - z.mean())
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     means = np.bincount(codes, weights=weights * z, minlength=n_clusters) / sizes
-    return np.abs(means - float(np.dot(weights, z)) / float(np.sum(weights)))
+    return np.abs(means - weighted_sum(weights, z) / float(np.sum(weights)))
 
 
 class AttributePieces:

@@ -23,6 +23,7 @@ from sklearn.metrics import silhouette_score
 from sklearn.utils import check_random_state
 
 from fairkm.utils._param_validation import at_least, check_param
+from fairkm.utils._sums import weighted_sum
 from fairkm.utils._threads import decided_pool_threads
 
 from ._checks import Rows, check_reference, check_X, drop_zero_weights, encode_labels
@@ -72,7 +73,7 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
     per_point = np.einsum("ij,ij->i", residuals, residuals)
     if weights is None:
         return float(per_point.sum() if squared else np.sqrt(per_point).sum())
-    return float(np.dot(weights, per_point if squared else np.sqrt(per_point)))
+    return weighted_sum(weights, per_point if squared else np.sqrt(per_point))
 
 
 def centroids(X, codes, n_clusters, weights=None):

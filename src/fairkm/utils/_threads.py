@@ -49,7 +49,8 @@ import time
 import joblib
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["ENV_VAR", "decide_threads", "decided_pool_threads", "idle_cores", "pool_threads"]
+__all__ = ["ENV_VAR", "decide_threads", "decided_pool_threads", "idle_cores", "pool_threads",
+           "serial_blas"]
 
 ENV_VAR = "FAIRKM_NUM_THREADS"
 
@@ -190,6 +191,21 @@ def pool_threads(count):
               if lib.num_threads is not None}
     with controller.limit(limits=limits):
         yield count
+
+
+@contextlib.contextmanager
+def serial_blas():
+    """Run the block with every BLAS pool at one thread (each gets its size back afterwards).
+
+    For a loop of small BLAS calls between parallel numba kernels (SciPy's
+    L-BFGS-B on a few thousand multipliers beside a kernel over every row): the
+    calls are too small to gain from threads, and OpenBLAS's threads spin for a
+    while after each call, taking the cores from the kernel's threads (on two
+    cores the kernel ran 1.7x as long). Their sums, split between the threads,
+    also made the last bits depend on the thread count.
+    """
+    with _pools().limit(limits=1, user_api="blas"):
+        yield
 
 
 # Up to this many rows a reference KMeans (the audit's, a scorer's, the trade-off's) runs on

@@ -1,0 +1,21 @@
+"""Sums whose last bits do not depend on how many threads the BLAS has.
+
+``np.dot`` of two long vectors (and a long matrix-vector product) runs in the
+BLAS, whose threads each add a share of the rows before the shares are added:
+the last bits of the result follow the pool's thread count, which a call sets
+from the CPUs it may use (:mod:`fairkm.utils._threads`). A bounded assignment
+compares such sums to decide (its bound, its trials' costs), so its results
+would depend on the machine's core count. NumPy's own reductions add on one
+thread in a fixed order: the same bits on any thread count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["weighted_sum"]
+
+
+def weighted_sum(weights, values):
+    """Return ``sum(weights * values)`` as a float, the same on any thread count."""
+    return float(np.sum(np.multiply(weights, values)))
