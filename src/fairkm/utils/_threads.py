@@ -198,10 +198,10 @@ def serial_blas():
     """Run the block with every BLAS pool at one thread (each gets its size back afterwards).
 
     For a loop of small BLAS calls between parallel numba kernels (SciPy's
-    L-BFGS-B on a few thousand multipliers beside a kernel over every row): the
+    L-BFGS-B on a few hundred multipliers beside a kernel over every row): the
     calls are too small to gain from threads, and OpenBLAS's threads spin for a
     while after each call, taking the cores from the kernel's threads (on two
-    cores the kernel ran 1.7x as long). Their sums, split between the threads,
+    cores the kernel ran 1.6-2.2x as long). Their sums, split between the threads,
     also made the last bits depend on the thread count.
     """
     with _pools().limit(limits=1, user_api="blas"):
