@@ -1,7 +1,7 @@
 """Sums whose last bits do not depend on how many threads the BLAS has.
 
-``np.dot`` of two long vectors (and a long matrix-vector product) runs in the
-BLAS, whose threads each add a share of the rows before the shares are added:
+``np.dot`` of two long vectors (and a matrix-vector product over many rows) runs
+in the BLAS, whose threads each add a share of the rows before the shares are added:
 the last bits of the result follow the pool's thread count, which a call sets
 from the CPUs it may use (:mod:`fairkm.utils._threads`). A bounded assignment
 compares such sums to decide (its bound, its trials' costs), so its results
@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_sum"]
+__all__ = ["weighted_row_sum", "weighted_sum"]
 
 
 def weighted_sum(weights, values):
     """Return ``sum(weights * values)`` as a float, the same on any thread count."""
     return float(np.sum(np.multiply(weights, values)))
+
+
+def weighted_row_sum(weights, X):
+    """Return ``weights @ X`` (one sum per column), the same on any thread count.
+
+    NumPy's own loops (``einsum`` without ``optimize``), not the BLAS's matrix-vector
+    product, and without a temporary the size of ``X``.
+    """
+    return np.einsum("i,ij->j", weights, X)
