@@ -1,0 +1,49 @@
+"""Sums over rows whose last bits do not follow the BLAS's thread count (``fairkm.utils._sums``).
+
+``np.dot`` of long vectors and ``weights @ X`` split their rows between the BLAS's
+threads; the bounded assignment decides by such sums and the audit reports them,
+so they are NumPy's one-thread loops instead: checked against exact sums, and
+against themselves on one BLAS thread and two where ``np.dot`` itself differs.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from threadpoolctl import threadpool_limits
+
+from fairkm.utils._sums import weighted_row_sum, weighted_sum
+
+from .conftest import examples
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=examples(100))
+@given(data=st.data(), n=st.integers(1, 300), d=st.integers(1, 4))
+def test_the_sums_are_the_exact_sums_rounded_about_once(data, n, d):
+    weights = data.draw(arrays(np.float64, n, elements=st.floats(0, 1e3)))
+    X = data.draw(arrays(np.float64, (n, d), elements=finite))
+    products = weights[:, None] * X
+    scale = np.abs(products).sum(axis=0) + 1e-300
+    want = np.array([math.fsum(products[:, j]) for j in range(d)])
+    assert np.all(np.abs(weighted_row_sum(weights, X) - want) <= 1e-12 * scale)
+    assert abs(weighted_sum(weights, X[:, 0]) - want[0]) <= 1e-12 * scale[0]
+
+
+def test_the_sums_are_the_same_on_one_blas_thread_or_two():
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    X, weights = rng.normal(size=(n, 3)), rng.random(n)
+    got, dots = {}, {}
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            got[threads] = (weighted_row_sum(weights, X), weighted_sum(weights, X[:, 0]))
+            dots[threads] = (weights @ X, float(np.dot(weights, X[:, 0])))
+    if all(np.array_equal(a, b) for a, b in zip(dots[1], dots[2], strict=True)):
+        pytest.skip("the BLAS gives the same sums on one thread and two here: nothing to show")
+    for a, b in zip(got[1], got[2], strict=True):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
