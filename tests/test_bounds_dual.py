@@ -81,19 +81,33 @@ def plain_soft(dist, types, weights, base, z, slope, tau):
     return value, per_type, z @ share
 
 
+def soft_case(problem):
+    """A soft minimum's inputs: the problem, distances to its first rows, random multipliers.
+
+    Returns ``(prob, dist, layout, lam, prices, zz, rng)``, ``zz`` (B, n) the
+    numeric values.
+    """
+    X, S, k, kind, delta, z, rng = problem
+    prob = _setup(X, S, k, kind, delta, z)
+    layout = Multipliers.of(prob)
+    lam = rng.uniform(0, 1, layout.size)
+    zz = np.stack([v for v, _ in prob.num]) if prob.num else np.zeros((0, X.shape[0]))
+    return prob, sq_distances(X, X[:k]), layout, lam, layout.prices(prob, lam), zz, rng
+
+
+def soft_outputs(prob, dist, zz):
+    """``_soft``'s zeroed outputs: value, per_type and per_slope, per block of rows."""
+    k = dist.shape[1]
+    return (np.zeros(_CHUNKS), np.zeros((_CHUNKS, prob.n_types, k)),
+            np.zeros((_CHUNKS, zz.shape[0], k)))
+
+
 @settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), tau=st.sampled_from([0.05, 0.5, 5.0]))
 def test_the_soft_minimum_and_its_gradient_equal_numpy(problem, tau):
-    X, S, k, kind, delta, z, rng = problem
-    prob = _setup(X, S, k, kind, delta, z)
-    n = X.shape[0]
-    dist = sq_distances(X, X[:k])
-    layout = Multipliers.of(prob)
-    lam = rng.uniform(0, 1, layout.size)
-    prices = layout.prices(prob, lam)
-    zz = np.stack([v for v, _ in prob.num]) if prob.num else np.zeros((0, n))
-    value, per_type = np.zeros(_CHUNKS), np.zeros((_CHUNKS, prob.n_types, k))
-    per_slope = np.zeros((_CHUNKS, zz.shape[0], k))
+    prob, dist, layout, lam, prices, zz, rng = soft_case(problem)
+    n = dist.shape[0]
+    value, per_type, per_slope = soft_outputs(prob, dist, zz)
     _soft(dist, np.arange(n), prob.types, prob.weights, prices.base, zz, prices.slope, tau,
           value, per_type, per_slope)
     want = plain_soft(dist, prob.types, prob.weights, prices.base, zz, prices.slope, tau)
@@ -150,16 +164,10 @@ def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks):
 def test_the_soft_minimum_skips_only_exps_that_round_to_zero(problem, tau):
     # At low temperatures most clusters are hundreds of temperatures above a row's cheapest:
     # the kernel skips those at 747 or more (exp 0.0) and must give the bits of taking them.
-    X, S, k, kind, delta, z, rng = problem
-    prob = _setup(X, S, k, kind, delta, z)
-    n = X.shape[0]
-    dist = sq_distances(X, X[:k])
-    layout = Multipliers.of(prob)
-    prices = layout.prices(prob, rng.uniform(0, 1, layout.size))
-    zz = np.stack([v for v, _ in prob.num]) if prob.num else np.zeros((0, n))
+    prob, dist, _, _, prices, zz, rng = soft_case(problem)
+    n = dist.shape[0]
     live = np.sort(rng.choice(n, max(1, n - 3), replace=False))
-    got = (np.zeros(_CHUNKS), np.zeros((_CHUNKS, prob.n_types, k)),
-           np.zeros((_CHUNKS, zz.shape[0], k)))
+    got = soft_outputs(prob, dist, zz)
     _soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau, *got)
     want = loop_soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau,
                      _CHUNKS)

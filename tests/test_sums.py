@@ -30,8 +30,19 @@ def test_the_sums_are_the_exact_sums_rounded_about_once(data, n, d):
     products = weights[:, None] * X
     scale = np.abs(products).sum(axis=0) + 1e-300
     want = np.array([math.fsum(products[:, j]) for j in range(d)])
-    assert np.all(np.abs(weighted_row_sum(weights, X) - want) <= 1e-12 * scale)
-    assert abs(weighted_sum(weights, X[:, 0]) - want[0]) <= 1e-12 * scale[0]
+    assert np.all(np.abs(weighted_row_sum(X, weights) - want) <= 1e-12 * scale)
+    assert abs(weighted_sum(X[:, 0], weights) - want[0]) <= 1e-12 * scale[0]
+
+
+@settings(max_examples=examples(100))
+@given(data=st.data(), n=st.integers(1, 200))
+def test_rows_of_weight_0_change_not_even_the_rounding(data, n):
+    values = data.draw(arrays(np.float64, n, elements=finite))
+    weights = data.draw(arrays(np.float64, n, elements=st.floats(0, 1e3)))
+    kept = weights > 0
+    assert np.float64(weighted_sum(values, weights)).tobytes() == np.float64(
+        weighted_sum(values[kept], weights[kept])).tobytes()
+    assert weighted_sum(values) == float(np.sum(values))
 
 
 def test_the_sums_are_the_same_on_one_blas_thread_or_two():
@@ -41,7 +52,7 @@ def test_the_sums_are_the_same_on_one_blas_thread_or_two():
     got, dots = {}, {}
     for threads in (1, 2):
         with threadpool_limits(threads, user_api="blas"):
-            got[threads] = (weighted_row_sum(weights, X), weighted_sum(weights, X[:, 0]))
+            got[threads] = (weighted_row_sum(X, weights), weighted_sum(X[:, 0], weights))
             dots[threads] = (weights @ X, float(np.dot(weights, X[:, 0])))
     if all(np.array_equal(a, b) for a, b in zip(dots[1], dots[2], strict=True)):
         pytest.skip("the BLAS gives the same sums on one thread and two here: nothing to show")

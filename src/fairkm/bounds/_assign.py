@@ -169,7 +169,7 @@ class _Step:
 
 
 def _cost_of(problem, dist, rows, labels):
-    return weighted_sum(problem.weights[rows], dist[rows, labels[rows]])
+    return weighted_sum(dist[rows, labels[rows]], problem.weights[rows])
 
 
 def _assign(problem, bounds, centers, live, max_pairs, start):
@@ -209,7 +209,7 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
                 problem, live, rounded.labels[live]).sum():
             rounded = fallback
     labels = rounded.labels
-    nearest = weighted_sum(problem.weights[live], dist[live].min(axis=1))
+    nearest = weighted_sum(dist[live].min(axis=1), problem.weights[live])
     return _Step(labels, _cost_of(problem, dist, live, labels), relaxation.bound,
                  relaxation.value, nearest, relaxation.exact, relaxation.certified,
                  rounded.n_rounded, f"{status}; {rounded.status}", relaxation.prices)
@@ -259,7 +259,7 @@ def _cost(X, weights, labels, centers):
     total = 0.0
     for start in range(0, X.shape[0], 65536):
         diff = X[start:start + 65536] - centers[labels[start:start + 65536]]
-        total += weighted_sum(weights[start:start + 65536], np.einsum("ij,ij->i", diff, diff))
+        total += weighted_sum(np.einsum("ij,ij->i", diff, diff), weights[start:start + 65536])
     return total
 
 

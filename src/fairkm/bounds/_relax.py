@@ -126,7 +126,7 @@ def lower_bound(problem, dist, live, prices):
     for start in range(0, live.shape[0], _BLOCK):
         rows = live[start:start + _BLOCK]
         priced = dist[rows] + prices.of(problem, rows)
-        total += weighted_sum(problem.weights[rows], priced.min(axis=1))
+        total += weighted_sum(priced.min(axis=1), problem.weights[rows])
     return total + prices.bonus
 
 
@@ -345,7 +345,7 @@ def relax(problem, dist, live, max_pairs, start=None):
         row_label = np.full(n, -1, dtype=np.int64)
         row_label[held_pos] = np.where(g_whole[group], np.argmax(g_share, axis=1)[group], -1)
         now = _Pricing(problem, dist, live, z, prices, row_label)
-        best_bound = max(best_bound, weighted_sum(problem.weights[live], now.floor)
+        best_bound = max(best_bound, weighted_sum(now.floor, problem.weights[live])
                          + prices.bonus)
         margin = np.where(row_label >= 0, now.at_label - now.floor, np.inf)
         x_free = lp.x[:n_f]

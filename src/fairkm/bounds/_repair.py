@@ -240,7 +240,7 @@ class _Trials:
         loss = losses(self.before, after)
         means, _ = cluster_means(self.X, self.weights, out, k)
         diff = self.X - means[out]
-        cost = weighted_sum(self.weights, np.einsum("ij,ij->i", diff, diff))
+        cost = weighted_sum(np.einsum("ij,ij->i", diff, diff), self.weights)
         self.steps(f"tried a clustering ({how}): "
                    + ("misses the bound" if not check.satisfied else
                       "meets the bound, " + ("with a loss" if loss else "no loss")),

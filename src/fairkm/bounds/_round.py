@@ -257,8 +257,8 @@ def _solve_on(problem, dist, live, cur, allowed, soft):
     held_mask[rows] = False
     held = held_offsets(problem, live[held_mask], cur[held_mask])
     w = problem.weights
-    total = weighted_sum(w[live], dist[live, cur])
-    own = weighted_sum(w[free], dist[free, cur[rows]])
+    total = weighted_sum(dist[live, cur], w[live])
+    own = weighted_sum(dist[free, cur[rows]], w[free])
     gap = min(0.1, max(1e-7, _GAP * total / max(own, 1e-300)))
     out, message, met, _ = solve_milp(problem, free, pos, clu, dist[free[pos], clu], held,
                                       soft=soft, gap=gap)

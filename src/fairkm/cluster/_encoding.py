@@ -23,8 +23,8 @@ from fairkm.utils._sensitive import (
     checked_scale,
     read_columns,
     value_range,
-    weighted_sum,
 )
+from fairkm.utils._sums import weighted_sum
 
 from ._terms import build_terms
 

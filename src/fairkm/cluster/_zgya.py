@@ -552,7 +552,7 @@ class ZGYA(NearestCenterMixin, SensitiveFeaturesMixin, BaseEstimator):
         self.soft_labels_ = np.ascontiguousarray(S.T[inverse])
         self.cluster_centers_ = best["centers"]
         self.inertia_ = _sums.weighted_sum(
-            rows.weights, best["dist"][best["labels"], np.arange(rows.weights.shape[0])])
+            best["dist"][best["labels"], np.arange(rows.weights.shape[0])], rows.weights)
         self.objective_ = best["objective"]
         self.objective_history_ = best["history"]
         self.n_bound_iter_ = best["bound_iters"]

@@ -38,7 +38,7 @@ def _numeric_euclidean(codes, n_clusters, z, weights=None):
         return np.abs(means - z.mean())
     sizes = np.bincount(codes, weights=weights, minlength=n_clusters)
     means = np.bincount(codes, weights=weights * z, minlength=n_clusters) / sizes
-    return np.abs(means - weighted_sum(weights, z) / float(np.sum(weights)))
+    return np.abs(means - weighted_sum(z, weights) / float(np.sum(weights)))
 
 
 class AttributePieces:

@@ -73,7 +73,7 @@ def clustering_objective(X, labels, *, sample_weight=None, squared=True):
     per_point = np.einsum("ij,ij->i", residuals, residuals)
     if weights is None:
         return float(per_point.sum() if squared else np.sqrt(per_point).sum())
-    return weighted_sum(weights, per_point if squared else np.sqrt(per_point))
+    return weighted_sum(per_point if squared else np.sqrt(per_point), weights)
 
 
 def centroids(X, codes, n_clusters, weights=None):

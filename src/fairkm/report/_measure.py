@@ -182,13 +182,13 @@ def cluster_table(labels, X, profile, sample_weight=None):
         table.insert(1, "rows", counts)
     if X is not None:
         with np.errstate(invalid="ignore", divide="ignore"):  # a cluster of weight 0: NaN
-            centers = np.stack([weighted_row_sum(weights[codes == c], X[codes == c])
+            centers = np.stack([weighted_row_sum(X[codes == c], weights[codes == c])
                                 for c in range(len(clusters))]) / sizes[:, None]
             residuals = X - centers[codes]
             spread = np.bincount(codes, weights=weights * np.einsum("ij,ij->i", residuals,
                                                                      residuals))
             table["RMS distance to centre"] = np.sqrt(spread / sizes)
-        data_mean = weighted_row_sum(weights, X) / weights.sum()
+        data_mean = weighted_row_sum(X, weights) / weights.sum()
         table["centre distance to data mean"] = np.linalg.norm(centers - data_mean, axis=1)
     if profile is not None:
         for column in profile.columns:

@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from ._param_validation import INTERSECTIONS, NUMERIC_SENSITIVE, check_param
+from ._sums import weighted_sum
 from ._validation import check_no_missing, first_row, labelled_rows, name_row
 
 __all__ = [
     "checked_scale",
     "standardize_numeric",
     "value_range",
-    "weighted_sum",
     "CATEGORICAL",
     "NUMERIC",
     "SensitiveFeatures",
@@ -445,14 +445,6 @@ def with_intersections(sensitive_features, intersections, *, numeric="auto"):
 
 
 # ----------------------------------------------------------- numeric attributes standardised
-
-
-def weighted_sum(values, weights):
-    """``sum_i w_i v_i``; rows of weight 0 are left out, so they change not even the rounding."""
-    if weights is None:
-        return float(np.sum(values))
-    kept = weights > 0
-    return float(np.dot(weights[kept], values[kept]))
 
 
 def value_range(values, weights):

@@ -4,9 +4,10 @@
 in the BLAS, whose threads each add a share of the rows before the shares are added:
 the last bits of the result follow the pool's thread count, which a call sets
 from the CPUs it may use (:mod:`fairkm.utils._threads`). A bounded assignment
-compares such sums to decide (its bound, its trials' costs), so its results
-would depend on the machine's core count. NumPy's own reductions add on one
-thread in a fixed order: the same bits on any thread count.
+compares such sums to decide (its bound, its trials' costs), and a numeric
+attribute's weighted mean and scale set a fit's terms, so results would depend
+on the machine's core count. NumPy's own reductions add on one thread in a fixed
+order: the same bits on any thread count.
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ import numpy as np
 __all__ = ["weighted_row_sum", "weighted_sum"]
 
 
-def weighted_sum(weights, values):
-    """Return ``sum(weights * values)`` as a float, the same on any thread count."""
-    return float(np.sum(np.multiply(weights, values)))
+def weighted_sum(values, weights=None):
+    """Return ``sum_i w_i v_i`` as a float, the same on any thread count.
+
+    Rows of weight 0 are left out, so they change not even the rounding;
+    ``weights`` None: the plain sum.
+    """
+    if weights is None:
+        return float(np.sum(values))
+    kept = weights > 0
+    return float(np.sum(np.multiply(values[kept], weights[kept])))
 
 
-def weighted_row_sum(weights, X):
+def weighted_row_sum(X, weights):
     """Return ``weights @ X`` (one sum per column), the same on any thread count.
 
     NumPy's own loops (``einsum`` without ``optimize``), not the BLAS's matrix-vector
