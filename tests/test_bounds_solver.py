@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
@@ -282,9 +282,34 @@ def test_no_programme_by_prices_exceeds_its_budget(problem, budget):
         assert_array_equal(priced.labels, cheapest)
 
 
+# Found by hypothesis: with a budget of 30 pairs no programme runs, and each row's cheapest
+# priced cluster met every band while leaving two of the four clusters empty; the shortcut for
+# an integral relaxation took those labels (the lower bound, which keeps every cluster, was
+# then above their cost). S: each row's two codes.
+_EMPTYING_X = np.array([
+    [8.61031007, 8.69518416], [0.13509315, -0.95961183], [9.27065101, 11.93060332],
+    [-0.92473724, -2.36497655], [2.05274277, 1.43538183], [3.84841489, 5.28216314],
+    [9.64734463, 8.59396231], [3.40843525, 3.35794594], [7.24795581, 9.38884964],
+    [7.88338707, 8.21420351], [5.01731182, 5.49648172], [-0.02367526, 1.87943038],
+    [6.35420984, 6.30226305], [8.74000733, 9.74199494], [2.02893288, 3.16291198],
+    [7.7186217, 7.43952066], [7.95955635, 8.37697364], [7.9071423, 10.03549942],
+    [4.42640922, 5.3037456], [4.81869449, 5.49992539], [5.37760717, 6.26681966], [4.0927711,
+    4.12269093], [0.29584605, 0.8337404], [4.69199472, 6.89375741], [9.30321358,
+    8.83324603], [7.93986334, 9.15796407], [2.68143842, 3.01000874], [3.73098273,
+    3.42114974], [2.64927881, 3.35144651], [5.82052264, 6.04823691], [4.60238698,
+    2.16461871], [1.00170928, -0.83416188], [9.23796544, 8.64565151], [6.66761346,
+    5.43911522], [1.60645301, 3.51481841], [3.29973948, 3.64699997], [6.92700343,
+    3.25973226], [0.58306755, -0.44905338], [6.1941547, 6.57452465], [-0.18877655,
+    -0.39830849]])
+_EMPTYING_S = np.array([int(c) for c in ("0112121011101111110102020202110010020001"
+                                          "0102100011121210111101010112111101011211")])
+_EMPTYING_S = _EMPTYING_S.reshape(-1, 2)
+
+
 @pytest.mark.slow
 @settings(max_examples=examples(25), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=priced_problems())
+@example(problem=(_EMPTYING_X, _EMPTYING_S, 4, "additive", 0.05))
 def test_the_certificate_bounds_the_cost_from_below(problem):
     X, S, k, kind, delta = problem
     centers = X[:k] + 1e-3 * np.arange(k)[:, None]

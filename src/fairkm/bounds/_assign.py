@@ -193,7 +193,12 @@ def _assign(problem, bounds, centers, live, max_pairs, start):
         shares = np.zeros((relaxation.free.shape[0], k))
         shares[relaxation.pos, relaxation.clu] = relaxation.x
         whole = shares.max(axis=1) >= 1.0 - 1e-6
-        if whole.all() and excess(problem, live, relaxation.labels[live]).max() <= 1e-9:
+        sizes = np.bincount(relaxation.labels[live], weights=problem.weights[live], minlength=k)
+        # Integral only where a programme ran (with none, every row's cheapest priced cluster
+        # is no programme's solution: "whole" holds of no row) and every cluster keeps its
+        # least weight, as the programme and the lower bound require.
+        if (relaxation.rounds and whole.all() and sizes.min() >= problem.w_min
+                and excess(problem, live, relaxation.labels[live]).max() <= 1e-9):
             rounded = Rounded(relaxation.labels, "the relaxation is integral", True)
         else:
             rounded = round_exact(problem, dist, live)
