@@ -14,6 +14,11 @@ and every float to the last bit; tables cell by cell; files byte by byte):
   ``fairness_report``, ``clustering_report``), S-blind K-Means, ZGYA on sex;
 * blobs with a numeric attribute: ``fairkm.dask.FairKM`` on 3 partitions and
   its ``predict``, and the weight trade-off table;
+* the bounds: :func:`fairkm.bounds.fair_assignment` on blobs (additive with a
+  numeric bound, multiplicative, a least balance, an attribute of more values
+  than the search tables, more rows than ``max_lp_variables``, and 300,000
+  rows, where the Lagrangian searches on a sample first),
+  ``FairKM(max_deviation=...)`` and :class:`fairkm.BoundedKMeans` on Adult;
 * the CLI: ``fairkm fit`` (output CSV and HTML report, with the run's time
   and date masked) and ``fairkm reproduce --quick`` (every table).
 
@@ -35,7 +40,8 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from fairkm import ZGYA, BlindKMeans, FairKM
+from fairkm import ZGYA, BlindKMeans, BoundedKMeans, FairKM
+from fairkm.bounds import fair_assignment
 from fairkm.cli import main as cli_main
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
 from fairkm.experiments import fairness_tradeoff
@@ -49,7 +55,8 @@ def fitted(model):
     """The numbers a fitted FairKM-like model exposes."""
     out = {}
     for name in ("labels_", "cluster_centers_", "inertia_", "fairness_", "objective_",
-                 "objective_history_", "n_iter_", "fairness_weight_", "attribute_weights_"):
+                 "objective_history_", "n_iter_", "fairness_weight_", "attribute_weights_",
+                 "cost_history_", "lower_bound_", "lp_cost_", "violation_"):
         if hasattr(model, name):
             value = getattr(model, name)
             out[name] = np.asarray(value.compute() if hasattr(value, "compute") else value)
@@ -140,6 +147,47 @@ def record_tradeoff(results):
     results["tradeoff"] = fairness_tradeoff(
         FairKM(4, random_state=0), X, S, [0, 1e3, 1e5, 1e7], random_state=0
     )
+
+
+def assigned(result):
+    """The numbers a :class:`fairkm.bounds.BoundedAssignment` carries."""
+    out = {name: np.asarray(getattr(result, name))
+           for name in ("labels", "centers", "inertia", "assignment_cost", "lower_bound",
+                        "lp_cost", "nearest_cost", "n_iter", "cost_history", "exact",
+                        "certified", "n_rounded")}
+    out["violation"] = np.asarray(result.violation)
+    return out
+
+
+def record_bounds(results, data_home):
+    X, S = blobs_with_numeric()
+    start = FairKM(4, random_state=0).fit(X, sensitive_features=S).cluster_centers_
+    cases = {
+        "additive": dict(max_deviation=0.05, numeric_bound=0.1, max_iter=3),
+        "multiplicative": dict(max_deviation=0.2, deviation_kind="multiplicative"),
+        "balance": dict(max_deviation=None, min_balance=0.18),
+        "priced": dict(max_deviation=0.03, max_lp_variables=2000),
+    }
+    for name, params in cases.items():
+        results[f"bounds/{name}"] = assigned(fair_assignment(X, start, S, **params))
+    # an attribute of more values than the search tables hold (_TABLED)
+    X2, S2, _ = make_sensitive_blobs(6000, n_values=(3, 90), random_state=4)
+    start2 = FairKM(5, random_state=0).fit(X2, sensitive_features=S2).cluster_centers_
+    results["bounds/many-values"] = assigned(
+        fair_assignment(X2, start2, S2, max_deviation=0.02, max_iter=2)
+    )
+    # past max_lp_variables and twice the Lagrangian's sample: priced, searched on a sample
+    X3, S3, _ = make_sensitive_blobs(300_000, n_features=10, centers=8, n_values=(2, 5, 3),
+                                     cluster_std=2.0, random_state=0)
+    start3 = X3[:: 300_000 // 10][:10]
+    results["bounds/large"] = assigned(fair_assignment(X3, start3, S3, max_deviation=0.05))
+    results["bounds/fairkm"] = fitted(
+        FairKM(4, max_deviation=0.05, random_state=0).fit(X, sensitive_features=S)
+    )
+    bunch = fetch_adult(data_home=data_home, preprocess="standard")
+    Xa = np.ascontiguousarray(bunch.features, dtype=np.float64)
+    model = BoundedKMeans(5, max_deviation=0.05, random_state=0, progress=False)
+    results["bounds/adult"] = fitted(model.fit(Xa, sensitive_features=bunch.sensitive))
 
 
 def _masked(text, tmp):
@@ -258,7 +306,7 @@ def main():
     for step in (record_big, record_dask, record_tradeoff):
         print(f"running {step.__name__}", flush=True)
         step(results)
-    for step in (record_adult, record_cli):
+    for step in (record_bounds, record_adult, record_cli):
         print(f"running {step.__name__}", flush=True)
         step(results, args.data_home)
     if args.record:

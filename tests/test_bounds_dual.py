@@ -5,18 +5,30 @@
   gradient in the multipliers matches finite differences of that value;
 * the bound raised is never above the relaxation's optimum (scipy's HiGHS on
   every row, written apart) nor below where it started, and from no
-  multipliers at all it comes within 0.1% of that optimum.
+  multipliers at all it comes within 0.1% of that optimum; so too when the
+  coarse temperatures search on a sample of the rows, and the sample keeps
+  every type and its total weight (against a plain loop).
 """
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
-from fairkm.bounds._dual import _CHUNKS, _TEMPERATURES, Multipliers, _soft, raise_bound
+from fairkm.bounds import _dual, fair_assignment
+from fairkm.bounds._dual import (
+    _CHUNKS,
+    _TEMPERATURES,
+    Multipliers,
+    _soft,
+    raise_bound,
+    type_sample,
+)
 from fairkm.bounds._model import _build, _prices, held_offsets, make_problem, solve_lp, sq_distances
 from fairkm.bounds._relax import lower_bound
 from fairkm.metrics._bound_spec import resolve_bounds
@@ -210,3 +222,110 @@ def test_the_raised_bound_is_a_lower_bound_and_closes_the_gap(problem):
     exact = lower_bound(prob, dist, live, lp.prices)
     again, _ = raise_bound(prob, dist, live, lp.prices, exact, lower_bound, rows=lp.rows)
     assert exact - tol <= again <= optimum + tol
+
+
+def plain_type_sample(types, weights, live, size):
+    """Each type's live rows in row order, one in ``len(live) // size`` from its first."""
+    stride = len(live) // size
+    seen, rows = {}, []
+    for i in live:
+        rank = seen.get(types[i], 0)
+        seen[types[i]] = rank + 1
+        if rank % stride == 0:
+            rows.append(i)
+    total, kept = {}, {}
+    for i in live:
+        total[types[i]] = total.get(types[i], []) + [weights[i]]
+    for i in rows:
+        kept[types[i]] = kept.get(types[i], []) + [weights[i]]
+    up = {t: math.fsum(total[t]) / math.fsum(kept[t]) for t in kept}
+    return np.array(rows, dtype=np.int64), np.array([weights[i] * up[types[i]] for i in rows])
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 300), n_types=st.integers(1, 12),
+       size=st.integers(1, 40), unit=st.booleans())
+def test_a_type_sample_keeps_every_type_and_its_weight(seed, n, n_types, size, unit):
+    rng = np.random.default_rng(seed)
+    types = rng.integers(0, n_types, n)
+    weights = np.ones(n) if unit else rng.uniform(0.1, 5.0, n)
+    live = np.sort(rng.choice(n, rng.integers(1, n + 1), replace=False))
+    dist, z = rng.random((n, 3)), rng.random((2, n))
+    sample = type_sample(dist, live, types, weights, z, n_types, size)
+    if live.shape[0] <= 2 * size:
+        assert sample is None
+        return
+    s_dist, s_live, s_types, s_weights, s_z = sample
+    rows, expected = plain_type_sample(types, weights, live, size)
+    assert_array_equal(s_dist, dist[rows])
+    assert_array_equal(s_z, z[:, rows])
+    assert_array_equal(s_types, types[rows])
+    assert_array_equal(s_live, np.arange(rows.shape[0]))
+    assert s_dist.flags.c_contiguous and s_z.flags.c_contiguous
+    assert set(s_types) == set(types[live])
+    assert_allclose(s_weights, expected, rtol=1e-12)
+    for t in set(types[live]):
+        assert math.fsum(s_weights[s_types == t]) == pytest.approx(
+            math.fsum(weights[live][types[live] == t]), rel=1e-12)
+
+
+@contextlib.contextmanager
+def sampled(size):
+    """Search the coarse temperatures on samples of ``size`` rows; yield the samples taken."""
+    taken = []
+
+    def recorded(*args):
+        sample = type_sample(*args)
+        if sample is not None:
+            taken.append(sample)
+        return sample
+
+    with mock.patch.object(_dual, "_SAMPLE_ROWS", size), \
+            mock.patch.object(_dual, "type_sample", recorded):
+        yield taken
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems())
+def test_a_bound_raised_on_a_sample_is_still_a_lower_bound(problem):
+    # The coarse temperatures search on 4 rows of each few: the bound is still the exact
+    # Lagrangian on every row at the multipliers found, never above the optimum.
+    X, S, k, kind, delta, _, _ = problem
+    prob = _setup(X, S, k, kind, delta, None)
+    n = X.shape[0]
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    dist = sq_distances(X, centers)
+    live = np.arange(n)
+    optimum = plain_lp(X, centers, S, delta, kind)
+    tol = 1e-6 * max(optimum, 1.0)
+    zero = Multipliers.of(prob).prices(prob, np.zeros(Multipliers.of(prob).size))
+    start = lower_bound(prob, dist, live, zero)
+    with sampled(4) as taken:
+        raised, prices = raise_bound(prob, dist, live, zero, start, lower_bound)
+    assert taken
+    assert start - tol <= raised <= optimum + tol
+    assert lower_bound(prob, dist, live, prices) == pytest.approx(raised, rel=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(10), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), kind=st.sampled_from(["additive", "multiplicative"]))
+@example(seed=0, kind="additive")  # searched on a sample (seen)
+def test_an_assignment_priced_from_a_sample_meets_its_bounds_above_its_certificate(seed, kind):
+    # Past max_lp_variables the relaxation is by prices and raise_bound runs; with the
+    # sample forced small, its first temperatures search on a sample.
+    rng = np.random.default_rng(seed)
+    n, k = 600, 3
+    X = rng.normal(size=(n, 2)) + 3 * rng.integers(0, k, size=(n, 1))
+    S = np.stack([(X[:, 0] // 3 + rng.integers(0, 2, n)).astype(int) % 3,
+                  rng.integers(0, 4, n), rng.integers(0, 5, n)], 1)
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    with sampled(50) as taken:
+        result = fair_assignment(X, centers, S, max_deviation=0.1, deviation_kind=kind,
+                                 max_lp_variables=300)
+    assert not result.exact
+    assume(taken)  # the coarse programme certified its own bound: no Lagrangian searched
+    assert result.satisfied
+    assert result.lower_bound <= result.assignment_cost * (1 + 1e-12)
+    assert result.lower_bound <= plain_lp(X, centers, S, 0.1, kind) * (1 + 1e-9)
