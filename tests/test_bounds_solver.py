@@ -5,7 +5,8 @@
 * its lower bound never exceeds that optimum, nor the cost of any
   assignment meeting the bounds;
 * counting and type counts decide feasibility as enumeration does, and the
-  least excess in rows is the enumerated one;
+  least excess in rows is the enumerated one; whether k allowed cluster sizes
+  add up to n is what a plain dynamic programme says;
 * moving rows to given type counts is the cheapest assignment with them;
 * the compiled passes equal NumPy.
 """
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm.bounds import _relax, _round, fair_assignment
-from fairkm.bounds._infeasible import counting_reason, least_excess_rows, type_counts
+from fairkm.bounds._infeasible import _sums_to, counting_reason, least_excess_rows, type_counts
 from fairkm.bounds._kernels import group_sums, priced_pass
 from fairkm.bounds._model import Prices, make_problem, solve_lp, sq_distances
 from fairkm.bounds._relax import relax
@@ -380,3 +381,21 @@ def test_prices_of_rows_follow_types_and_numeric_slopes():
     z = prob.num[0][0]
     want = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]) + np.outer(z, [0.5, -0.5])
     assert_allclose(prices.of(prob, np.arange(4)), want)
+
+
+def plain_sums_to(possible, k, n):
+    """Whether n is a sum of exactly k allowed sizes: the totals of j sizes, for j = 1..k."""
+    allowed = [s for s in range(n + 1) if possible[s]]
+    totals = {0}
+    for _ in range(k):
+        totals = {t + s for t in totals for s in allowed if t + s <= n}
+    return n in totals
+
+
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
+@given(possible=st.lists(st.booleans(), min_size=1, max_size=40), k=st.integers(1, 5),
+       data=st.data())
+def test_sizes_add_up_as_a_plain_programme_says(possible, k, data):
+    n = data.draw(st.integers(0, len(possible) - 1))
+    possible = np.array(possible)
+    assert _sums_to(possible, k, n) == plain_sums_to(possible, k, n)

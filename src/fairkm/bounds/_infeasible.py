@@ -70,6 +70,12 @@ def _possible_sizes(problem, n):
 
 def _sums_to(possible, k, n):
     """Whether ``n`` is a sum of exactly ``k`` sizes marked ``possible`` (by FFT doubling)."""
+    # k sizes from one run a..b of possible sizes add up to every total from k a to k b:
+    # on many rows the sizes past the small ones form one run, and no FFT is needed.
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], possible[:n + 1].view(np.int8), [0]))))
+    first, last = edges[::2], edges[1::2] - 1
+    if np.any((k * first <= n) & (n <= k * last)):
+        return True
     indicator = possible[:n + 1].astype(np.float64)
     result, power, e = None, indicator, k
     while e:
