@@ -6,7 +6,8 @@
   shortfall of ``tests/_bounds_reference.py``);
 * on unit problems, each cluster's excess per attribute with one row of a
   type less or more, and a swap's gain, counted attribute by attribute,
-  equal a plain recount from the changed counts;
+  equal a plain recount from the changed counts; the swaps the polish leaves
+  out by their values are those a plain loop finds, and each leaves excess;
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
 * repair lowers the excess step by step (or, cancelling a cycle of one type,
@@ -20,19 +21,22 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from fairkm.bounds._model import make_problem, sq_distances
 from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
 from fairkm.bounds._search_kernels import (
+    _BITS,
     _TABLED,
     TOL,
     _swap_gain,
+    _swap_partners,
     _swap_table,
     _unit_refresh,
     _untabled_gain,
+    _value_bits,
     cluster_excess,
     overall_excess,
     search,
@@ -308,6 +312,119 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                     assert gains[0] == pytest.approx(gains[1], rel=1e-12, abs=1e-12)
                     assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
                                                      abs=1e-9)
+
+
+def plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term):
+    """Positions of codes2 whose every tabled term with t1's values is at least floor_term."""
+    out = []
+    for p2 in range(codes2.shape[0]):
+        kept = True
+        for q in range(codes2.shape[1]):
+            if cells[q] < 0:
+                continue
+            n = offsets[q + 1] - offsets[q]
+            i, j = tcodes[t1, q] - offsets[q], codes2[p2, q] - offsets[q]
+            kept &= table[cells[q] + i * n + j] >= floor_term
+        out.append(kept)
+    return np.flatnonzero(out)
+
+
+def partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term):
+    n2 = codes2.shape[0]
+    words = max(1, (n2 + _BITS - 1) // _BITS)
+    vbits = np.zeros((offsets[-1], words), dtype=np.int64)
+    _value_bits(codes2, n2, cells, vbits)
+    acc, partners = np.empty(words, dtype=np.int64), np.empty(n2, dtype=np.int64)
+    count = _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits, acc,
+                           partners)
+    return partners[:count]
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n2=st.integers(1, 300),
+       sizes=st.lists(st.integers(1, 6), min_size=1, max_size=4), untabled=st.booleans())
+@example(seed=1, n2=126, sizes=[3, 2], untabled=False)  # whole words: the last one full
+@example(seed=2, n2=1, sizes=[1], untabled=False)  # one value: every position kept
+def test_swap_partners_by_value_are_a_plain_loops(seed, n2, sizes, untabled):
+    # Over several words of bits (63 positions a word), with every value or few.
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    cells = np.full(len(sizes), -1, dtype=np.int64)
+    n_cells = 0
+    for q, n in enumerate(sizes):
+        if not (untabled and q == 0):
+            cells[q], n_cells = n_cells, n_cells + n * n
+    table = np.where(rng.random(n_cells) < 0.7, 0.0, -rng.uniform(0, 2, n_cells))
+    codes2 = np.stack([offsets[q] + rng.integers(0, n, n2) for q, n in enumerate(sizes)], 1)
+    tcodes = np.stack([offsets[q] + rng.integers(0, n, 5) for q, n in enumerate(sizes)], 1)
+    floor_term = float(rng.choice([-1.0, -1e-9, 0.0]))
+    for t1 in range(5):
+        np.testing.assert_array_equal(
+            partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term),
+            plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term))
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]))
+def test_a_swap_left_out_by_value_leaves_excess(space, hard):
+    # The polish weighs only the swaps _swap_partners keeps; every other one must fail its
+    # check (excess left above ex_tol), counted plainly from the changed counts.
+    s, labels = space, space["labels"]
+    k, n_values = s["lower"].shape
+    codes, offsets, types, n_types = s["codes"], s["offsets"], s["types"], s["n_types"]
+    n_attr = codes.shape[1]
+    size = np.bincount(labels, minlength=k).astype(float)
+    cnt = np.zeros((k, n_values))
+    for a in range(n_attr):
+        np.add.at(cnt, (labels, codes[:, a]), 1.0)
+    tcodes = np.array([codes[types == t][0] for t in range(n_types)])
+    bands = (s["lower"], s["upper"], s["prop"], s["tv_cap"], s["balance"], s["mean_cap"])
+    parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
+             np.empty((k, n_attr, 3), np.int64), np.empty((k, n_attr, 3), np.int64),
+             np.empty((k, n_attr)))
+    _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, np.empty((n_types, k)),
+                  np.empty((n_types, k)), np.empty((n_types, k, n_attr)),
+                  np.empty((n_types, k, n_attr)))
+
+    def plain(c, s_c, x_c):
+        e, m = plain_cluster_excess(s_c, x_c, s["lower"][c], s["upper"][c], s["prop"], offsets,
+                                    s["tv_cap"][c], s["balance"][c], hard)
+        return e.sum(), m
+
+    mean_scale = labels.shape[0] / k
+    mean_cap = s["mean_cap"]
+
+    def overall_of(measures):
+        sums = measures.sum(axis=0)
+        finite = np.isfinite(mean_cap)
+        return mean_scale * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
+
+    now = [plain(c, size[c], cnt[c]) for c in range(k)]
+    E = np.array([e for e, _ in now])
+    meas = np.array([m for _, m in now])
+    overall = overall_of(meas)
+    sizes = np.diff(offsets)
+    cells = np.where(sizes <= _TABLED, np.r_[0, np.cumsum(np.where(sizes <= _TABLED,
+                                                                    sizes ** 2, 0))[:-1]], -1)
+    table = np.empty(int((sizes[sizes <= _TABLED] ** 2).sum()))
+    ex_tol = 1e-9
+    for a in range(k):
+        for b in range(a + 1, k):
+            _swap_table(a, b, offsets, cells, table, size, cnt, meas, meas.sum(axis=0), bands,
+                        hard, mean_scale, parts)
+            floor_term = -2.0 * (ex_tol + E[a] + E[b] + overall) - 1e-9 * (size[a] + size[b])
+            for t1 in range(n_types):
+                kept = set(partners_of(tcodes, t1, tcodes, offsets, cells, table, floor_term))
+                for t2 in set(range(n_types)) - kept:
+                    moved = cnt.copy()
+                    moved[a, tcodes[t1]] -= 1.0
+                    moved[a, tcodes[t2]] += 1.0
+                    moved[b, tcodes[t2]] -= 1.0
+                    moved[b, tcodes[t1]] += 1.0
+                    after = meas.copy()
+                    left_a, after[a] = plain(a, size[a], moved[a])
+                    left_b, after[b] = plain(b, size[b], moved[b])
+                    assert left_a + left_b + overall_of(after) > ex_tol
 
 
 @settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])

@@ -317,6 +317,71 @@ def _untabled_gain(codes1, r1, codes2, r2, a, b, cells, size, cnt, meas, msum, b
     return gain
 
 
+# Positions of a pair's second rows, 63 to a word of bits (an int64's, sign bit unused).
+_BITS = 63
+
+
+@numba.njit(cache=True)
+def _value_bits(codes2, n2, cells, vbits):  # IN ..., OUT: vbits
+    """For each value of each tabled attribute, the bits of the second rows holding it.
+
+    ``vbits[v, w]`` bit ``r`` is set when the row at position ``w * _BITS + r``
+    (of ``codes2[:n2]``) holds value ``v``; the words past ``n2``'s are left alone.
+    """
+    n_words = (n2 + _BITS - 1) // _BITS
+    vbits[:, :n_words] = 0
+    for p2 in range(n2):
+        w, bit = p2 // _BITS, p2 % _BITS
+        for q in range(codes2.shape[1]):
+            if cells[q] >= 0:
+                vbits[codes2[p2, q], w] |= np.int64(1) << bit
+
+
+@numba.njit(cache=True)
+def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # IN
+                   acc, partners):  # OUT
+    """Positions, in order, of the second rows whose swap with a row of ``t1`` may keep the bands.
+
+    A position is left out when, at some tabled attribute, the swap's term
+    (``table``, :func:`_swap_table`) is below ``floor_term`` (see the
+    caller for why such a swap cannot qualify). Returns how many positions
+    were written to ``partners``.
+    """
+    n_words = (n2 + _BITS - 1) // _BITS
+    for w in range(n_words):
+        acc[w] = (np.int64(1) << _BITS) - 1
+    tail = n2 - (n_words - 1) * _BITS
+    acc[n_words - 1] = (np.int64(1) << tail) - 1
+    for q in range(cells.shape[0]):
+        if cells[q] < 0:
+            continue
+        n = offsets[q + 1] - offsets[q]
+        row = cells[q] + (tcodes[t1, q] - offsets[q]) * n
+        free = True
+        for j in range(n):
+            if table[row + j] < floor_term:
+                free = False
+                break
+        if free:
+            continue
+        for w in range(n_words):
+            held = np.int64(0)
+            for j in range(n):
+                if table[row + j] >= floor_term:
+                    held |= vbits[offsets[q] + j, w]
+            acc[w] &= held
+    count = 0
+    for w in range(n_words):
+        word = acc[w]
+        if word == 0:
+            continue
+        for bit in range(_BITS):
+            if (word >> bit) & 1:
+                partners[count] = w * _BITS + bit
+                count += 1
+    return count
+
+
 @numba.njit(cache=True)
 def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts,  # IN, OUT: parts
                   rm, add, rm_meas, add_meas):  # OUT
@@ -646,6 +711,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             n_cells += n * n
     table = np.empty(n_cells)
     untabled = np.any(cells < 0)
+    # polishing a unit problem: the swap scan's partners, screened by value (_swap_partners)
+    vbits = np.zeros((n_values, (n_types + _BITS - 1) // _BITS), dtype=np.int64)
+    acc = np.empty((n_types + _BITS - 1) // _BITS, dtype=np.int64)
+    partners = np.empty(n_types, dtype=np.int64)
     scratch = np.zeros((4, J))
     aff = np.empty(4, dtype=np.int64)
     pair_t = np.empty(_PAIRS, dtype=np.int64)
@@ -754,13 +823,36 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         cost2[p2] = D[order2[p2], b, a]
                         codes2[p2] = tcodes[order2[p2]]
                     tabled = False  # the table of a and b, built when first needed
+                    # Polishing a unit problem, only the second rows whose values keep every
+                    # tabled term above floor_term are weighed (at many types most pairs
+                    # break a band, and weighing them all was nearly all of a step). A swap's
+                    # gain is the sum of its attributes' terms, each at most that attribute's
+                    # excess now at a and b and over the clusters, which add up to
+                    # E[a] + E[b] + overall: one term below -(ex_tol + E[a] + E[b] + overall)
+                    # leaves more than ex_tol of excess, whatever the others. floor_term is
+                    # twice that, less a margin for the sums' rounding.
+                    screened = unit and not repair
+                    if screened:
+                        if size[a] < floor or size[b] < floor:
+                            continue  # no swap between a and b qualifies
+                        _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands,
+                                    hard, mean_scale, parts)
+                        tabled = True
+                        _value_bits(codes2, n2, cells, vbits)
+                        floor_term = (-2.0 * (ex_tol + E[a] + E[b] + overall)
+                                      - 1e-9 * (size[a] + size[b]))
                     for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
                         if not repair and c1 + cost2[0] >= min(best, -eps):
                             break
                         i = heads[t1, a, b]
-                        for p2 in range(n2):
+                        n_scan = n2
+                        if screened:
+                            n_scan = _swap_partners(tcodes, t1, n2, offsets, cells, table,
+                                                    floor_term, vbits, acc, partners)
+                        for p_scan in range(n_scan):
+                            p2 = partners[p_scan] if screened else p_scan
                             c2 = cost2[p2]
                             if not repair and c1 + c2 >= min(best, -eps):
                                 break
