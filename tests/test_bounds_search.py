@@ -8,6 +8,9 @@
   type less or more, and a swap's gain, counted attribute by attribute,
   equal a plain recount from the changed counts; the swaps the polish leaves
   out by their values are those a plain loop finds, and each leaves excess;
+* what the polish's pairs of moves leave out rests on: a cluster's excess is
+  never negative, and a move leaves the excess of the clusters it does not
+  touch as it was, to the bit;
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
 * repair lowers the excess step by step (or, cancelling a cycle of one type,
@@ -31,6 +34,7 @@ from fairkm.bounds._search_kernels import (
     _BITS,
     _TABLED,
     TOL,
+    _shift,
     _swap_gain,
     _swap_partners,
     _swap_table,
@@ -425,6 +429,34 @@ def test_a_swap_left_out_by_value_leaves_excess(space, hard):
                     left_a, after[a] = plain(a, size[a], moved[a])
                     left_b, after[b] = plain(b, size[b], moved[b])
                     assert left_a + left_b + overall_of(after) > ex_tol
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(), hard=st.sampled_from([1.0, 7.5]), data=st.data())
+def test_a_move_leaves_the_excess_of_other_clusters_as_it_was(space, hard, data):
+    s, labels = space, space["labels"]
+    k, n_values = s["lower"].shape
+    weights, codes, z = s["weights"], s["codes"], s["z"]
+    size = np.bincount(labels, weights=weights, minlength=k)
+    cnt = np.zeros((k, n_values))
+    for a in range(codes.shape[1]):
+        np.add.at(cnt, (labels, codes[:, a]), weights)
+    zsum = np.zeros((k, z.shape[1]))
+    np.add.at(zsum, labels, weights[:, None] * z)
+
+    def excess(c):
+        return cluster_excess(c, size, cnt, zsum, s["lower"], s["upper"], s["prop"],
+                              s["offsets"], s["tv_cap"], s["balance"], s["z_cap"], hard,
+                              np.zeros(s["mean_cap"].shape[0]))
+
+    before = [excess(c) for c in range(k)]
+    i = data.draw(st.integers(0, labels.shape[0] - 1))
+    a, b = labels[i], data.draw(st.integers(0, k - 1))
+    _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+    after = [excess(c) for c in range(k)]
+    assert min(before + after) >= 0.0
+    for c in set(range(k)) - {a, b}:
+        assert after[c] == before[c]
 
 
 @settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])

@@ -897,12 +897,23 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 c1 = D[t1, a, b]
                 i = heads[t1, a, b]
                 _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+                # Polishing, a cluster the first move leaves in excess keeps that excess
+                # unless the second move touches it: the pair's excess left is a sum of
+                # non-negative excesses, that cluster's among them, and must be <= ex_tol.
+                keep_a = keep_b = False
+                if not repair:
+                    keep_a = cluster_excess(a, size, cnt, zsum, lower, upper, prop, offsets,
+                                            tv_cap, balance, z_cap, hard, scratch[0]) > ex_tol
+                    keep_b = cluster_excess(b, size, cnt, zsum, lower, upper, prop, offsets,
+                                            tv_cap, balance, z_cap, hard, scratch[1]) > ex_tol
                 for x in range(k):
                     for y in range(k):
                         if x == y or not (x == a or x == b or y == a or y == b):
                             continue
                         if x == b and y == a:
                             continue  # a swap, tried above
+                        if (keep_a and a != x and a != y) or (keep_b and b != x and b != y):
+                            continue
                         for t2 in range(n_types):
                             c2 = D[t2, x, y]
                             if t2 == t1 or c2 == np.inf:
