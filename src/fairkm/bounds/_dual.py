@@ -54,7 +54,7 @@ _ITERATIONS = 40        # L-BFGS-B iterations per temperature, from a programme'
 _ITERATIONS_THOROUGH = 200
 # Above twice this many live rows, the search at every temperature but the last runs on a
 # sample of this many (type_sample), the last on every row: at 1,000,000 rows, k=10, the
-# first two temperatures took 140 of the search's 150 calls of _soft (6.3 of its 7.8 s).
+# first two temperatures took 140 of the search's 150 calls of _soft (6.2 of its 6.7 s).
 _SAMPLE_ROWS = 100_000
 
 
