@@ -187,21 +187,29 @@ def test_the_soft_minimum_skips_only_exps_that_round_to_zero(problem, tau):
         assert_array_equal(g.view(np.uint64), w.view(np.uint64))
 
 
+def from_no_multipliers(problem):
+    """The problem on every row, its plain LP optimum, and the bound of zero duals' prices.
+
+    Returns ``(prob, dist, live, optimum, tol, zero, start)``.
+    """
+    X, S, k, kind, delta, _, _ = problem
+    prob = _setup(X, S, k, kind, delta, None)
+    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
+    dist = sq_distances(X, centers)
+    live = np.arange(X.shape[0])
+    optimum = plain_lp(X, centers, S, delta, kind)
+    zero = Multipliers.of(prob).prices(prob, np.zeros(Multipliers.of(prob).size))
+    return (prob, dist, live, optimum, 1e-6 * max(optimum, 1.0), zero,
+            lower_bound(prob, dist, live, zero))
+
+
 @pytest.mark.slow
 @settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems())
 def test_the_raised_bound_is_a_lower_bound_and_closes_the_gap(problem):
-    X, S, k, kind, delta, _, _ = problem
-    prob = _setup(X, S, k, kind, delta, None)
+    X, _, k, *_ = problem
     n = X.shape[0]
-    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
-    dist = sq_distances(X, centers)
-    live = np.arange(n)
-    optimum = plain_lp(X, centers, S, delta, kind)
-    tol = 1e-6 * max(optimum, 1.0)
-    # From no multipliers at all (the prices of zero duals).
-    zero = Multipliers.of(prob).prices(prob, np.zeros(Multipliers.of(prob).size))
-    start = lower_bound(prob, dist, live, zero)
+    prob, dist, live, optimum, tol, zero, start = from_no_multipliers(problem)
     raised, prices = raise_bound(prob, dist, live, zero, start, lower_bound)
     assert start - tol <= raised <= optimum + tol
     assert lower_bound(prob, dist, live, prices) == pytest.approx(raised, rel=1e-12)
@@ -291,16 +299,7 @@ def sampled(size):
 def test_a_bound_raised_on_a_sample_is_still_a_lower_bound(problem):
     # The coarse temperatures search on 4 rows of each few: the bound is still the exact
     # Lagrangian on every row at the multipliers found, never above the optimum.
-    X, S, k, kind, delta, _, _ = problem
-    prob = _setup(X, S, k, kind, delta, None)
-    n = X.shape[0]
-    centers = X[:k] + 1e-3 * np.arange(k)[:, None]
-    dist = sq_distances(X, centers)
-    live = np.arange(n)
-    optimum = plain_lp(X, centers, S, delta, kind)
-    tol = 1e-6 * max(optimum, 1.0)
-    zero = Multipliers.of(prob).prices(prob, np.zeros(Multipliers.of(prob).size))
-    start = lower_bound(prob, dist, live, zero)
+    prob, dist, live, optimum, tol, zero, start = from_no_multipliers(problem)
     with sampled(4) as taken:
         raised, prices = raise_bound(prob, dist, live, zero, start, lower_bound)
     assert taken

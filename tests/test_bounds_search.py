@@ -35,6 +35,7 @@ from fairkm.bounds._search_kernels import (
     _TABLED,
     TOL,
     _shift,
+    _swap_floor,
     _swap_gain,
     _swap_partners,
     _swap_table,
@@ -235,35 +236,61 @@ def test_cluster_excess_equals_a_plain_sum(space, hard):
                     overall, rtol=1e-9, atol=1e-9)
 
 
+class UnitState:
+    """A unit space's counts, its ``_unit_refresh`` outputs, and plain recounts to check them."""
+
+    def __init__(self, space, hard):
+        s, labels = space, space["labels"]
+        self.space, self.hard = space, hard
+        self.k, self.n_values = k, n_values = s["lower"].shape
+        codes, types, n_types = s["codes"], s["types"], s["n_types"]
+        self.n_attr = n_attr = codes.shape[1]
+        self.size = np.bincount(labels, minlength=k).astype(float)
+        self.cnt = np.zeros((k, n_values))
+        for a in range(n_attr):
+            np.add.at(self.cnt, (labels, codes[:, a]), 1.0)
+        self.tcodes = np.array([codes[types == t][0] for t in range(n_types)])
+        self.bands = (s["lower"], s["upper"], s["prop"], s["tv_cap"], s["balance"],
+                      s["mean_cap"])
+        self.parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
+                      np.empty((k, n_attr, 3), np.int64), np.empty((k, n_attr, 3), np.int64),
+                      np.empty((k, n_attr)))
+        self.rm, self.add = np.empty((n_types, k)), np.empty((n_types, k))
+        self.rm_meas = np.empty((n_types, k, n_attr))
+        self.add_meas = np.empty((n_types, k, n_attr))
+        _unit_refresh(self.tcodes, self.size, self.cnt, s["offsets"], self.bands, hard,
+                      self.parts, self.rm, self.add, self.rm_meas, self.add_meas)
+        self.mean_scale = labels.shape[0] / k
+
+    def plain(self, c, size, counts):
+        """Cluster ``c``'s excess per attribute and distances at ``size`` and ``counts``."""
+        s = self.space
+        return plain_cluster_excess(size, counts, s["lower"][c], s["upper"][c], s["prop"],
+                                    s["offsets"], s["tv_cap"][c], s["balance"][c], self.hard)
+
+    def overall_of(self, measures):
+        """The excess of the sums over the clusters of ``measures`` above the caps, in rows."""
+        mean_cap = self.space["mean_cap"]
+        sums = measures.sum(axis=0)
+        finite = np.isfinite(mean_cap)
+        return self.mean_scale * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
+
+    def one_of(self, t):
+        """The counts of one row of type ``t``."""
+        row = np.zeros(self.n_values)
+        row[self.tcodes[t]] = 1.0
+        return row
+
+
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]))
 def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
-    s, labels = space, space["labels"]
-    k, n_values = s["lower"].shape
-    codes, offsets, types, n_types = s["codes"], s["offsets"], s["types"], s["n_types"]
-    n_attr = codes.shape[1]
-    size = np.bincount(labels, minlength=k).astype(float)
-    cnt = np.zeros((k, n_values))
-    for a in range(n_attr):
-        np.add.at(cnt, (labels, codes[:, a]), 1.0)
-    tcodes = np.array([codes[types == t][0] for t in range(n_types)])
-
-    def plain(c, s_c, x_c):
-        return plain_cluster_excess(s_c, x_c, s["lower"][c], s["upper"][c], s["prop"], offsets,
-                                    s["tv_cap"][c], s["balance"][c], hard)
-
-    def one_of(t):
-        row = np.zeros(n_values)
-        row[tcodes[t]] = 1.0
-        return row
-
-    bands = (s["lower"], s["upper"], s["prop"], s["tv_cap"], s["balance"], s["mean_cap"])
-    here = np.empty((k, n_attr))
-    parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
-             np.empty((k, n_attr, 3), np.int64), np.empty((k, n_attr, 3), np.int64), here)
-    rm, add = np.empty((n_types, k)), np.empty((n_types, k))
-    rm_meas, add_meas = np.empty((n_types, k, n_attr)), np.empty((n_types, k, n_attr))
-    _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, rm, add, rm_meas, add_meas)
+    unit = UnitState(space, hard)
+    k, n_attr, n_types = unit.k, unit.n_attr, space["n_types"]
+    offsets, tcodes, size, cnt = space["offsets"], unit.tcodes, unit.size, unit.cnt
+    bands, parts, plain, one_of = unit.bands, unit.parts, unit.plain, unit.one_of
+    rm, add, rm_meas, add_meas = unit.rm, unit.add, unit.rm_meas, unit.add_meas
+    here = parts[4]
     now = [plain(c, size[c], cnt[c]) for c in range(k)]
     assert_allclose(here, [e for e, _ in now], rtol=1e-9, atol=1e-9)
     for t in range(n_types):
@@ -277,14 +304,7 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
     # Swaps: the excess before and after, each cluster's and the means' over the clusters.
     E = np.array([e.sum() for e, _ in now])
     meas = np.array([m for _, m in now])
-    mean_scale = labels.shape[0] / k
-    mean_cap = s["mean_cap"]
-
-    def overall_of(measures):
-        sums = measures.sum(axis=0)
-        finite = np.isfinite(mean_cap)
-        return mean_scale * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
-
+    mean_scale, overall_of = unit.mean_scale, unit.overall_of
     overall = overall_of(meas)
     sizes = np.diff(offsets)
     tabled = np.r_[0, np.cumsum(sizes ** 2)[:-1]]
@@ -373,40 +393,13 @@ def test_swap_partners_by_value_are_a_plain_loops(seed, n2, sizes, untabled):
 def test_a_swap_left_out_by_value_leaves_excess(space, hard):
     # The polish weighs only the swaps _swap_partners keeps; every other one must fail its
     # check (excess left above ex_tol), counted plainly from the changed counts.
-    s, labels = space, space["labels"]
-    k, n_values = s["lower"].shape
-    codes, offsets, types, n_types = s["codes"], s["offsets"], s["types"], s["n_types"]
-    n_attr = codes.shape[1]
-    size = np.bincount(labels, minlength=k).astype(float)
-    cnt = np.zeros((k, n_values))
-    for a in range(n_attr):
-        np.add.at(cnt, (labels, codes[:, a]), 1.0)
-    tcodes = np.array([codes[types == t][0] for t in range(n_types)])
-    bands = (s["lower"], s["upper"], s["prop"], s["tv_cap"], s["balance"], s["mean_cap"])
-    parts = (np.empty((k, n_attr, 3)), np.empty((k, n_attr, 3)),
-             np.empty((k, n_attr, 3), np.int64), np.empty((k, n_attr, 3), np.int64),
-             np.empty((k, n_attr)))
-    _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, np.empty((n_types, k)),
-                  np.empty((n_types, k)), np.empty((n_types, k, n_attr)),
-                  np.empty((n_types, k, n_attr)))
-
-    def plain(c, s_c, x_c):
-        e, m = plain_cluster_excess(s_c, x_c, s["lower"][c], s["upper"][c], s["prop"], offsets,
-                                    s["tv_cap"][c], s["balance"][c], hard)
-        return e.sum(), m
-
-    mean_scale = labels.shape[0] / k
-    mean_cap = s["mean_cap"]
-
-    def overall_of(measures):
-        sums = measures.sum(axis=0)
-        finite = np.isfinite(mean_cap)
-        return mean_scale * np.maximum(sums[finite] - mean_cap[finite] - TOL, 0.0).sum()
-
+    unit = UnitState(space, hard)
+    k, n_types, offsets = unit.k, space["n_types"], space["offsets"]
+    tcodes, size, cnt, plain, one_of = unit.tcodes, unit.size, unit.cnt, unit.plain, unit.one_of
     now = [plain(c, size[c], cnt[c]) for c in range(k)]
-    E = np.array([e for e, _ in now])
+    E = np.array([e.sum() for e, _ in now])
     meas = np.array([m for _, m in now])
-    overall = overall_of(meas)
+    overall = unit.overall_of(meas)
     sizes = np.diff(offsets)
     cells = np.where(sizes <= _TABLED, np.r_[0, np.cumsum(np.where(sizes <= _TABLED,
                                                                     sizes ** 2, 0))[:-1]], -1)
@@ -414,21 +407,19 @@ def test_a_swap_left_out_by_value_leaves_excess(space, hard):
     ex_tol = 1e-9
     for a in range(k):
         for b in range(a + 1, k):
-            _swap_table(a, b, offsets, cells, table, size, cnt, meas, meas.sum(axis=0), bands,
-                        hard, mean_scale, parts)
-            floor_term = -2.0 * (ex_tol + E[a] + E[b] + overall) - 1e-9 * (size[a] + size[b])
+            _swap_table(a, b, offsets, cells, table, size, cnt, meas, meas.sum(axis=0),
+                        unit.bands, hard, unit.mean_scale, unit.parts)
+            floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a], size[b])
             for t1 in range(n_types):
                 kept = set(partners_of(tcodes, t1, tcodes, offsets, cells, table, floor_term))
                 for t2 in set(range(n_types)) - kept:
                     moved = cnt.copy()
-                    moved[a, tcodes[t1]] -= 1.0
-                    moved[a, tcodes[t2]] += 1.0
-                    moved[b, tcodes[t2]] -= 1.0
-                    moved[b, tcodes[t1]] += 1.0
+                    moved[a] += one_of(t2) - one_of(t1)
+                    moved[b] += one_of(t1) - one_of(t2)
                     after = meas.copy()
                     left_a, after[a] = plain(a, size[a], moved[a])
                     left_b, after[b] = plain(b, size[b], moved[b])
-                    assert left_a + left_b + overall_of(after) > ex_tol
+                    assert left_a.sum() + left_b.sum() + unit.overall_of(after) > ex_tol
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])

@@ -322,6 +322,20 @@ _BITS = 63
 
 
 @numba.njit(cache=True)
+def _swap_floor(ex_tol, excess_a, excess_b, overall, size_a, size_b):
+    """Return a term below which a swap between ``a`` and ``b`` cannot qualify when polishing.
+
+    A swap's gain is the sum of its attributes' terms (:func:`_swap_term`),
+    each at most that attribute's excess now at ``a`` and ``b`` and over the
+    clusters, which add up to ``excess_a + excess_b + overall``: one term
+    below ``-(ex_tol + excess_a + excess_b + overall)`` leaves more than
+    ``ex_tol`` of excess whatever the others. Twice that, less a margin for
+    the sums' rounding.
+    """
+    return -2.0 * (ex_tol + excess_a + excess_b + overall) - 1e-9 * (size_a + size_b)
+
+
+@numba.njit(cache=True)
 def _value_bits(codes2, n2, cells, vbits):  # IN ..., OUT: vbits
     """For each value of each tabled attribute, the bits of the second rows holding it.
 
@@ -824,13 +838,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         codes2[p2] = tcodes[order2[p2]]
                     tabled = False  # the table of a and b, built when first needed
                     # Polishing a unit problem, only the second rows whose values keep every
-                    # tabled term above floor_term are weighed (at many types most pairs
-                    # break a band, and weighing them all was nearly all of a step). A swap's
-                    # gain is the sum of its attributes' terms, each at most that attribute's
-                    # excess now at a and b and over the clusters, which add up to
-                    # E[a] + E[b] + overall: one term below -(ex_tol + E[a] + E[b] + overall)
-                    # leaves more than ex_tol of excess, whatever the others. floor_term is
-                    # twice that, less a margin for the sums' rounding.
+                    # tabled term at least _swap_floor are weighed: at many types most pairs
+                    # break a band, and weighing them all was nearly all of a step.
                     screened = unit and not repair
                     if screened:
                         if size[a] < floor or size[b] < floor:
@@ -839,8 +848,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                     hard, mean_scale, parts)
                         tabled = True
                         _value_bits(codes2, n2, cells, vbits)
-                        floor_term = (-2.0 * (ex_tol + E[a] + E[b] + overall)
-                                      - 1e-9 * (size[a] + size[b]))
+                        floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
+                                                 size[b])
                     for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
