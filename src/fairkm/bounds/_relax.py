@@ -57,6 +57,7 @@ _CLOSE = 1e-6
 # type and best cluster.
 _BINS = (16, 4, 1, 0)
 _BLOCK = 65536
+_INFEASIBLE = 2        # scipy's linprog status for a programme with no feasible point
 
 
 @dataclass
@@ -333,10 +334,17 @@ def relax(problem, dist, live, max_pairs, start=None):
         pos = np.concatenate([f_pos, free_pos.shape[0] + g_pos])
         clu = np.concatenate([f_clu, g_clu])
         pseudo = np.arange(proxy.types.shape[0])
-        lp = solve_lp(proxy, pseudo, pos, clu, proxy_dist[pos, clu],
-                      held_offsets(proxy, pseudo[:0], pseudo[:0]))
-        if lp.x is None:
-            raise RuntimeError(f"HiGHS failed on the linear programme: {lp.message}")
+        outcome = solve_lp(proxy, pseudo, pos, clu, proxy_dist[pos, clu],
+                           held_offsets(proxy, pseudo[:0], pseudo[:0]))
+        if outcome.status == _INFEASIBLE:
+            # The free rows may go only to the clusters near their best: when every row of a
+            # value with a lower band is free and kept from a cluster, no share there meets
+            # the band, though the relaxation on every row can. The last programme solved (or,
+            # in the first round, the prices so far) goes to the Lagrangian below.
+            break
+        if outcome.x is None:
+            raise RuntimeError(f"HiGHS failed on the linear programme: {outcome.message}")
+        lp = outcome
         prices = lp.prices
         n_f = f_pos.shape[0]
         # Held rows: each group is whole in one cluster, or split.
@@ -375,7 +383,8 @@ def relax(problem, dist, live, max_pairs, start=None):
         forced[worst] = True
         n_free = min(n, max(n_free, 2 * int(forced.sum())))
     if result is None:
-        # No programme fitted in max_pairs: the Lagrangian alone, from the starting prices.
+        # No programme fitted in max_pairs (or the first could not meet the bands): the
+        # Lagrangian alone, from the starting prices.
         labels[live] = now.best
         bound = lower_bound(problem, dist, live, prices)
         result = Relaxation(labels, live[:0], live[:0], live[:0], np.zeros(0), prices, np.nan,
