@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from threadpoolctl import threadpool_limits
 
-from fairkm.utils._sums import weighted_row_sum, weighted_sum
+from fairkm.utils._sums import group_totals, weighted_row_sum, weighted_sum
 
 from .conftest import examples
 
@@ -43,6 +43,29 @@ def test_rows_of_weight_0_change_not_even_the_rounding(data, n):
     assert np.float64(weighted_sum(values, weights)).tobytes() == np.float64(
         weighted_sum(values[kept], weights[kept])).tobytes()
     assert weighted_sum(values) == float(np.sum(values))
+
+
+@settings(max_examples=examples(100))
+@given(data=st.data(), n=st.integers(0, 300), n_groups=st.integers(1, 6),
+       m=st.sampled_from([None, 0, 1, 3]))
+def test_group_totals_have_the_bits_of_add_at(data, n, n_groups, m):
+    # np.add.at adds each group's rows one by one in row order: the plain reference. Values
+    # spread over many magnitudes, so that another order of the additions shows in the bits.
+    groups = data.draw(arrays(np.int64, n, elements=st.integers(0, n_groups - 1)))
+    spread = st.one_of(finite, st.floats(-1e-6, 1e-6), st.just(-0.0))
+    if m is None:
+        values = data.draw(arrays(np.float64, n, elements=spread))
+        want = np.zeros(n_groups)
+    else:
+        values = data.draw(arrays(np.float64, (n, m), elements=spread))
+        want = np.zeros((n_groups, m))
+    np.add.at(want, groups, values)
+    got = group_totals(groups, values, n_groups)
+    assert got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+    counts = np.zeros(n_groups, dtype=np.int64)
+    np.add.at(counts, groups, 1)
+    assert np.array_equal(group_totals(groups, None, n_groups), counts)
 
 
 def test_the_sums_are_the_same_on_one_blas_thread_or_two():

@@ -31,7 +31,7 @@ from fairkm.utils._param_validation import (
     check_param,
 )
 from fairkm.utils._progress import Progress, report
-from fairkm.utils._sums import weighted_sum
+from fairkm.utils._sums import group_totals, weighted_sum
 
 from ._infeasible import check_rare_values, counting_reason, feasible, prove_infeasible, type_counts
 from ._model import excess, make_problem, sq_distances
@@ -229,8 +229,8 @@ def _to_type_counts(problem, bounds, dist, live, rounded):
     then the local search's polish.
     """
     k = problem.n_clusters
-    near = np.zeros((problem.n_types, k), dtype=np.int64)
-    np.add.at(near, (problem.types[live], rounded.labels[live]), 1)
+    near = group_totals(problem.types[live] * k + rounded.labels[live], None,
+                        problem.n_types * k).reshape(problem.n_types, k)
     counts = type_counts(problem, live, near=near)
     if counts is None:
         counts = type_counts(problem, live, sizes=size_windows(near.sum(axis=0)))
@@ -255,8 +255,7 @@ def _to_type_counts(problem, bounds, dist, live, rounded):
 def cluster_means(X, weights, labels, k):
     """Weighted means of the clusters of ``labels``, and their sizes (a mean of 0 if empty)."""
     sizes = np.bincount(labels, weights=weights, minlength=k)
-    sums = np.zeros((k, X.shape[1]))
-    np.add.at(sums, labels, X * weights[:, None])
+    sums = group_totals(labels, X * weights[:, None], k)
     return sums / np.maximum(sizes, 1e-300)[:, None], sizes
 
 

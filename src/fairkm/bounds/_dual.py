@@ -32,6 +32,7 @@ import numba
 import numpy as np
 from scipy.optimize import minimize
 
+from fairkm.utils._sums import group_totals
 from fairkm.utils._threads import serial_blas
 
 from ._cache import guard_kernel_caches
@@ -183,12 +184,10 @@ class Multipliers:
         sizes = per_type.sum(axis=0)
         parts = {"up": [], "lo": [], "pos": [], "neg": [], "bal": []}
         for a, b, mask in self.pairs:
-            counts = np.zeros(mask.shape[:2])
-            np.add.at(counts.T, problem.type_table[:, a], per_type)
+            counts = group_totals(problem.type_table[:, a], per_type, mask.shape[1]).T
             parts["bal"].append(np.where(mask, b * counts[:, None, :] - counts[:, :, None], 0.0))
         for a, (upper, lower) in enumerate(zip(self.uppers, self.lowers, strict=True)):
-            counts = np.zeros(upper.shape)
-            np.add.at(counts.T, problem.type_table[:, a], per_type)
+            counts = group_totals(problem.type_table[:, a], per_type, upper.shape[1]).T
             parts["up"].append(counts - upper * sizes[:, None])
             parts["lo"].append(lower * sizes[:, None] - counts)
         for b, bound in enumerate(self.bounds):

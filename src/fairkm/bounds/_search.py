@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fairkm.utils._sums import group_totals
+
 from ._model import types_of
 from ._search_kernels import TOL, cluster_excess, overall_excess, search
 
@@ -169,11 +171,13 @@ class SearchSpace:
         """Return the weight outside the bands and caps for ``labels`` (live rows)."""
         k = self.lower.shape[0]
         size = np.bincount(labels, weights=self.weights, minlength=k)
-        cnt = np.zeros((k, self.lower.shape[1]))
+        n_values = self.lower.shape[1]
+        # Each value is one attribute's, so the attributes' counts fill disjoint cells.
+        cnt = np.zeros(k * n_values)
         for j in range(self.codes.shape[1]):
-            np.add.at(cnt, (labels, self.codes[:, j]), self.weights)
-        zsum = np.zeros((k, self.z.shape[1]))
-        np.add.at(zsum, labels, self.weights[:, None] * self.z)
+            cnt += group_totals(labels * n_values + self.codes[:, j], self.weights, k * n_values)
+        cnt = cnt.reshape(k, n_values)
+        zsum = group_totals(labels, self.weights[:, None] * self.z, k)
         measures = np.zeros((k, self.mean_cap.shape[0]))
         own = sum(cluster_excess(c, size, cnt, zsum, self.lower, self.upper, self.prop,
                                  self.offsets, self.tv_cap, self.balance, self.z_cap, 1.0,
