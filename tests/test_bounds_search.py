@@ -34,6 +34,7 @@ from fairkm.bounds._search_kernels import (
     _BITS,
     _TABLED,
     TOL,
+    _cheap_prefix,
     _shift,
     _swap_floor,
     _swap_gain,
@@ -353,15 +354,31 @@ def plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term):
     return np.flatnonzero(out)
 
 
+class Partners:
+    """One scan's _swap_partners: the second rows' bits, and the cache its first rows share."""
+
+    def __init__(self, codes2, offsets, cells, table, floor_term):
+        n2 = codes2.shape[0]
+        words = max(1, (n2 + _BITS - 1) // _BITS)
+        self.vbits = np.zeros((offsets[-1], words), dtype=np.int64)
+        _value_bits(codes2, n2, cells, self.vbits)
+        self.held = np.zeros_like(self.vbits)
+        self.held_words = np.zeros(offsets[-1], dtype=np.int64)
+        self.n2, self.offsets, self.cells = n2, offsets, cells
+        self.table, self.floor_term = table, floor_term
+
+    def of(self, tcodes, t1, n_first=None):
+        """Partners of t1 among the first ``n_first`` second rows (None: all)."""
+        acc = np.empty(self.vbits.shape[1], dtype=np.int64)
+        partners = np.empty(self.n2, dtype=np.int64)
+        count = _swap_partners(tcodes, t1, self.n2 if n_first is None else n_first,
+                               self.offsets, self.cells, self.table, self.floor_term,
+                               self.vbits, self.held, self.held_words, acc, partners)
+        return partners[:count]
+
+
 def partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term):
-    n2 = codes2.shape[0]
-    words = max(1, (n2 + _BITS - 1) // _BITS)
-    vbits = np.zeros((offsets[-1], words), dtype=np.int64)
-    _value_bits(codes2, n2, cells, vbits)
-    acc, partners = np.empty(words, dtype=np.int64), np.empty(n2, dtype=np.int64)
-    count = _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits, acc,
-                           partners)
-    return partners[:count]
+    return Partners(codes2, offsets, cells, table, floor_term).of(tcodes, t1)
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
@@ -380,12 +397,34 @@ def test_swap_partners_by_value_are_a_plain_loops(seed, n2, sizes, untabled):
             cells[q], n_cells = n_cells, n_cells + n * n
     table = np.where(rng.random(n_cells) < 0.7, 0.0, -rng.uniform(0, 2, n_cells))
     codes2 = np.stack([offsets[q] + rng.integers(0, n, n2) for q, n in enumerate(sizes)], 1)
-    tcodes = np.stack([offsets[q] + rng.integers(0, n, 5) for q, n in enumerate(sizes)], 1)
+    tcodes = np.stack([offsets[q] + rng.integers(0, n, 12) for q, n in enumerate(sizes)], 1)
     floor_term = float(rng.choice([-1.0, -1e-9, 0.0]))
-    for t1 in range(5):
-        np.testing.assert_array_equal(
-            partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term),
-            plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term))
+    # One scan's first rows share the cache (values repeat: at most 6 an attribute); each
+    # screens a prefix of the second rows (_cheap_prefix), cut anywhere, even inside a word or
+    # before the first row, longer or shorter than the one before.
+    scan = Partners(codes2, offsets, cells, table, floor_term)
+    for t1 in range(tcodes.shape[0]):
+        want = plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term)
+        np.testing.assert_array_equal(partners_of(tcodes, t1, codes2, offsets, cells, table,
+                                                  floor_term), want)
+        n_first = int(rng.integers(0, n2 + 1))
+        np.testing.assert_array_equal(scan.of(tcodes, t1, n_first), want[want < n_first])
+
+
+@settings(max_examples=examples(100))
+@given(costs=st.lists(st.sampled_from([-3.0, -1.5, -1.0, -0.25, 0.0, 0.5, 1e-17, 2.0]),
+                      max_size=40),
+       c1=st.sampled_from([-2.0, -1.0, -1e-17, 0.0, 1.0]),
+       bound=st.sampled_from([-4.0, -2.0, -1e-12, 0.0, 1.0, np.inf]))
+def test_the_cheap_prefix_is_where_a_plain_scan_stops(costs, c1, bound):
+    # The swap scan walks the second rows in ascending cost and stops at the first with
+    # c1 + cost >= bound; ties and sums equal to the bound included.
+    cost2 = np.array(sorted(costs) + [99.0])  # a row past n2 must not be read
+    n2 = len(costs)
+    stop = 0
+    while stop < n2 and c1 + cost2[stop] < bound:
+        stop += 1
+    assert _cheap_prefix(cost2, n2, c1, bound) == stop
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])

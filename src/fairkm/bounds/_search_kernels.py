@@ -352,15 +352,41 @@ def _value_bits(codes2, n2, cells, vbits):  # IN ..., OUT: vbits
 
 
 @numba.njit(cache=True)
+def _cheap_prefix(cost2, n2, c1, bound):
+    """Return how many second rows pair with a first row of cost ``c1`` under ``bound``.
+
+    ``cost2[:n2]`` is in ascending order, so the rows with ``c1 + cost2[p2] < bound``
+    (the swap scan's test) are a prefix: its length, by bisection on that test.
+    """
+    lo, hi = 0, n2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if c1 + cost2[mid] < bound:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True)
 def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # IN
-                   acc, partners):  # OUT
+                   held, held_words, acc, partners):  # IN/OUT, IN/OUT, OUT, OUT
     """Positions, in order, of the second rows whose swap with a row of ``t1`` may keep the bands.
 
-    A position is left out when, at some tabled attribute, the swap's term
-    (``table``, :func:`_swap_table`) is below ``floor_term`` (see the
-    caller for why such a swap cannot qualify). Returns how many positions
-    were written to ``partners``.
+    Of the first ``n2`` second rows, a position is left out when, at some
+    tabled attribute, the swap's term (``table``, :func:`_swap_table`) is
+    below ``floor_term`` (see the caller for why such a swap cannot qualify).
+    Returns how many positions were written to ``partners``.
+
+    ``held[u]`` caches, for a first row of value ``u``, the bits of the second
+    rows whose value keeps the term at least ``floor_term``, over its first
+    ``held_words[u]`` words (0: not yet; -1: every value does, nothing to
+    screen): the first rows of one scan share their values, so each value's
+    bits are gathered once a scan instead of once a row. The caller sets
+    ``held_words`` to 0 when ``table``, ``floor_term`` or ``vbits`` change.
     """
+    if n2 == 0:
+        return 0
     n_words = (n2 + _BITS - 1) // _BITS
     for w in range(n_words):
         acc[w] = (np.int64(1) << _BITS) - 1
@@ -369,21 +395,26 @@ def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # 
     for q in range(cells.shape[0]):
         if cells[q] < 0:
             continue
-        n = offsets[q + 1] - offsets[q]
-        row = cells[q] + (tcodes[t1, q] - offsets[q]) * n
-        free = True
-        for j in range(n):
-            if table[row + j] < floor_term:
-                free = False
-                break
-        if free:
+        u = tcodes[t1, q]
+        if 0 <= held_words[u] < n_words:
+            n = offsets[q + 1] - offsets[q]
+            row = cells[q] + (u - offsets[q]) * n
+            held_words[u] = -1
+            for j in range(n):
+                if table[row + j] < floor_term:
+                    held_words[u] = n_words
+                    break
+            if held_words[u] > 0:
+                for w in range(n_words):
+                    bits = np.int64(0)
+                    for j in range(n):
+                        if table[row + j] >= floor_term:
+                            bits |= vbits[offsets[q] + j, w]
+                    held[u, w] = bits
+        if held_words[u] < 0:
             continue
         for w in range(n_words):
-            held = np.int64(0)
-            for j in range(n):
-                if table[row + j] >= floor_term:
-                    held |= vbits[offsets[q] + j, w]
-            acc[w] &= held
+            acc[w] &= held[u, w]
     count = 0
     for w in range(n_words):
         word = acc[w]
@@ -727,6 +758,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     untabled = np.any(cells < 0)
     # polishing a unit problem: the swap scan's partners, screened by value (_swap_partners)
     vbits = np.zeros((n_values, (n_types + _BITS - 1) // _BITS), dtype=np.int64)
+    held = np.zeros_like(vbits)
+    held_words = np.zeros(n_values, dtype=np.int64)
     acc = np.empty((n_types + _BITS - 1) // _BITS, dtype=np.int64)
     partners = np.empty(n_types, dtype=np.int64)
     scratch = np.zeros((4, J))
@@ -850,6 +883,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         _value_bits(codes2, n2, cells, vbits)
                         floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
                                                  size[b])
+                        held_words[:] = 0
                     for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
@@ -858,8 +892,12 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         i = heads[t1, a, b]
                         n_scan = n2
                         if screened:
-                            n_scan = _swap_partners(tcodes, t1, n2, offsets, cells, table,
-                                                    floor_term, vbits, acc, partners)
+                            # The scan stops at the first partner too costly to pair with t1:
+                            # only the rows before it are screened (a prefix: cost2 ascends).
+                            n_cheap = _cheap_prefix(cost2, n2, c1, min(best, -eps))
+                            n_scan = _swap_partners(tcodes, t1, n_cheap, offsets, cells, table,
+                                                    floor_term, vbits, held, held_words, acc,
+                                                    partners)
                         for p_scan in range(n_scan):
                             p2 = partners[p_scan] if screened else p_scan
                             c2 = cost2[p2]
