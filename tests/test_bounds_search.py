@@ -35,6 +35,8 @@ from fairkm.bounds._search_kernels import (
     _TABLED,
     TOL,
     _cheap_prefix,
+    _cheapest_first,
+    _reorder,
     _shift,
     _swap_floor,
     _swap_gain,
@@ -409,6 +411,30 @@ def test_swap_partners_by_value_are_a_plain_loops(seed, n2, sizes, untabled):
                                                   floor_term), want)
         n_first = int(rng.integers(0, n2 + 1))
         np.testing.assert_array_equal(scan.of(tcodes, t1, n_first), want[want < n_first])
+
+
+@settings(max_examples=examples(100))
+@given(data=st.data(), n=st.integers(0, 60))
+def test_an_order_brought_up_to_date_is_the_order_sorted_afresh(data, n):
+    # The polish keeps each pair's order of the types by cost across steps and merges in the
+    # types whose costs changed: it must be the stable sort of the new costs, ties to the
+    # lowest type, types with no finite cost left out (entering or leaving included).
+    level = st.sampled_from([np.inf, -2.0, -1.0, 0.0, 0.5, 3.0])
+    old = np.array(data.draw(st.lists(level, min_size=n, max_size=n)), dtype=np.float64)
+    changed = np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), unique=True,
+                                          max_size=n)) if n else [], dtype=np.int64)
+    new = old.copy()
+    new[changed] = data.draw(st.lists(level, min_size=len(changed), max_size=len(changed)))
+    order = np.zeros(n, dtype=np.int64)
+    start = _cheapest_first(old)
+    order[:start.shape[0]] = start
+    stale = np.zeros(n, dtype=np.bool_)
+    stale[changed] = True
+    scratch = np.empty((2, n), dtype=np.int64)
+    length = _reorder(new, order, start.shape[0], changed, stale, changed.shape[0], scratch[0],
+                      scratch[1])
+    plain = sorted((c, t) for t, c in enumerate(new) if c < np.inf)
+    np.testing.assert_array_equal(order[:length], [t for _, t in plain])
 
 
 @settings(max_examples=examples(100))

@@ -612,6 +612,49 @@ def _cheapest_first(costs):
     return finite[np.argsort(costs[finite], kind="mergesort")]
 
 
+@numba.njit(cache=True, inline="always")
+def _before(costs, x, y):
+    """Whether ``x`` precedes ``y`` in :func:`_cheapest_first`'s order (cheaper, or lower)."""
+    return costs[x] < costs[y] or (costs[x] == costs[y] and x < y)
+
+
+@numba.njit(cache=True)
+def _reorder(costs, order, n, changed, stale, n_changed, new, out):
+    """Bring ``order[:n]`` (:func:`_cheapest_first` of ``costs`` before some changed) up to date.
+
+    ``changed[:n_changed]`` are those indices, and ``stale`` marks them. The
+    others keep their costs, so they keep their order: the changed ones with a
+    finite cost are sorted and merged in. Writes the order to ``order`` and
+    returns its length: :func:`_cheapest_first`'s, without sorting every
+    index again. ``new`` and ``out`` are scratch, of ``costs``' length.
+    """
+    m = 0
+    for q in range(n_changed):
+        t = changed[q]
+        if costs[t] < np.inf:
+            key = t
+            j = m
+            while j > 0 and _before(costs, key, new[j - 1]):
+                new[j] = new[j - 1]
+                j -= 1
+            new[j] = key
+            m += 1
+    i = j = r = 0
+    while i < n or j < m:
+        if i < n and stale[order[i]]:
+            i += 1
+            continue
+        if j >= m or (i < n and _before(costs, order[i], new[j])):
+            out[r] = order[i]
+            i += 1
+        else:
+            out[r] = new[j]
+            j += 1
+        r += 1
+    order[:r] = out[:r]
+    return r
+
+
 @numba.njit(cache=True)
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
               offsets, tv_cap, balance, z_cap, hard, mean_cap, mean_scale, scratch):
@@ -729,6 +772,17 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     D = np.empty((k, k, n_types)).transpose(2, 0, 1)
     nxt = np.empty((n_types, k, k), dtype=np.int64)
     dirty = np.ones(n_types, dtype=np.bool_)
+    # The swap scan's orders of the types by cost, per (from, to), kept across steps: a step
+    # changes the costs of the few types whose rows moved (``changed``, marked ``stale``),
+    # and re-sorting every order each step was a third of the search at many types.
+    orders = np.empty((k, k, n_types), dtype=np.int64)
+    n_order = np.zeros((k, k), dtype=np.int64)
+    ordered = False
+    stale = np.zeros(n_types, dtype=np.bool_)
+    changed = np.empty(n_types, dtype=np.int64)
+    n_changed = 0
+    new_scratch = np.empty(n_types, dtype=np.int64)
+    out_scratch = np.empty(n_types, dtype=np.int64)
     # Gains below these are rounding: the search stops rather than cycle on them.
     scale = 0.0
     for i in range(m):
@@ -774,6 +828,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         # heads and paths of the types whose rows moved; negative cycles cancelled
         for t in range(n_types):
             while dirty[t]:
+                if not stale[t]:
+                    stale[t] = True
+                    changed[n_changed] = t
+                    n_changed += 1
                 for a in range(k):
                     for b in range(k):
                         if a != b:
@@ -854,12 +912,30 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         # swaps: a row of t1 a -> b and one of t2 b -> a; when repairing, only if no single
         # move helps; when polishing, the cheapest combinations first, while they gain
         if not repair or kind == 0:
+            # many changed (the first scan: all): sorting afresh is the cheaper
+            afresh = not ordered or 8 * n_changed > n_types
+            for a in range(k):
+                for b in range(k):
+                    if a == b:
+                        continue
+                    if afresh:
+                        fresh = _cheapest_first(D[:, a, b])
+                        n_order[a, b] = fresh.shape[0]
+                        orders[a, b, :fresh.shape[0]] = fresh
+                    else:
+                        n_order[a, b] = _reorder(D[:, a, b], orders[a, b], n_order[a, b],
+                                                 changed, stale, n_changed, new_scratch,
+                                                 out_scratch)
+            ordered = True
+            for q in range(n_changed):
+                stale[changed[q]] = False
+            n_changed = 0
             for a in range(k):
                 for b in range(a + 1, k):
                     if repair and overall <= ex_tol and E[a] <= ex_tol and E[b] <= ex_tol:
                         continue
-                    order1 = _cheapest_first(D[:, a, b])
-                    order2 = _cheapest_first(D[:, b, a])
+                    order1 = orders[a, b, :n_order[a, b]]
+                    order2 = orders[b, a, :n_order[b, a]]
                     n2 = order2.shape[0]
                     if n2 == 0:
                         continue
