@@ -440,17 +440,21 @@ def test_an_order_brought_up_to_date_is_the_order_sorted_afresh(data, n):
 @settings(max_examples=examples(100))
 @given(costs=st.lists(st.sampled_from([-3.0, -1.5, -1.0, -0.25, 0.0, 0.5, 1e-17, 2.0]),
                       max_size=40),
-       c1=st.sampled_from([-2.0, -1.0, -1e-17, 0.0, 1.0]),
-       bound=st.sampled_from([-4.0, -2.0, -1e-12, 0.0, 1.0, np.inf]))
-def test_the_cheap_prefix_is_where_a_plain_scan_stops(costs, c1, bound):
+       c1s=st.lists(st.sampled_from([-2.0, -1.0, -1e-17, 0.0, 1.0]), min_size=1, max_size=4),
+       bounds=st.lists(st.sampled_from([-4.0, -2.0, -1e-12, 0.0, 1.0, np.inf]), min_size=1,
+                       max_size=4))
+def test_the_cheap_prefix_is_where_a_plain_scan_stops(costs, c1s, bounds):
     # The swap scan walks the second rows in ascending cost and stops at the first with
-    # c1 + cost >= bound; ties and sums equal to the bound included.
+    # c1 + cost >= bound (ties and sums equal to the bound included). Its first rows come in
+    # ascending cost and its bound only falls: each prefix is walked down from the last.
     cost2 = np.array(sorted(costs) + [99.0])  # a row past n2 must not be read
-    n2 = len(costs)
-    stop = 0
-    while stop < n2 and c1 + cost2[stop] < bound:
-        stop += 1
-    assert _cheap_prefix(cost2, n2, c1, bound) == stop
+    n_cheap = n2 = len(costs)
+    for c1, bound in zip(sorted(c1s), sorted(bounds, reverse=True), strict=False):
+        stop = 0
+        while stop < n2 and c1 + cost2[stop] < bound:
+            stop += 1
+        n_cheap = _cheap_prefix(cost2, n_cheap, c1, bound)
+        assert n_cheap == stop
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])

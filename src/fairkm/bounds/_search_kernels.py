@@ -352,20 +352,18 @@ def _value_bits(codes2, n2, cells, vbits):  # IN ..., OUT: vbits
 
 
 @numba.njit(cache=True)
-def _cheap_prefix(cost2, n2, c1, bound):
+def _cheap_prefix(cost2, n_cheap, c1, bound):
     """Return how many second rows pair with a first row of cost ``c1`` under ``bound``.
 
-    ``cost2[:n2]`` is in ascending order, so the rows with ``c1 + cost2[p2] < bound``
-    (the swap scan's test) are a prefix: its length, by bisection on that test.
+    ``cost2`` ascends, so the rows with ``c1 + cost2[p2] < bound`` (the swap
+    scan's test) are a prefix, no longer than ``n_cheap``: the previous first
+    row's, whose cost was no larger and bound no smaller (a scan's first rows
+    ascend in cost and its bound only falls). Walked down from there: over a
+    scan, as many steps as second rows.
     """
-    lo, hi = 0, n2
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if c1 + cost2[mid] < bound:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    while n_cheap > 0 and not c1 + cost2[n_cheap - 1] < bound:
+        n_cheap -= 1
+    return n_cheap
 
 
 @numba.njit(cache=True)
@@ -960,6 +958,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
                                                  size[b])
                         held_words[:] = 0
+                    n_cheap = n2
                     for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
@@ -970,7 +969,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         if screened:
                             # The scan stops at the first partner too costly to pair with t1:
                             # only the rows before it are screened (a prefix: cost2 ascends).
-                            n_cheap = _cheap_prefix(cost2, n2, c1, min(best, -eps))
+                            n_cheap = _cheap_prefix(cost2, n_cheap, c1, min(best, -eps))
                             n_scan = _swap_partners(tcodes, t1, n_cheap, offsets, cells, table,
                                                     floor_term, vbits, held, held_words, acc,
                                                     partners)
