@@ -778,7 +778,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     ordered = False
     stale = np.zeros(n_types, dtype=np.bool_)
     changed = np.empty(n_types, dtype=np.int64)
-    n_changed = 0
+    n_changed = np.int64(0)  # typed, not literal: see the constants above
     new_scratch = np.empty(n_types, dtype=np.int64)
     out_scratch = np.empty(n_types, dtype=np.int64)
     # Gains below these are rounding: the search stops rather than cycle on them.
@@ -927,7 +927,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             ordered = True
             for q in range(n_changed):
                 stale[changed[q]] = False
-            n_changed = 0
+            n_changed = np.int64(0)
             for a in range(k):
                 for b in range(a + 1, k):
                     if repair and overall <= ex_tol and E[a] <= ex_tol and E[b] <= ex_tol:
