@@ -430,9 +430,8 @@ def test_an_order_brought_up_to_date_is_the_order_sorted_afresh(data, n):
     order[:start.shape[0]] = start
     stale = np.zeros(n, dtype=np.bool_)
     stale[changed] = True
-    scratch = np.empty((2, n), dtype=np.int64)
-    length = _reorder(new, order, start.shape[0], changed, stale, changed.shape[0], scratch[0],
-                      scratch[1])
+    length = _reorder(new, order, start.shape[0], changed, stale, changed.shape[0],
+                      np.empty(n, dtype=np.int64))
     plain = sorted((c, t) for t, c in enumerate(new) if c < np.inf)
     np.testing.assert_array_equal(order[:length], [t for _, t in plain])
 

@@ -617,26 +617,19 @@ def _before(costs, x, y):
 
 
 @numba.njit(cache=True)
-def _reorder(costs, order, n, changed, stale, n_changed, new, out):
+def _reorder(costs, order, n, changed, stale, n_changed, out):
     """Bring ``order[:n]`` (:func:`_cheapest_first` of ``costs`` before some changed) up to date.
 
     ``changed[:n_changed]`` are those indices, and ``stale`` marks them. The
     others keep their costs, so they keep their order: the changed ones with a
-    finite cost are sorted and merged in. Writes the order to ``order`` and
-    returns its length: :func:`_cheapest_first`'s, without sorting every
-    index again. ``new`` and ``out`` are scratch, of ``costs``' length.
+    finite cost are sorted (by index, then stably by cost) and merged in.
+    Writes the order to ``order`` and returns its length: :func:`_cheapest_first`'s,
+    without sorting every index again. ``out`` is scratch, of ``costs``' length.
     """
-    m = 0
-    for q in range(n_changed):
-        t = changed[q]
-        if costs[t] < np.inf:
-            key = t
-            j = m
-            while j > 0 and _before(costs, key, new[j - 1]):
-                new[j] = new[j - 1]
-                j -= 1
-            new[j] = key
-            m += 1
+    new = np.sort(changed[:n_changed])
+    new = new[costs[new] < np.inf]
+    new = new[np.argsort(costs[new], kind="mergesort")]
+    m = new.shape[0]
     i = j = r = 0
     while i < n or j < m:
         if i < n and stale[order[i]]:
@@ -779,8 +772,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     stale = np.zeros(n_types, dtype=np.bool_)
     changed = np.empty(n_types, dtype=np.int64)
     n_changed = np.int64(0)  # typed, not literal: see the constants above
-    new_scratch = np.empty(n_types, dtype=np.int64)
-    out_scratch = np.empty(n_types, dtype=np.int64)
+    scratch_order = np.empty(n_types, dtype=np.int64)
     # Gains below these are rounding: the search stops rather than cycle on them.
     scale = 0.0
     for i in range(m):
@@ -922,8 +914,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         orders[a, b, :fresh.shape[0]] = fresh
                     else:
                         n_order[a, b] = _reorder(D[:, a, b], orders[a, b], n_order[a, b],
-                                                 changed, stale, n_changed, new_scratch,
-                                                 out_scratch)
+                                                 changed, stale, n_changed, scratch_order)
             ordered = True
             for q in range(n_changed):
                 stale[changed[q]] = False

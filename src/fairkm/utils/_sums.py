@@ -7,7 +7,8 @@ from the CPUs it may use (:mod:`fairkm.utils._threads`). A bounded assignment
 compares such sums to decide (its bound, its trials' costs), and a numeric
 attribute's weighted mean and scale set a fit's terms, so results would depend
 on the machine's core count. NumPy's own reductions add on one thread in a fixed
-order: the same bits on any thread count.
+order: the same bits on any thread count. Sums per group (:func:`group_totals`) add
+each group's rows in row order, one by one, as ``np.add.at`` does.
 """
 
 from __future__ import annotations
