@@ -34,8 +34,10 @@ from fairkm.bounds._search_kernels import (
     _BITS,
     _TABLED,
     TOL,
+    _bump_versions,
     _cheap_prefix,
     _cheapest_first,
+    _pair_table,
     _reorder,
     _shift,
     _swap_floor,
@@ -381,6 +383,47 @@ class Partners:
 
 def partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term):
     return Partners(codes2, offsets, cells, table, floor_term).of(tcodes, t1)
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+@given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]), data=st.data())
+def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
+    # Without caps on a mean over the clusters, the polish keeps each pair's swap table across
+    # steps and builds it again only when one of its two clusters changed size or counts: every
+    # table it hands out must be the one built afresh now, and a pair whose clusters stayed
+    # must not be built again. Rows move between rounds, at times none, at times many.
+    space = dict(space, mean_cap=np.full_like(space["mean_cap"], np.inf))
+    k, n_values = space["lower"].shape
+    offsets = space["offsets"]
+    sizes = np.diff(offsets)
+    cells, n_cells = np.full(sizes.shape[0], -1, dtype=np.int64), 0
+    for q, n in enumerate(sizes):
+        if n <= _TABLED:
+            cells[q], n_cells = n_cells, n_cells + n * n
+    tables = np.empty((k * k, n_cells))
+    built = np.full((k * k, 2), -1, dtype=np.int64)
+    version = np.zeros(k, dtype=np.int64)
+    seen_size, seen_cnt = np.full(k, -1.0), np.zeros((k, n_values))
+    labels = space["labels"].copy()
+    for _ in range(3):
+        state = UnitState(dict(space, labels=labels), hard)
+        was, before = version.copy(), built.copy()
+        _bump_versions(state.size, state.cnt, seen_size, seen_cnt, version)
+        meas, msum = np.zeros((k, offsets.shape[0] - 1)), np.zeros(offsets.shape[0] - 1)
+        for a in range(k):
+            for b in range(a + 1, k):
+                got = _pair_table(a, b, offsets, cells, state.size, state.cnt, meas, msum,
+                                  state.bands, hard, state.mean_scale, state.parts, version,
+                                  tables, built)
+                fresh = np.empty(n_cells)
+                _swap_table(a, b, offsets, cells, fresh, state.size, state.cnt, meas, msum,
+                            state.bands, hard, state.mean_scale, state.parts)
+                assert got.tobytes() == fresh.tobytes()
+                slot = a * k + b
+                stayed = version[a] == was[a] and version[b] == was[b] and before[slot, 0] >= 0
+                assert np.array_equal(built[slot], before[slot]) == stayed
+        moved = data.draw(st.lists(st.integers(0, labels.shape[0] - 1), max_size=6))
+        labels[moved] = data.draw(st.integers(0, k - 1))
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])

@@ -53,6 +53,7 @@ TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
 _TABLED = 64        # unit problems: the largest attribute whose swaps' terms are kept
+_KEPT_TABLES = 1 << 22  # entries at most in the swap tables kept across steps (32 MB)
 
 
 @numba.njit(cache=True)
@@ -284,6 +285,45 @@ def _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard,
                 table[cells[q] + i * n + j] = 0.0 if i == j else _swap_term(
                     q, offsets[q] + i, offsets[q] + j, a, b, size, cnt, meas, msum, bands, hard,
                     mean_scale, parts)
+
+
+@numba.njit(cache=True)
+def _bump_versions(size, cnt, seen_size, seen_cnt, version):  # IN, IN, IN/OUT ...
+    """Count a change of every cluster whose size or counts differ from those last seen."""
+    for c in range(size.shape[0]):
+        same = size[c] == seen_size[c]
+        for v in range(cnt.shape[1]):
+            if cnt[c, v] != seen_cnt[c, v]:
+                same = False
+        if not same:
+            version[c] += 1
+            seen_size[c] = size[c]
+            seen_cnt[c] = cnt[c]
+
+
+@numba.njit(cache=True)
+def _pair_table(a, b, offsets, cells, size, cnt, meas, msum, bands, hard, mean_scale, parts,  # IN
+                version, tables, built):  # IN, IN/OUT, IN/OUT
+    """Return the swap table of clusters ``a`` and ``b`` (:func:`_swap_table`).
+
+    With one row in ``tables``, it is built there. With ``k * k`` rows, each
+    pair's table is kept in its row and built again only when ``a``'s or
+    ``b``'s ``version`` (the search counts a cluster's changes of size or
+    counts) differs from the one it was built at (``built``): without caps on
+    the mean over the clusters, a table depends on the two clusters' sizes and
+    counts alone, and a step changes few clusters.
+    """
+    k = size.shape[0]
+    if tables.shape[0] == 1:
+        _swap_table(a, b, offsets, cells, tables[0], size, cnt, meas, msum, bands, hard,
+                    mean_scale, parts)
+        return tables[0]
+    slot = a * k + b
+    if built[slot, 0] != version[a] or built[slot, 1] != version[b]:
+        _swap_table(a, b, offsets, cells, tables[slot], size, cnt, meas, msum, bands, hard,
+                    mean_scale, parts)
+        built[slot, 0], built[slot, 1] = version[a], version[b]
+    return tables[slot]
 
 
 @numba.njit(cache=True, inline="always")
@@ -798,7 +838,14 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         if n <= _TABLED:
             cells[q] = n_cells
             n_cells += n * n
-    table = np.empty(n_cells)
+    # Unit problems without caps on a mean over the clusters: each pair's swap table is kept
+    # across steps and built again when one of its clusters changed (_pair_table).
+    keep_tables = unit and np.all(mean_cap == np.inf) and k * k * n_cells <= _KEPT_TABLES
+    tables = np.empty((k * k if keep_tables else 1, n_cells))
+    built = np.full((tables.shape[0], 2), -1, dtype=np.int64)
+    version = np.zeros(k, dtype=np.int64)
+    seen_size, seen_cnt = size.copy(), cnt.copy()
+    table = tables[0]
     untabled = np.any(cells < 0)
     # polishing a unit problem: the swap scan's partners, screened by value (_swap_partners)
     vbits = np.zeros((n_values, (n_types + _BITS - 1) // _BITS), dtype=np.int64)
@@ -902,6 +949,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         # swaps: a row of t1 a -> b and one of t2 b -> a; when repairing, only if no single
         # move helps; when polishing, the cheapest combinations first, while they gain
         if not repair or kind == 0:
+            if keep_tables:
+                _bump_versions(size, cnt, seen_size, seen_cnt, version)
             # many changed (the first scan: all): sorting afresh is the cheaper
             afresh = not ordered or 8 * n_changed > n_types
             for a in range(k):
@@ -942,8 +991,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     if screened:
                         if size[a] < floor or size[b] < floor:
                             continue  # no swap between a and b qualifies
-                        _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands,
-                                    hard, mean_scale, parts)
+                        table = _pair_table(a, b, offsets, cells, size, cnt, meas, msum, bands,
+                                            hard, mean_scale, parts, version, tables, built)
                         tabled = True
                         _value_bits(codes2, n2, cells, vbits)
                         floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
@@ -977,8 +1026,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 # the sizes stay: the counts change at two values an attribute
                                 if size[a] >= floor and size[b] >= floor:
                                     if not tabled:
-                                        _swap_table(a, b, offsets, cells, table, size, cnt, meas,
-                                                    msum, bands, hard, mean_scale, parts)
+                                        table = _pair_table(a, b, offsets, cells, size, cnt,
+                                                            meas, msum, bands, hard, mean_scale,
+                                                            parts, version, tables, built)
                                         tabled = True
                                     gain = _swap_gain(tcodes, t1, codes2, p2, offsets, cells,
                                                       table)
