@@ -37,9 +37,9 @@ from fairkm.bounds._search_kernels import (
     _bump_versions,
     _cheap_prefix,
     _cheapest_first,
-    _pair_table,
     _reorder,
     _shift,
+    _stale_slot,
     _swap_floor,
     _swap_gain,
     _swap_partners,
@@ -412,15 +412,17 @@ def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
         meas, msum = np.zeros((k, offsets.shape[0] - 1)), np.zeros(offsets.shape[0] - 1)
         for a in range(k):
             for b in range(a + 1, k):
-                got = _pair_table(a, b, offsets, cells, state.size, state.cnt, meas, msum,
-                                  state.bands, hard, state.mean_scale, state.parts, version,
-                                  tables, built)
+                slot, build = _stale_slot(a, b, version, built)
+                if build:  # as the search does
+                    _swap_table(a, b, offsets, cells, tables[slot], state.size, state.cnt, meas,
+                                msum, state.bands, hard, state.mean_scale, state.parts)
+                got = tables[slot]
                 fresh = np.empty(n_cells)
                 _swap_table(a, b, offsets, cells, fresh, state.size, state.cnt, meas, msum,
                             state.bands, hard, state.mean_scale, state.parts)
                 assert got.tobytes() == fresh.tobytes()
-                slot = a * k + b
                 stayed = version[a] == was[a] and version[b] == was[b] and before[slot, 0] >= 0
+                assert slot == a * k + b and build != stayed
                 assert np.array_equal(built[slot], before[slot]) == stayed
         moved = data.draw(st.lists(st.integers(0, labels.shape[0] - 1), max_size=6))
         labels[moved] = data.draw(st.integers(0, k - 1))

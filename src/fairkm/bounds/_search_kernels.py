@@ -302,28 +302,22 @@ def _bump_versions(size, cnt, seen_size, seen_cnt, version):  # IN, IN, IN/OUT .
 
 
 @numba.njit(cache=True)
-def _pair_table(a, b, offsets, cells, size, cnt, meas, msum, bands, hard, mean_scale, parts,  # IN
-                version, tables, built):  # IN, IN/OUT, IN/OUT
-    """Return the swap table of clusters ``a`` and ``b`` (:func:`_swap_table`).
+def _stale_slot(a, b, version, built):  # IN ..., IN/OUT: built
+    """Return the row of clusters ``a`` and ``b``'s kept swap table, and whether to build it.
 
-    With one row in ``tables``, it is built there. With ``k * k`` rows, each
-    pair's table is kept in its row and built again only when ``a``'s or
-    ``b``'s ``version`` (the search counts a cluster's changes of size or
-    counts) differs from the one it was built at (``built``): without caps on
-    the mean over the clusters, a table depends on the two clusters' sizes and
-    counts alone, and a step changes few clusters.
+    Without caps on a mean over the clusters, a table (:func:`_swap_table`)
+    depends on its two clusters' sizes and counts alone: it is built again
+    only when ``a``'s or ``b``'s ``version`` (the search counts each
+    cluster's changes, :func:`_bump_versions`) differs from the ones it was
+    built at (``built``, updated here). The search calls :func:`_swap_table`
+    itself: a helper wrapping that call made a first bounded fit compile 3 s
+    longer.
     """
-    k = size.shape[0]
-    if tables.shape[0] == 1:
-        _swap_table(a, b, offsets, cells, tables[0], size, cnt, meas, msum, bands, hard,
-                    mean_scale, parts)
-        return tables[0]
-    slot = a * k + b
-    if built[slot, 0] != version[a] or built[slot, 1] != version[b]:
-        _swap_table(a, b, offsets, cells, tables[slot], size, cnt, meas, msum, bands, hard,
-                    mean_scale, parts)
-        built[slot, 0], built[slot, 1] = version[a], version[b]
-    return tables[slot]
+    slot = a * version.shape[0] + b
+    if built[slot, 0] == version[a] and built[slot, 1] == version[b]:
+        return slot, False
+    built[slot, 0], built[slot, 1] = version[a], version[b]
+    return slot, True
 
 
 @numba.njit(cache=True, inline="always")
@@ -838,11 +832,11 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         if n <= _TABLED:
             cells[q] = n_cells
             n_cells += n * n
-    # Unit problems without caps on a mean over the clusters: each pair's swap table is kept
-    # across steps and built again when one of its clusters changed (_pair_table).
+    # Polishing a unit problem without caps on a mean over the clusters: each pair's swap table
+    # is kept across steps and built again when one of its clusters changed (_stale_slot).
     keep_tables = unit and np.all(mean_cap == np.inf) and k * k * n_cells <= _KEPT_TABLES
     tables = np.empty((k * k if keep_tables else 1, n_cells))
-    built = np.full((tables.shape[0], 2), -1, dtype=np.int64)
+    built = np.full((k * k, 2), -1, dtype=np.int64)
     version = np.zeros(k, dtype=np.int64)
     seen_size, seen_cnt = size.copy(), cnt.copy()
     table = tables[0]
@@ -991,8 +985,13 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     if screened:
                         if size[a] < floor or size[b] < floor:
                             continue  # no swap between a and b qualifies
-                        table = _pair_table(a, b, offsets, cells, size, cnt, meas, msum, bands,
-                                            hard, mean_scale, parts, version, tables, built)
+                        slot, build = np.int64(0), True
+                        if keep_tables:
+                            slot, build = _stale_slot(a, b, version, built)
+                        if build:
+                            _swap_table(a, b, offsets, cells, tables[slot], size, cnt, meas, msum,
+                                        bands, hard, mean_scale, parts)
+                        table = tables[slot]
                         tabled = True
                         _value_bits(codes2, n2, cells, vbits)
                         floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
@@ -1026,9 +1025,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 # the sizes stay: the counts change at two values an attribute
                                 if size[a] >= floor and size[b] >= floor:
                                     if not tabled:
-                                        table = _pair_table(a, b, offsets, cells, size, cnt,
-                                                            meas, msum, bands, hard, mean_scale,
-                                                            parts, version, tables, built)
+                                        _swap_table(a, b, offsets, cells, tables[0], size, cnt,
+                                                    meas, msum, bands, hard, mean_scale, parts)
+                                        table = tables[0]
                                         tabled = True
                                     gain = _swap_gain(tcodes, t1, codes2, p2, offsets, cells,
                                                       table)
