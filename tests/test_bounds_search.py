@@ -286,6 +286,29 @@ class UnitState:
         row[self.tcodes[t]] = 1.0
         return row
 
+    def excess_after_swap(self, a, b, t1, t2, meas):
+        """The excess left, counted plainly, once a row of t1 went a -> b and one of t2 b -> a.
+
+        At ``a`` and ``b``, and over the clusters (``meas``: every cluster's distances now).
+        """
+        moved = self.cnt.copy()
+        moved[a] += self.one_of(t2) - self.one_of(t1)
+        moved[b] += self.one_of(t1) - self.one_of(t2)
+        after = meas.copy()
+        left_a, after[a] = self.plain(a, self.size[a], moved[a])
+        left_b, after[b] = self.plain(b, self.size[b], moved[b])
+        return left_a.sum() + left_b.sum() + self.overall_of(after)
+
+    def tabled_cells(self):
+        """Each attribute's first cell in a swap table (-1: not tabled) and the table's length.
+
+        Laid out as the search lays them: attributes of at most _TABLED values, in order.
+        """
+        sizes = np.diff(self.space["offsets"])
+        n_cells = np.where(sizes <= _TABLED, sizes ** 2, 0)
+        cells = np.where(sizes <= _TABLED, np.cumsum(n_cells) - n_cells, -1)
+        return cells.astype(np.int64), int(n_cells.sum())
+
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]))
@@ -326,13 +349,7 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                 for t2 in range(n_types - min(n_types, 8), n_types):
                     if t1 == t2:
                         continue
-                    moved = cnt.copy()
-                    moved[a] += one_of(t2) - one_of(t1)
-                    moved[b] += one_of(t1) - one_of(t2)
-                    after = meas.copy()
-                    new_a, after[a] = plain(a, size[a], moved[a])
-                    new_b, after[b] = plain(b, size[b], moved[b])
-                    left = new_a.sum() + new_b.sum() + overall_of(after)
+                    left = unit.excess_after_swap(a, b, t1, t2, meas)
                     # Every attribute from the table, or every one counted apart.
                     gains = [_swap_gain(tcodes, t1, tcodes, t2, offsets, tabled, table),
                              _untabled_gain(tcodes, t1, tcodes, t2, a, b, untabled, size, cnt,
@@ -395,11 +412,7 @@ def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
     space = dict(space, mean_cap=np.full_like(space["mean_cap"], np.inf))
     k, n_values = space["lower"].shape
     offsets = space["offsets"]
-    sizes = np.diff(offsets)
-    cells, n_cells = np.full(sizes.shape[0], -1, dtype=np.int64), 0
-    for q, n in enumerate(sizes):
-        if n <= _TABLED:
-            cells[q], n_cells = n_cells, n_cells + n * n
+    cells, n_cells = UnitState(space, hard).tabled_cells()
     tables = np.empty((k * k, n_cells))
     built = np.full((k * k, 2), -1, dtype=np.int64)
     version = np.zeros(k, dtype=np.int64)
@@ -508,15 +521,13 @@ def test_a_swap_left_out_by_value_leaves_excess(space, hard):
     # check (excess left above ex_tol), counted plainly from the changed counts.
     unit = UnitState(space, hard)
     k, n_types, offsets = unit.k, space["n_types"], space["offsets"]
-    tcodes, size, cnt, plain, one_of = unit.tcodes, unit.size, unit.cnt, unit.plain, unit.one_of
+    tcodes, size, cnt, plain = unit.tcodes, unit.size, unit.cnt, unit.plain
     now = [plain(c, size[c], cnt[c]) for c in range(k)]
     E = np.array([e.sum() for e, _ in now])
     meas = np.array([m for _, m in now])
     overall = unit.overall_of(meas)
-    sizes = np.diff(offsets)
-    cells = np.where(sizes <= _TABLED, np.r_[0, np.cumsum(np.where(sizes <= _TABLED,
-                                                                    sizes ** 2, 0))[:-1]], -1)
-    table = np.empty(int((sizes[sizes <= _TABLED] ** 2).sum()))
+    cells, n_cells = unit.tabled_cells()
+    table = np.empty(n_cells)
     ex_tol = 1e-9
     for a in range(k):
         for b in range(a + 1, k):
@@ -526,13 +537,7 @@ def test_a_swap_left_out_by_value_leaves_excess(space, hard):
             for t1 in range(n_types):
                 kept = set(partners_of(tcodes, t1, tcodes, offsets, cells, table, floor_term))
                 for t2 in set(range(n_types)) - kept:
-                    moved = cnt.copy()
-                    moved[a] += one_of(t2) - one_of(t1)
-                    moved[b] += one_of(t1) - one_of(t2)
-                    after = meas.copy()
-                    left_a, after[a] = plain(a, size[a], moved[a])
-                    left_b, after[b] = plain(b, size[b], moved[b])
-                    assert left_a.sum() + left_b.sum() + unit.overall_of(after) > ex_tol
+                    assert unit.excess_after_swap(a, b, t1, t2, meas) > ex_tol
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
