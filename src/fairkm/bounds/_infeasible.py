@@ -31,6 +31,7 @@ from fairkm.exceptions import InfeasibleBoundError
 from fairkm.utils._options import MULTIPLICATIVE
 
 from ._model import (
+    INFEASIBLE,
     MILP_NODE_LIMIT,
     balance_entries,
     balance_pairs,
@@ -284,7 +285,7 @@ def type_counts(problem, live, near=None, sizes=None):
         when none exist; None when HiGHS stopped without an answer.
     """
     types, res = _solve_type_programme(problem, live, near=near, sizes=sizes)
-    if res.status == 2:
+    if res.status == INFEASIBLE:
         return False
     if res.x is None:
         return None

@@ -42,6 +42,7 @@ from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linp
 from ._quiet import quiet_stdout
 
 __all__ = [
+    "INFEASIBLE",
     "MILP_NODE_LIMIT",
     "Held",
     "LPOutcome",
@@ -62,6 +63,8 @@ __all__ = [
 # machine, so the labels are reproducible; no clock decides a result (the
 # programmes' sizes are capped by their callers instead).
 MILP_NODE_LIMIT = 300
+# scipy's status (linprog and milp alike) for a programme with no feasible point.
+INFEASIBLE = 2
 _CHUNK = 65536
 _CAT, _NUM, _NONEMPTY, _BAL = 0, 1, 2, 3
 
@@ -622,7 +625,7 @@ def solve_milp(problem, rows, pos, clu, dist_pairs, held, *, soft=True, gap=1e-4
 
     prog = _build(problem, rows, problem.weights, pos, clu, cost / scale, held)
     res = run(prog, prog.c)
-    proven = res.status == 2
+    proven = res.status == INFEASIBLE
     labels = labels_of(res)
     if not meets(labels) and soft:
         prog = _build(problem, rows, problem.weights, pos, clu, cost / scale, held,

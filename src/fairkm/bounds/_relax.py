@@ -41,7 +41,7 @@ from fairkm.utils._sums import weighted_sum
 
 from ._dual import raise_bound
 from ._kernels import group_sums, priced_pass
-from ._model import Prices, Problem, held_offsets, solve_lp
+from ._model import INFEASIBLE, Prices, Problem, held_offsets, solve_lp
 
 __all__ = ["Relaxation", "lower_bound", "relax"]
 
@@ -57,7 +57,6 @@ _CLOSE = 1e-6
 # type and best cluster.
 _BINS = (16, 4, 1, 0)
 _BLOCK = 65536
-_INFEASIBLE = 2        # scipy's linprog status for a programme with no feasible point
 
 
 @dataclass
@@ -336,7 +335,7 @@ def relax(problem, dist, live, max_pairs, start=None):
         pseudo = np.arange(proxy.types.shape[0])
         outcome = solve_lp(proxy, pseudo, pos, clu, proxy_dist[pos, clu],
                            held_offsets(proxy, pseudo[:0], pseudo[:0]))
-        if outcome.status == _INFEASIBLE:
+        if outcome.status == INFEASIBLE:
             # The free rows may go only to the clusters near their best: when every row of a
             # value with a lower band is free and kept from a cluster, no share there meets
             # the band, though the relaxation on every row can. The last programme solved (or,
