@@ -33,6 +33,7 @@ from fairkm.utils._param_validation import (
 from fairkm.utils._progress import Progress, report
 from fairkm.utils._sums import group_totals, weighted_sum
 
+from ._highs import Programmes
 from ._infeasible import check_rare_values, counting_reason, feasible, prove_infeasible, type_counts
 from ._model import excess, make_problem, sq_distances
 from ._relax import relax
@@ -172,11 +173,11 @@ def _cost_of(problem, dist, rows, labels):
     return weighted_sum(dist[rows, labels[rows]], problem.weights[rows])
 
 
-def _assign(problem, bounds, centers, live, max_pairs, start):
-    """One bounded assignment of the live rows to ``centers``."""
+def _assign(problem, bounds, centers, live, max_pairs, start, programmes=None):
+    """One bounded assignment of the live rows to ``centers`` (``programmes``: the fit's HiGHS)."""
     k = problem.n_clusters
     dist = sq_distances(problem.X, centers)
-    relaxation = relax(problem, dist, live, max_pairs, start)
+    relaxation = relax(problem, dist, live, max_pairs, start, programmes)
     status = (f"relaxation: {'every row at once' if relaxation.exact else 'by prices'}, "
               f"{relaxation.rounds} programme(s), "
               f"{'optimal on every row' if relaxation.certified else 'not certified'}")
@@ -398,7 +399,8 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000, tight
         f"of the smallest cluster of the exact mix ({shown})."))
 
 
-def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000, warn=True):
+def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000, warn=True,
+          programmes=None):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
     Parameters
@@ -410,6 +412,11 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
         As in :func:`fair_assignment`.
     warn : bool, default=True
         Warn (:class:`BoundNotMetWarning`) when the result breaks a bound.
+    programmes : Programmes or None
+        HiGHS kept from the fit's earlier programmes (a bounded K-Means' other
+        starts); None: a new one. The relaxation on every row at each
+        assignment differs from the last only in its costs, so it starts
+        from the last one's basis (:mod:`fairkm.bounds._highs`).
 
     Returns
     -------
@@ -439,7 +446,8 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
             labels[dead] = np.argmin(sq_distances(X[dead], centres), axis=1)
         return labels
 
-    step = _assign(problem, bounds, centers, live, max_lp_variables, None)
+    programmes = Programmes() if programmes is None else programmes
+    step = _assign(problem, bounds, centers, live, max_lp_variables, None, programmes)
     labels, certified_at = whole(step.labels, centers), centers
     space, previous, last_full, history, best = None, None, True, [], None
     while True:
@@ -458,7 +466,8 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
                 break
             # Converged by local moves: one assignment on every row at these centres, which
             # certifies the result and may find a cheaper start.
-            step = _assign(problem, bounds, means, live, max_lp_variables, step.prices)
+            step = _assign(problem, bounds, means, live, max_lp_variables, step.prices,
+                           programmes)
             labels, certified_at, last_full = whole(step.labels, means), means, True
             continue
         previous = inertia

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
+from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
 
+from ._highs import Programmes
 from ._quiet import quiet_stdout
 
 __all__ = [
@@ -465,7 +466,7 @@ def _costs(weights, rows, pos, dist_pairs):
     return cost, float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
 
 
-def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
+def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=None):
     """Solve the relaxation over the pairs ``(rows[pos], clu)`` with the ``held`` rows fixed.
 
     Parameters
@@ -482,6 +483,10 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
     w_rows : ndarray of shape (n_samples,) or None
         Weights to use for every row (a sample's rows are reweighted); the
         problem's weights if None.
+    programmes : Programmes or None
+        The fit's HiGHS, holding its last programme: one that differs only
+        in its costs starts from that one's basis (:mod:`fairkm.bounds._highs`).
+        None: solved from nothing, as ``linprog`` solves it.
 
     Returns
     -------
@@ -490,12 +495,13 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None):
     w_rows = problem.weights if w_rows is None else w_rows
     cost, scale = _costs(w_rows, rows, pos, dist_pairs)
     prog = _build(problem, rows, w_rows, pos, clu, cost / scale, held)
-    res = linprog(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq, b_eq=prog.b_eq,
-                  bounds=np.stack([prog.lb, prog.ub], 1), method="highs")
+    programmes = Programmes() if programmes is None else programmes
+    res = programmes.solve(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq,
+                           b_eq=prog.b_eq, lower=prog.lb, upper=prog.ub)
     if res.status != 0:
-        return LPOutcome(None, np.nan, None, int(res.status), str(res.message))
+        return LPOutcome(None, np.nan, None, res.status, res.message)
     x = np.clip(res.x[:prog.n_pairs], 0.0, 1.0)
-    duals = -res.ineqlin.marginals * scale
+    duals = -res.ineq_duals * scale
     prices = _prices(problem, prog, duals)
     return LPOutcome(x, float(res.fun) * scale, prices, 0, str(res.message),
                      (prog.meta, duals))

@@ -245,7 +245,7 @@ def _split_groups(labels, held, group, g_share, g_whole, dist, weights):
             taken[chosen] = True
 
 
-def relax(problem, dist, live, max_pairs, start=None):
+def relax(problem, dist, live, max_pairs, start=None, programmes=None):
     """Solve the relaxation on the live rows (every row, or by prices beyond ``max_pairs``).
 
     Parameters
@@ -260,6 +260,9 @@ def relax(problem, dist, live, max_pairs, start=None):
         and blocks' together).
     start : Prices or None
         Prices to start from (beyond ``max_pairs``).
+    programmes : Programmes or None
+        The fit's HiGHS, whose last programme a programme of the same
+        constraints starts from (:func:`fairkm.bounds._model.solve_lp`).
 
     Returns
     -------
@@ -276,7 +279,8 @@ def relax(problem, dist, live, max_pairs, start=None):
     empty = held_offsets(problem, live[:0], live[:0])
     if n * k <= max_pairs:
         pos, clu = _all_pairs(n, k)
-        lp = solve_lp(problem, live, pos, clu, dist[live[pos], clu], empty)
+        lp = solve_lp(problem, live, pos, clu, dist[live[pos], clu], empty,
+                      programmes=programmes)
         if lp.x is None:
             raise RuntimeError(f"HiGHS failed on the linear programme: {lp.message}")
         labels[live] = np.argmax(lp.x.reshape(n, k), axis=1)
@@ -334,7 +338,7 @@ def relax(problem, dist, live, max_pairs, start=None):
         clu = np.concatenate([f_clu, g_clu])
         pseudo = np.arange(proxy.types.shape[0])
         outcome = solve_lp(proxy, pseudo, pos, clu, proxy_dist[pos, clu],
-                           held_offsets(proxy, pseudo[:0], pseudo[:0]))
+                           held_offsets(proxy, pseudo[:0], pseudo[:0]), programmes=programmes)
         if outcome.status == INFEASIBLE:
             # The free rows may go only to the clusters near their best: when every row of a
             # value with a lower band is free and kept from a cluster, no share there meets
