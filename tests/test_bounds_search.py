@@ -39,11 +39,12 @@ from fairkm.bounds._search_kernels import (
     _cheapest_first,
     _reorder,
     _shift,
+    _stale_row,
     _stale_slot,
     _swap_floor,
     _swap_gain,
     _swap_partners,
-    _swap_table,
+    _table_row,
     _unit_refresh,
     _untabled_gain,
     _value_bits,
@@ -342,8 +343,8 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
         for b in range(k):
             if a == b:
                 continue
-            _swap_table(a, b, offsets, tabled, table, size, cnt, meas, meas.sum(axis=0), bands,
-                        hard, mean_scale, parts)
+            full_table(a, b, offsets, tabled, table, size, cnt, meas, meas.sum(axis=0), bands,
+                       hard, mean_scale, parts)
             # (the first eight types against the last eight: a bounded count of pairs)
             for t1 in range(min(n_types, 8)):
                 for t2 in range(n_types - min(n_types, 8), n_types):
@@ -358,6 +359,16 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                     assert gains[0] == pytest.approx(gains[1], rel=1e-12, abs=1e-12)
                     assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
                                                      abs=1e-9)
+
+
+def full_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
+               parts):
+    """Every row of the swap table of a and b (the search fills only those it reads)."""
+    for q in range(cells.shape[0]):
+        if cells[q] >= 0:
+            for u in range(offsets[q], offsets[q + 1]):
+                _table_row(q, u, a, b, offsets, cells, table, size, cnt, meas, msum, bands,
+                           hard, mean_scale, parts)
 
 
 def plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term):
@@ -406,14 +417,18 @@ def partners_of(tcodes, t1, codes2, offsets, cells, table, floor_term):
 @given(space=spaces(unit=True), hard=st.sampled_from([1.0, 7.5]), data=st.data())
 def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
     # Without caps on a mean over the clusters, the polish keeps each pair's swap table across
-    # steps and builds it again only when one of its two clusters changed size or counts: every
-    # table it hands out must be the one built afresh now, and a pair whose clusters stayed
-    # must not be built again. Rows move between rounds, at times none, at times many.
+    # steps, stale once one of its two clusters changed size or counts, and fills a row when it
+    # is first read after that: every row it reads must be the one filled afresh now, and a
+    # pair whose clusters stayed must not be stale. Rows move between rounds, at times none,
+    # at times many; each round reads some rows of each table.
     space = dict(space, mean_cap=np.full_like(space["mean_cap"], np.inf))
     k, n_values = space["lower"].shape
     offsets = space["offsets"]
     cells, n_cells = UnitState(space, hard).tabled_cells()
+    tabled = [q for q in range(cells.shape[0]) if cells[q] >= 0]
     tables = np.empty((k * k, n_cells))
+    stamp = np.zeros(k * k, dtype=np.int64)
+    row_stamp = np.full((k * k, n_values), -1, dtype=np.int64)
     built = np.full((k * k, 2), -1, dtype=np.int64)
     version = np.zeros(k, dtype=np.int64)
     seen_size, seen_cnt = np.full(k, -1.0), np.zeros((k, n_values))
@@ -425,17 +440,25 @@ def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
         meas, msum = np.zeros((k, offsets.shape[0] - 1)), np.zeros(offsets.shape[0] - 1)
         for a in range(k):
             for b in range(a + 1, k):
-                slot, build = _stale_slot(a, b, version, built)
-                if build:  # as the search does
-                    _swap_table(a, b, offsets, cells, tables[slot], state.size, state.cnt, meas,
-                                msum, state.bands, hard, state.mean_scale, state.parts)
-                got = tables[slot]
+                slot, stale = _stale_slot(a, b, version, built)
+                if stale:  # as the search does
+                    stamp[slot] += 1
                 fresh = np.empty(n_cells)
-                _swap_table(a, b, offsets, cells, fresh, state.size, state.cnt, meas, msum,
-                            state.bands, hard, state.mean_scale, state.parts)
-                assert got.tobytes() == fresh.tobytes()
+                full_table(a, b, offsets, cells, fresh, state.size, state.cnt, meas, msum,
+                           state.bands, hard, state.mean_scale, state.parts)
+                for q in data.draw(st.lists(st.sampled_from(tabled), max_size=4)) if tabled else []:
+                    u = data.draw(st.integers(offsets[q], offsets[q + 1] - 1))
+                    if _stale_row(slot, u, stamp, row_stamp):
+                        _table_row(q, u, a, b, offsets, cells, tables[slot], state.size,
+                                   state.cnt, meas, msum, state.bands, hard, state.mean_scale,
+                                   state.parts)
+                    n = offsets[q + 1] - offsets[q]
+                    first = cells[q] + (u - offsets[q]) * n
+                    row = slice(first, first + n)
+                    assert tables[slot, row].tobytes() == fresh[row].tobytes()
+                    assert not _stale_row(slot, u, stamp, row_stamp)  # filled once
                 stayed = version[a] == was[a] and version[b] == was[b] and before[slot, 0] >= 0
-                assert slot == a * k + b and build != stayed
+                assert slot == a * k + b and stale != stayed
                 assert np.array_equal(built[slot], before[slot]) == stayed
         moved = data.draw(st.lists(st.integers(0, labels.shape[0] - 1), max_size=6))
         labels[moved] = data.draw(st.integers(0, k - 1))
@@ -531,8 +554,8 @@ def test_a_swap_left_out_by_value_leaves_excess(space, hard):
     ex_tol = 1e-9
     for a in range(k):
         for b in range(a + 1, k):
-            _swap_table(a, b, offsets, cells, table, size, cnt, meas, meas.sum(axis=0),
-                        unit.bands, hard, unit.mean_scale, unit.parts)
+            full_table(a, b, offsets, cells, table, size, cnt, meas, meas.sum(axis=0),
+                       unit.bands, hard, unit.mean_scale, unit.parts)
             floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a], size[b])
             for t1 in range(n_types):
                 kept = set(partners_of(tcodes, t1, tcodes, offsets, cells, table, floor_term))

@@ -267,24 +267,25 @@ def _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale, pa
 
 
 @numba.njit(cache=True)
-def _swap_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
-                parts):  # IN ..., OUT: table
-    """:func:`_swap_term` of clusters ``a`` and ``b`` for every pair of values, tabled.
+def _table_row(q, u, a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard,
+               mean_scale, parts):  # IN ..., OUT: table
+    """Fill the row of value ``u`` in attribute ``q``'s block of the swap table of ``a`` and ``b``.
 
-    Attribute ``q``'s block is ``table[cells[q]:cells[q] + n * n]`` (n its
-    number of values; ``cells[q]`` -1: no block), entry ``i * n + j`` for its
-    ``i``-th value going ``a -> b`` and its ``j``-th ``b -> a`` (0 when
-    ``i == j``).
+    The table holds :func:`_swap_term` for pairs of values of each tabled
+    attribute: attribute ``q``'s block is ``table[cells[q]:cells[q] + n * n]``
+    (n its number of values; ``cells[q]`` -1: no block), entry ``i * n + j``
+    for its ``i``-th value going ``a -> b`` and its ``j``-th ``b -> a`` (0
+    when ``i == j``). A swap of a first row of value ``u`` reads only row
+    ``u``: the search fills the rows of its first rows' values, when first
+    read (a pair of clusters' scan reads a few values of each attribute; every
+    row was a third of a polish step's time at k=15 on Adult).
     """
-    for q in range(cells.shape[0]):
-        if cells[q] < 0:
-            continue
-        n = offsets[q + 1] - offsets[q]
-        for i in range(n):
-            for j in range(n):
-                table[cells[q] + i * n + j] = 0.0 if i == j else _swap_term(
-                    q, offsets[q] + i, offsets[q] + j, a, b, size, cnt, meas, msum, bands, hard,
-                    mean_scale, parts)
+    n = offsets[q + 1] - offsets[q]
+    row = cells[q] + (u - offsets[q]) * n
+    for j in range(n):
+        v = offsets[q] + j
+        table[row + j] = 0.0 if v == u else _swap_term(q, u, v, a, b, size, cnt, meas, msum,
+                                                       bands, hard, mean_scale, parts)
 
 
 @numba.njit(cache=True)
@@ -303,15 +304,13 @@ def _bump_versions(size, cnt, seen_size, seen_cnt, version):  # IN, IN, IN/OUT .
 
 @numba.njit(cache=True)
 def _stale_slot(a, b, version, built):  # IN ..., IN/OUT: built
-    """Return the row of clusters ``a`` and ``b``'s kept swap table, and whether to build it.
+    """Return the row of clusters ``a`` and ``b``'s kept swap table, and whether it is stale.
 
-    Without caps on a mean over the clusters, a table (:func:`_swap_table`)
-    depends on its two clusters' sizes and counts alone: it is built again
-    only when ``a``'s or ``b``'s ``version`` (the search counts each
+    Without caps on a mean over the clusters, a table (:func:`_table_row`)
+    depends on its two clusters' sizes and counts alone: its rows are filled
+    again only when ``a``'s or ``b``'s ``version`` (the search counts each
     cluster's changes, :func:`_bump_versions`) differs from the ones it was
-    built at (``built``, updated here). The search calls :func:`_swap_table`
-    itself: a helper wrapping that call made a first bounded fit compile 3 s
-    longer.
+    filled at (``built``, updated here).
     """
     slot = a * version.shape[0] + b
     if built[slot, 0] == version[a] and built[slot, 1] == version[b]:
@@ -320,12 +319,26 @@ def _stale_slot(a, b, version, built):  # IN ..., IN/OUT: built
     return slot, True
 
 
+@numba.njit(cache=True)
+def _stale_row(slot, u, stamp, row_stamp):  # IN ..., IN/OUT: row_stamp
+    """Return whether row ``u`` of swap table ``slot`` must be filled, and mark it filled.
+
+    A row holds what it should when ``row_stamp[slot, u]`` equals
+    ``stamp[slot]``; a table found stale gets a new stamp, so every row of it
+    is filled again when next read (:func:`_table_row`).
+    """
+    if row_stamp[slot, u] == stamp[slot]:
+        return False
+    row_stamp[slot, u] = stamp[slot]
+    return True
+
+
 @numba.njit(cache=True, inline="always")
 def _swap_gain(codes1, r1, codes2, r2, offsets, cells, table):
     """Return the excess a swap of two rows removes at the tabled attributes (unit problems).
 
     The row of values ``codes1[r1]`` goes ``a -> b``, the one of values
-    ``codes2[r2]`` ``b -> a``; ``table`` is :func:`_swap_table`'s for ``a``
+    ``codes2[r2]`` ``b -> a``; ``table`` is :func:`_table_row`'s for ``a``
     and ``b``. Plain arrays only: the scan calls this for every pair of types
     it weighs, and each array unpacked from a tuple costs a reference count.
     """
@@ -406,7 +419,7 @@ def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # 
     """Positions, in order, of the second rows whose swap with a row of ``t1`` may keep the bands.
 
     Of the first ``n2`` second rows, a position is left out when, at some
-    tabled attribute, the swap's term (``table``, :func:`_swap_table`) is
+    tabled attribute, the swap's term (``table``, :func:`_table_row`) is
     below ``floor_term`` (see the caller for why such a swap cannot qualify).
     Returns how many positions were written to ``partners``.
 
@@ -836,6 +849,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     # is kept across steps and built again when one of its clusters changed (_stale_slot).
     keep_tables = unit and np.all(mean_cap == np.inf) and k * k * n_cells <= _KEPT_TABLES
     tables = np.empty((k * k if keep_tables else 1, n_cells))
+    # A table's rows are filled when first read (_table_row, _stale_row).
+    stamp = np.zeros(tables.shape[0], dtype=np.int64)
+    row_stamp = np.full((tables.shape[0], n_values), -1, dtype=np.int64)
     built = np.full((k * k, 2), -1, dtype=np.int64)
     version = np.zeros(k, dtype=np.int64)
     seen_size, seen_cnt = size.copy(), cnt.copy()
@@ -977,22 +993,24 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     for p2 in range(n2):
                         cost2[p2] = D[order2[p2], b, a]
                         codes2[p2] = tcodes[order2[p2]]
-                    tabled = False  # the table of a and b, built when first needed
                     # Polishing a unit problem, only the second rows whose values keep every
                     # tabled term at least _swap_floor are weighed: at many types most pairs
                     # break a band, and weighing them all was nearly all of a step.
                     screened = unit and not repair
-                    if screened:
-                        if size[a] < floor or size[b] < floor:
-                            continue  # no swap between a and b qualifies
-                        slot, build = np.int64(0), True
-                        if keep_tables:
-                            slot, build = _stale_slot(a, b, version, built)
-                        if build:
-                            _swap_table(a, b, offsets, cells, tables[slot], size, cnt, meas, msum,
-                                        bands, hard, mean_scale, parts)
+                    if screened and (size[a] < floor or size[b] < floor):
+                        continue  # no swap between a and b qualifies
+                    # unit problems: the swaps' terms from the table of a and b, kept across
+                    # steps when polishing, else afresh (slot 0: no pair's, a != b)
+                    tabled = unit and size[a] >= floor and size[b] >= floor
+                    slot = np.int64(0)
+                    if tabled:
+                        stale_table = True
+                        if screened and keep_tables:
+                            slot, stale_table = _stale_slot(a, b, version, built)
+                        if stale_table:
+                            stamp[slot] += 1
                         table = tables[slot]
-                        tabled = True
+                    if screened:
                         _value_bits(codes2, n2, cells, vbits)
                         floor_term = _swap_floor(ex_tol, E[a], E[b], overall, size[a],
                                                  size[b])
@@ -1004,6 +1022,12 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         if not repair and c1 + cost2[0] >= min(best, -eps):
                             break
                         i = heads[t1, a, b]
+                        if tabled:
+                            for q in range(n_attr):
+                                u = tcodes[t1, q]
+                                if cells[q] >= 0 and _stale_row(slot, u, stamp, row_stamp):
+                                    _table_row(q, u, a, b, offsets, cells, table, size, cnt,
+                                               meas, msum, bands, hard, mean_scale, parts)
                         n_scan = n2
                         if screened:
                             # The scan stops at the first partner too costly to pair with t1:
@@ -1023,12 +1047,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             gain, left = -np.inf, np.inf
                             if unit:
                                 # the sizes stay: the counts change at two values an attribute
-                                if size[a] >= floor and size[b] >= floor:
-                                    if not tabled:
-                                        _swap_table(a, b, offsets, cells, tables[0], size, cnt,
-                                                    meas, msum, bands, hard, mean_scale, parts)
-                                        table = tables[0]
-                                        tabled = True
+                                if tabled:
                                     gain = _swap_gain(tcodes, t1, codes2, p2, offsets, cells,
                                                       table)
                                     if untabled:
