@@ -24,7 +24,6 @@ from ._assign import BoundedAssignment, fair_assignment
 from ._assign import as_fair_as_whole_rows as as_fair_as_whole_rows
 from ._assign import solve as solve
 from ._cache import guard_kernel_caches as guard_kernel_caches
-from ._highs import Programmes as Programmes
 from ._loss import BoundRepair as BoundRepair
 from ._loss import losses as losses
 from ._loss import standing_of as standing_of
@@ -35,8 +34,7 @@ from ._threads import numba_threads as numba_threads
 from ._threads import thread_count as thread_count
 
 # Beside the public names, what the estimators of fairkm.cluster call: solve (a bounded
-# assignment from validated arrays; Programmes, the HiGHS one fit's assignments share),
-# as_fair_as_whole_rows (max_deviation=0's floor),
+# assignment from validated arrays), as_fair_as_whole_rows (max_deviation=0's floor),
 # constrain (FairKM(max_deviation=...)), BoundRepair, losses and standing_of (what a repair
 # or a prediction may not make worse), sq_distances and SOLVER_CONSTRAINTS, and the thread
 # count every fit and predict runs its numba kernels on (decided_threads, numba_threads,

@@ -399,8 +399,7 @@ def as_fair_as_whole_rows(X, centers, bounds, *, max_lp_variables=100_000, tight
         f"of the smallest cluster of the exact mix ({shown})."))
 
 
-def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000, warn=True,
-          programmes=None):
+def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000, warn=True):
     """Alternate bounded assignments and centres from ``centers`` (validated inputs).
 
     Parameters
@@ -412,11 +411,6 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
         As in :func:`fair_assignment`.
     warn : bool, default=True
         Warn (:class:`BoundNotMetWarning`) when the result breaks a bound.
-    programmes : Programmes or None
-        HiGHS kept from the fit's earlier programmes (a bounded K-Means' other
-        starts); None: a new one. The relaxation on every row at each
-        assignment differs from the last only in its costs, so it starts
-        from the last one's basis (:mod:`fairkm.bounds._highs`).
 
     Returns
     -------
@@ -446,7 +440,9 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
             labels[dead] = np.argmin(sq_distances(X[dead], centres), axis=1)
         return labels
 
-    programmes = Programmes() if programmes is None else programmes
+    # The relaxations on every row of these assignments differ only in their costs: each
+    # starts from the last one's basis (fairkm.bounds._highs).
+    programmes = Programmes()
     step = _assign(problem, bounds, centers, live, max_lp_variables, None, programmes)
     labels, certified_at = whole(step.labels, centers), centers
     space, previous, last_full, history, best = None, None, True, [], None

@@ -16,7 +16,6 @@ from tqdm import tqdm
 
 from fairkm.bounds import (
     SOLVER_CONSTRAINTS,
-    Programmes,
     as_fair_as_whole_rows,
     decided_threads,
     losses,
@@ -384,9 +383,6 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
         kinds = self._starts(given)
         seeds = rng.randint(np.iinfo(np.int32).max, size=len(kinds))
         best = None
-        # The starts' relaxations on every row differ only in their costs: each starts from
-        # the last one's basis.
-        programmes = Programmes()
         # One thread count for every parallel kernel of the fit (the assignments' passes).
         with _progress_bar(self.progress, len(kinds)) as begin, \
                 decided_threads() as n_threads:
@@ -400,8 +396,7 @@ class BoundedKMeans(SensitiveFeaturesMixin, BaseEstimator):
                     bounds = as_fair_as_whole_rows(X, centers, bounds,
                                                    max_lp_variables=self.max_lp_variables)
                 result = solve(X, centers, bounds, max_iter=self.max_iter, tol=self.tol,
-                               max_lp_variables=self.max_lp_variables, warn=False,
-                               programmes=programmes)
+                               max_lp_variables=self.max_lp_variables, warn=False)
                 key = (round(result.violation, 9), result.inertia)
                 if best is None or key < (round(best.violation, 9), best.inertia):
                     best = result
