@@ -174,7 +174,7 @@ def _cost_of(problem, dist, rows, labels):
 
 
 def _assign(problem, bounds, centers, live, max_pairs, start, programmes=None):
-    """One bounded assignment of the live rows to ``centers`` (``programmes``: the fit's HiGHS)."""
+    """One bounded assignment of the live rows to ``centers`` (``programmes``: see ``relax``)."""
     k = problem.n_clusters
     dist = sq_distances(problem.X, centers)
     relaxation = relax(problem, dist, live, max_pairs, start, programmes)

@@ -8,8 +8,8 @@ rows, pairs and bounds each time, only the costs moved with the centres.
 simplex iterations, 0.6 s. :class:`Programmes` keeps one HiGHS (the copy scipy
 bundles, through scipy's binding of it) holding the last programme solved and
 its optimal basis. A programme that differs from it only in its costs starts
-from that basis, which stays primal feasible (260-311 iterations there,
-0.06-0.09 s). The first programme, one whose constraints or bounds differ, and
+from that basis, which stays primal feasible (mostly 40-2,500 iterations
+there, 0.03-0.24 s). The first programme, one whose constraints or bounds differ, and
 one whose warm start does not end optimal are solved from nothing with the
 options ``linprog(method="highs")`` passes, which gives linprog's solution to
 the last bit.
@@ -20,9 +20,8 @@ clusters cost the same, other duals. Its programmes are solved in one order,
 so the results are reproducible; they depend on the programmes solved before
 in the same :class:`Programmes`, which is why one lives for one start's
 assignments (:func:`fairkm.bounds.solve`). Shared by a fit's starts, it
-started each start from another start's basis: far from it (other centres,
-their clusters in another order), one such start took 17,639 iterations and
-1.5 s, and over nine Adult fits (k=5, three bounds, three seeds) the
+started each start from another start's basis, far from its own (other
+centres): one such start took 17,639 iterations and 1.5 s, and over nine Adult fits (k=5, three bounds, three seeds) the
 programmes took 23.2 s against 19.1 s with one per start.
 
 ``scipy.optimize._highspy`` is scipy's private module (scipy 1.15 and later):

@@ -484,9 +484,10 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=
         Weights to use for every row (a sample's rows are reweighted); the
         problem's weights if None.
     programmes : Programmes or None
-        The fit's HiGHS, holding its last programme: one that differs only
-        in its costs starts from that one's basis (:mod:`fairkm.bounds._highs`).
-        None: solved from nothing, as ``linprog`` solves it.
+        The HiGHS of the call's earlier programmes (one :func:`fairkm.bounds.solve`'s),
+        holding the last one: a programme that differs only in its costs
+        starts from that one's basis (:mod:`fairkm.bounds._highs`). None:
+        solved from nothing, as ``linprog`` solves it.
 
     Returns
     -------

@@ -261,8 +261,9 @@ def relax(problem, dist, live, max_pairs, start=None, programmes=None):
     start : Prices or None
         Prices to start from (beyond ``max_pairs``).
     programmes : Programmes or None
-        The fit's HiGHS, whose last programme a programme of the same
-        constraints starts from (:func:`fairkm.bounds._model.solve_lp`).
+        The HiGHS of the earlier programmes of the same :func:`fairkm.bounds.solve`:
+        a programme of the same constraints as its last starts from that
+        one's basis (:func:`fairkm.bounds._model.solve_lp`).
 
     Returns
     -------
