@@ -21,8 +21,9 @@ so the results are reproducible; they depend on the programmes solved before
 in the same :class:`Programmes`, which is why one lives for one start's
 assignments (:func:`fairkm.bounds.solve`). Shared by a fit's starts, it
 started each start from another start's basis, far from its own (other
-centres): one such start took 17,639 iterations and 1.5 s, and over nine Adult fits (k=5, three bounds, three seeds) the
-programmes took 23.2 s against 19.1 s with one per start.
+centres): one such start took 17,639 iterations and 1.5 s, and over nine
+Adult fits (k=5, three bounds, three seeds) the programmes took 23.2 s
+against 19.1 s with one per start.
 
 ``scipy.optimize._highspy`` is scipy's private module (scipy 1.15 and later):
 without it every programme goes to ``linprog``, from nothing.
