@@ -85,7 +85,7 @@ def _finite(values):
 
 
 class Programmes:
-    """HiGHS kept between the programmes of one fit (see the module's docstring).
+    """HiGHS kept between the programmes of one start's assignments (see the module's docstring).
 
     Examples
     --------
