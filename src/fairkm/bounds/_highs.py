@@ -161,13 +161,14 @@ class Programmes:
         run = highs.run()
         model_status = highs.getModelStatus()
         message = highs.modelStatusToString(model_status)
-        iterations = int(highs.getInfo().simplex_iteration_count)
+        info = highs.getInfo()
+        iterations = int(info.simplex_iteration_count)
         if run == _core.HighsStatus.kError or model_status != _core.HighsModelStatus.kOptimal:
             return LPSolution(_status_codes().get(model_status, 4), message,
                               iterations=iterations, warm=warm)
         solution = highs.getSolution()
         return LPSolution(0, message, np.array(solution.col_value),
-                          float(highs.getInfo().objective_function_value),
+                          float(info.objective_function_value),
                           np.array(solution.row_dual)[:n_ub], iterations, warm)
 
     @staticmethod
