@@ -5,6 +5,11 @@
 * a programme that differs from the last only in its costs starts from the
   last one's basis and reaches linprog's optimum, feasibly; one whose
   constraints differ is solved from nothing;
+* a programme started from a basis the caller gives (each row in its
+  cheapest cluster) reaches linprog's optimum, feasibly; a basis HiGHS
+  refuses, or one that does not end optimal, leaves the programme to the
+  start from nothing; the relaxation's basis (``_cheapest_basis``) is each
+  row's cheapest pair and every aggregate, as a slow recount finds it;
 * without scipy's binding every programme is linprog's;
 * each start of a bounded K-Means fit solves its first relaxation from
   nothing and the later ones warm, and the fit is reproducible.
@@ -23,7 +28,9 @@ from scipy.optimize import linprog
 from fairkm import BoundedKMeans
 from fairkm.bounds import _highs
 from fairkm.bounds._highs import Programmes, can_warm_start
+from fairkm.bounds._model import _build, _cheapest_basis, held_offsets, make_problem, solve_lp
 from fairkm.datasets import make_sensitive_blobs
+from fairkm.metrics._bound_spec import resolve_bounds
 
 from .conftest import examples
 
@@ -46,8 +53,18 @@ def scipy_solution(lp):
                    bounds=np.stack([lp["lower"], lp["upper"]], 1), method="highs")
 
 
-def solve(programmes, lp):
-    return programmes.solve(lp["c"], **{key: value for key, value in lp.items() if key != "c"})
+def solve(programmes, lp, basic=None):
+    return programmes.solve(lp["c"], basic=basic,
+                            **{key: value for key, value in lp.items() if key != "c"})
+
+
+def cheapest_columns(lp, n, k):
+    """``capped_assignment``'s basis of each row in its cheapest cluster (first of ties)."""
+    basic = np.zeros(n * k, dtype=bool)
+    for i in range(n):
+        costs = lp["c"][i * k:(i + 1) * k]
+        basic[i * k + int(np.flatnonzero(costs == costs.min())[0])] = True
+    return basic
 
 
 def assert_feasible(lp, x, tol=1e-7):
@@ -127,6 +144,83 @@ def test_an_infeasible_programme_is_infeasible_warm_or_not():
         assert out.status == scipy_solution(lp).status == 2
         assert out.x is None
         lp = {**lp, "c": rng.random(10)}
+
+
+@pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
+@settings(max_examples=examples(60))
+@given(lp_shapes)
+def test_a_programme_from_the_cheapest_basis_reaches_linprogs_optimum(shape):
+    n, k, seed, cap = shape
+    lp = capped_assignment(np.random.default_rng(seed), n, k, cap)
+    ours, theirs = solve(Programmes(), lp, cheapest_columns(lp, n, k)), scipy_solution(lp)
+    assert ours.status == theirs.status
+    assert not ours.warm
+    if theirs.status != 0:  # (an infeasible start is confirmed from nothing)
+        assert ours.x is None and not ours.given
+        return
+    assert ours.given
+    assert_feasible(lp, ours.x)
+    assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+    assert float(lp["c"] @ ours.x) == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
+@pytest.mark.parametrize("seed", range(5))
+def test_a_start_that_is_no_basis_still_reaches_linprogs_optimum(seed):
+    # HiGHS repairs a start with too few or too many basic columns (or refuses it, and the
+    # programme is solved from nothing, as linprog solves it).
+    rng = np.random.default_rng(seed)
+    lp = capped_assignment(rng, 8, 3, 2.0)
+    theirs = scipy_solution(lp)
+    too_few = cheapest_columns(lp, 8, 3)
+    too_few[np.flatnonzero(too_few)[0]] = False
+    for basic in (too_few, np.ones(24, dtype=bool), np.zeros(24, dtype=bool)):
+        ours = solve(Programmes(), lp, basic)
+        assert ours.status == theirs.status == 0
+        assert_feasible(lp, ours.x)
+        assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+        if not ours.given:
+            assert_array_equal(ours.x, theirs.x)
+
+
+def blob_problem(seed, n, k, bound):
+    X, S, _ = make_sensitive_blobs(n, n_features=2, centers=3, n_values=(2, 3),
+                                   random_state=seed)
+    problem = make_problem(X, resolve_bounds(S, n, max_deviation=bound), k)
+    centres = X[np.random.default_rng(seed).choice(n, k, replace=False)]
+    return problem, ((X[:, None, :] - centres[None]) ** 2).sum(-1)
+
+
+@pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
+@settings(max_examples=examples(30), deadline=None)
+@given(st.integers(0, 10_000), st.integers(6, 40), st.integers(2, 4),
+       st.sampled_from([0.05, 0.2, 0.5]), st.booleans())
+def test_the_relaxations_basis_is_each_rows_cheapest_pair(seed, n, k, bound, tied):
+    problem, dist = blob_problem(seed, n, k, bound)
+    if tied:  # every row as near to each cluster: ties go to the first pair
+        dist = np.ones_like(dist)
+    rows = np.arange(n)
+    pos, clu = np.repeat(rows, k), np.tile(np.arange(k), n)
+    # Some rows lose some clusters (as the priced programmes' rows do): not all k pairs.
+    keep = (np.random.default_rng(seed).random(pos.shape[0]) < 0.7) | (clu == 0)
+    pos, clu = pos[keep], clu[keep]
+    held = held_offsets(problem, rows[:0], rows[:0])
+    prog = _build(problem, rows, problem.weights, pos, clu, dist[pos, clu], held)
+    basic = _cheapest_basis(prog, pos)
+    for r in range(n):  # the slow recount: the first of the row's least-cost pairs
+        mine = np.flatnonzero(pos == r)
+        cheapest = mine[prog.c[mine] == prog.c[mine].min()][0]
+        assert np.flatnonzero(basic[:prog.n_pairs][mine]).tolist() == [
+            np.flatnonzero(mine == cheapest)[0]]
+    assert basic[prog.n_pairs:].all()  # the aggregates (no elastic slack here)
+    # A basis: with the inequality rows' slacks, one basic column per equality row.
+    assert basic.sum() == prog.A_eq.shape[0]
+    ours = solve_lp(problem, rows, pos, clu, dist[pos, clu], held)
+    theirs = linprog(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq, b_eq=prog.b_eq,
+                     bounds=np.stack([prog.lb, prog.ub], 1), method="highs")
+    assert ours.status == theirs.status
+    if theirs.status == 0:
+        assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
 
 
 def test_without_scipys_binding_every_programme_is_linprogs(monkeypatch):

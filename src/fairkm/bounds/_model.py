@@ -466,6 +466,27 @@ def _costs(weights, rows, pos, dist_pairs):
     return cost, float(cost.mean()) if cost.size and cost.mean() > 0 else 1.0
 
 
+def _cheapest_basis(prog, pos):
+    """Return the columns basic when every row lies in its cheapest cluster (ties: the first pair).
+
+    That is the optimum without the bounds: each row's cheapest share, and
+    every aggregate (a type's weight in a cluster, a cluster's size) and every
+    inequality row's slack basic, which also makes the matrix triangular with
+    a unit diagonal, hence a basis. Its reduced costs are the pairs' costs
+    less their row's least: dual feasible, so the dual simplex starts at the
+    optimum of the programme without the bounds and only repairs what they
+    forbid.
+    """
+    n_pairs = prog.n_pairs
+    order = np.lexsort((np.arange(n_pairs), prog.c[:n_pairs], pos))
+    first = np.ones(n_pairs, dtype=bool)
+    first[1:] = pos[order[1:]] != pos[order[:-1]]
+    basic = np.zeros(prog.c.shape[0], dtype=bool)
+    basic[order[first]] = True
+    basic[n_pairs:prog.c.shape[0] - prog.n_slack] = True
+    return basic
+
+
 def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=None):
     """Solve the relaxation over the pairs ``(rows[pos], clu)`` with the ``held`` rows fixed.
 
@@ -486,8 +507,9 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=
     programmes : Programmes or None
         The HiGHS of the call's earlier programmes (one :func:`fairkm.bounds.solve`'s),
         holding the last one: a programme that differs only in its costs
-        starts from that one's basis (:mod:`fairkm.bounds._highs`). None:
-        solved from nothing, as ``linprog`` solves it.
+        starts from that one's basis (:mod:`fairkm.bounds._highs`), any other
+        from every row in its cheapest cluster (:func:`_cheapest_basis`).
+        None: a new HiGHS.
 
     Returns
     -------
@@ -498,7 +520,8 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=
     prog = _build(problem, rows, w_rows, pos, clu, cost / scale, held)
     programmes = Programmes() if programmes is None else programmes
     res = programmes.solve(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq,
-                           b_eq=prog.b_eq, lower=prog.lb, upper=prog.ub)
+                           b_eq=prog.b_eq, lower=prog.lb, upper=prog.ub,
+                           basic=_cheapest_basis(prog, pos))
     if res.status != 0:
         return LPOutcome(None, np.nan, None, res.status, res.message)
     x = np.clip(res.x[:prog.n_pairs], 0.0, 1.0)
