@@ -13,6 +13,10 @@
   touch as it was, to the bit;
 * the first repair step is the single move with the least cost per unit of
   excess removed, over every row and cluster (brute force);
+* the repair's scans of swaps and pairs of moves stop at the cost where no
+  step can score below the best: the search's steps and labels are those of
+  the same search run as Python without the stops (``_gain_cap`` bounds
+  every swap's gain; ``_scores_no_less`` is a plain comparison of scores);
 * repair lowers the excess step by step (or, cancelling a cycle of one type,
   the cost at the same excess), polish lowers the cost and never breaks a
   band;
@@ -26,8 +30,9 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
+from fairkm.bounds import _search_kernels as search_kernels
 from fairkm.bounds._model import make_problem, sq_distances
 from fairkm.bounds._search import Guard, SearchSpace, local_search, own_guard
 from fairkm.bounds._search_kernels import (
@@ -37,7 +42,9 @@ from fairkm.bounds._search_kernels import (
     _bump_versions,
     _cheap_prefix,
     _cheapest_first,
+    _gain_cap,
     _reorder,
+    _scores_no_less,
     _shift,
     _stale_row,
     _stale_slot,
@@ -335,6 +342,12 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
     meas = np.array([m for _, m in now])
     mean_scale, overall_of = unit.mean_scale, unit.overall_of
     overall = overall_of(meas)
+    s = space
+    ours_meas = np.zeros((k, n_attr))
+    ours = np.array([cluster_excess(c, size, cnt, np.zeros((k, 0)), s["lower"], s["upper"],
+                                    s["prop"], offsets, s["tv_cap"], s["balance"],
+                                    np.zeros((k, 0)), hard, ours_meas[c]) for c in range(k)])
+    ours_overall = overall_excess(ours_meas.sum(axis=0), s["mean_cap"], unit.mean_scale)
     sizes = np.diff(offsets)
     tabled = np.r_[0, np.cumsum(sizes ** 2)[:-1]]
     untabled = np.full(n_attr, -1)
@@ -359,6 +372,10 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                     assert gains[0] == pytest.approx(gains[1], rel=1e-12, abs=1e-12)
                     assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
                                                      abs=1e-9)
+                    # What a repair's swap scan assumes: no gain above the cap of the
+                    # excess the search counts (its own sums, not the plain ones above).
+                    assert max(gains) <= _gain_cap(ours[a] + ours[b] + ours_overall,
+                                                   size[a] + size[b])
 
 
 def full_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, mean_scale,
@@ -627,6 +644,37 @@ def test_first_repair_step_is_the_best_single_move(space):
     assert gain > 1e-9
     assert (dist[i, after[i]] - dist[i, labels[i]]) / gain == pytest.approx(best, rel=1e-9,
                                                                              abs=1e-12)
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow],
+          deadline=None)
+@given(space=spaces(), polish=st.booleans(), hard=st.sampled_from([1.0, 7.5]))
+def test_the_repair_scans_stop_only_where_no_step_can_be_the_best(space, polish, hard):
+    # The reference: the same search run as Python, its scans never stopped by the cost.
+    ours = run(space, space["labels"], polish=polish, steps=200, hard=hard)
+    reference = space["labels"].copy()
+    s = space
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_kernels, "_scores_no_less", lambda dcost, gain_cap, best: False)
+        left, taken = search_kernels.search.py_func(
+            s["dist"], s["weights"], s["types"], s["n_types"], s["codes"], s["z"], s["lower"],
+            s["upper"], s["prop"], s["offsets"], s["tv_cap"], s["balance"], s["z_cap"],
+            s["mean_cap"], s["w_min"], s["unit"], reference, polish, 200, hard)
+    assert_array_equal(ours[0], reference)
+    assert (ours[1], ours[2]) == (left, taken)
+
+
+@settings(max_examples=examples(200))
+@given(dcost=st.floats(-10, 10), gain_cap=st.floats(1e-6, 10),
+       gain=st.floats(1e-9, 1.0), best=st.one_of(st.floats(-10, 10), st.just(np.inf)))
+def test_a_scan_stops_only_where_no_step_scores_below_the_best(dcost, gain_cap, gain, best):
+    # Every step at or past the stop, of any gain up to the cap, scores the best or worse.
+    gain = gain * gain_cap
+    if _scores_no_less(dcost, gain_cap, best):
+        assert not dcost / gain < best
+    # Where the stop does not fire, a gain of the cap's may score below the best.
+    elif dcost >= 0:
+        assert dcost / gain_cap <= best * (1.0 + 1e-12)
 
 
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])

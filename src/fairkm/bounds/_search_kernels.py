@@ -732,6 +732,32 @@ def _score(repair, gain, left, dcost, ex_tol):
 
 
 @numba.njit(cache=True)
+def _gain_cap(excess, size):
+    """Return a bound on the excess a step can remove when ``excess`` is all it can reach.
+
+    A step's gain is the excess it reaches (its clusters' and the overall)
+    less what it leaves there, which is never negative: at most ``excess``,
+    up to the rounding of sums that :func:`_evaluate` and the swap tables
+    add in other orders. The margin, a billionth of it and of ``size`` (the
+    weight of the clusters involved), is far above that rounding.
+    """
+    return excess * (1.0 + 1e-9) + 1e-9 * size
+
+
+@numba.njit(cache=True)
+def _scores_no_less(dcost, gain_cap, best):
+    """Whether, repairing, every step of cost ``dcost`` or more scores ``best`` or worse.
+
+    A repair step's score is its cost per unit of excess removed
+    (:func:`_score`); with a gain of at most ``gain_cap`` (:func:`_gain_cap`)
+    a step of cost ``dcost >= 0`` scores at least ``dcost / gain_cap``. The
+    scans weigh costs in ascending order, so they stop there: a step replaces
+    the best only when it scores strictly less.
+    """
+    return dcost >= 0.0 and dcost >= best * gain_cap
+
+
+@numba.njit(cache=True)
 def _affected(a, b, x, y, clusters):
     """Write the distinct clusters among a, b, x, y (-1: none) to ``clusters``; count them."""
     n = 0
@@ -1016,10 +1042,15 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                                  size[b])
                         held_words[:] = 0
                     n_cheap = n2
+                    # Repairing, a swap between a and b removes at most their excess and the
+                    # overall: the scan stops at the cost no such swap can make the best.
+                    cap_ab = _gain_cap(E[a] + E[b] + overall, size[a] + size[b])
                     for p1 in range(order1.shape[0]):
                         t1 = order1[p1]
                         c1 = D[t1, a, b]
                         if not repair and c1 + cost2[0] >= min(best, -eps):
+                            break
+                        if repair and _scores_no_less(c1 + cost2[0], cap_ab, best):
                             break
                         i = heads[t1, a, b]
                         if tabled:
@@ -1040,6 +1071,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             p2 = partners[p_scan] if screened else p_scan
                             c2 = cost2[p2]
                             if not repair and c1 + c2 >= min(best, -eps):
+                                break
+                            if repair and _scores_no_less(c1 + c2, cap_ab, best):
                                 break
                             t2 = order2[p2]
                             if t2 == t1:
@@ -1073,6 +1106,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, b, a
         # pairs of moves sharing a cluster, when nothing simpler helps
         if kind == 0:
+            cap_all = _gain_cap(E.sum() + overall, size.sum())
             for q in range(n_pairs):
                 t1, a, b = pair_t[q], pair_a[q], pair_b[q]
                 c1 = D[t1, a, b]
@@ -1100,6 +1134,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             if t2 == t1 or c2 == np.inf:
                                 continue
                             if not repair and c1 + c2 >= min(best, -eps):
+                                continue
+                            if repair and _scores_no_less(c1 + c2, cap_all, best):
                                 continue
                             j = heads[t2, x, y]
                             if size[x] - weights[j] < floor:
