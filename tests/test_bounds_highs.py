@@ -8,11 +8,13 @@
 * a programme started from a basis the caller gives (each row in its
   cheapest cluster) reaches linprog's optimum, feasibly; a basis HiGHS
   refuses, or one that does not end optimal, leaves the programme to the
-  start from nothing; the relaxation's basis (``_cheapest_basis``) is each
+  start from nothing; the caller's basis is made only for a programme solved
+  afresh; the relaxation's basis (``_cheapest_basis``) is each
   row's cheapest pair and every aggregate, as a slow recount finds it;
 * without scipy's binding every programme is linprog's;
-* each start of a bounded K-Means fit solves its first relaxation from
-  nothing and the later ones warm, and the fit is reproducible.
+* each start of a bounded K-Means fit solves its first relaxation afresh
+  (from the caller's basis) and the later ones warm from the last one's, and
+  the fit is reproducible.
 """
 
 import warnings
@@ -54,7 +56,9 @@ def scipy_solution(lp):
 
 
 def solve(programmes, lp, basic=None):
-    return programmes.solve(lp["c"], basic=basic,
+    """Solve ``lp``; ``basic``: the mask of a basis to start from, when one is made."""
+    asked = None if basic is None else lambda: basic
+    return programmes.solve(lp["c"], basic=asked,
                             **{key: value for key, value in lp.items() if key != "c"})
 
 
@@ -162,6 +166,25 @@ def test_a_programme_from_the_cheapest_basis_reaches_linprogs_optimum(shape):
     assert_feasible(lp, ours.x)
     assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
     assert float(lp["c"] @ ours.x) == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
+def test_the_callers_basis_is_made_only_for_a_programme_solved_afresh():
+    rng = np.random.default_rng(4)
+    lp = capped_assignment(rng, 8, 3, 2.0)
+    made = []
+
+    def basis():
+        made.append(True)
+        return cheapest_columns(lp, 8, 3)
+
+    programmes = Programmes()
+    rest = {key: value for key, value in lp.items() if key != "c"}
+    first = programmes.solve(lp["c"], basic=basis, **rest)
+    later = programmes.solve(rng.random(24), basic=basis, **rest)
+    assert first.given and not first.warm
+    assert later.warm and not later.given
+    assert len(made) == 1
 
 
 @pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")

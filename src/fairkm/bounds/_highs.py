@@ -11,9 +11,10 @@ bundles, through scipy's binding of it) holding the last programme solved and
 its optimal basis. A programme that differs from it only in its costs starts
 from that basis, which stays primal feasible (mostly 40-2,500 iterations
 there, 0.03-0.24 s). Any other programme starts from the basis its caller
-gives (``basic``): the relaxation's is every row in its cheapest cluster, the
-optimum without the bounds, from which the dual simplex only repairs what
-the bounds forbid (on Adult 510-540 iterations, 0.13-0.15 s, the same optima).
+gives (``basic``, made only then): the relaxation's is every row in its
+cheapest cluster, the optimum without the bounds, from which the dual simplex
+only repairs what the bounds forbid (on Adult 510-540 iterations, 0.13-0.15
+s, the same optima).
 A programme without one, or whose start does not end optimal, is solved from
 nothing with the options ``linprog(method="highs")`` passes, which gives
 linprog's solution to the last bit.
@@ -116,12 +117,13 @@ class Programmes:
         """Minimise ``c @ x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, ``lower <= x <= upper``.
 
         ``A_ub`` and ``A_eq`` are scipy sparse matrices; returns an
-        :class:`LPSolution`. ``basic`` (a boolean mask of the columns, or
-        None) is a basis to start from when the last programme's cannot be:
-        those columns basic, with every inequality row's slack, and every
-        other column and equality row at its lower bound. The caller makes it
-        a basis (as many basic as rows, its matrix invertible) and, for
-        speed, dual feasible.
+        :class:`LPSolution`. ``basic`` (a function of no argument, or None)
+        returns, when the last programme's basis cannot serve, a basis to
+        start from: a boolean mask of the columns basic, with every inequality
+        row's slack, every other column and equality row at its lower bound.
+        The caller makes it a basis (as many basic as rows, its matrix
+        invertible) and, for speed, dual feasible; it is not made for a
+        programme that starts from the last one's.
         """
         c = np.asarray(c, dtype=np.float64)
         if _core is None:
@@ -138,7 +140,7 @@ class Programmes:
                 return solution
         self._highs, self._constraints = self._loaded(c, A, constraints), constraints
         if basic is not None:
-            solution = self._from_basis(basic, n_ub, A.shape[0] - n_ub)
+            solution = self._from_basis(basic(), n_ub, A.shape[0] - n_ub)
             if solution.status == 0:
                 return solution
             self._highs = self._loaded(c, A, constraints)  # from nothing, as linprog

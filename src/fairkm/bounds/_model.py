@@ -521,7 +521,7 @@ def solve_lp(problem, rows, pos, clu, dist_pairs, held, w_rows=None, programmes=
     programmes = Programmes() if programmes is None else programmes
     res = programmes.solve(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq,
                            b_eq=prog.b_eq, lower=prog.lb, upper=prog.ub,
-                           basic=_cheapest_basis(prog, pos))
+                           basic=lambda: _cheapest_basis(prog, pos))
     if res.status != 0:
         return LPOutcome(None, np.nan, None, res.status, res.message)
     x = np.clip(res.x[:prog.n_pairs], 0.0, 1.0)
