@@ -36,6 +36,12 @@ same data in the same process.
 
 Unit sample weights only (the fits here have none).
 
+The share is a ceiling: it counts neither the test nor keeping what it needs
+(each point's margin and distance, the windows' snapshots and odometers). A
+settling sweep built on the ``bound`` column and measured on 2026-11-30 saved
+less than that upkeep cost on the overlapping blobs, where most sweeps are a
+phase's first or follow a busy one (``docs/scale.md``), and was withdrawn.
+
 Run: ``python benchmarks/bench_sweep_skips.py [--n 1000000] [--adult DATA_HOME]``.
 """
 
