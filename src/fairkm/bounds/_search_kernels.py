@@ -124,6 +124,38 @@ def _shift(i, a, b, weights, codes, z, size, cnt, zsum):
 
 
 @numba.njit(cache=True)
+def _keep(i, a, b, codes, z, size, cnt, zsum, kept):  # IN ..., OUT: kept
+    """Keep the entries of the state that moving row ``i`` between ``a`` and ``b`` changes.
+
+    A step weighed is shifted into the state and :func:`_put_back` after: shifting
+    it back instead adds and takes away the same amounts, which need not give the
+    same bits (numeric values, fractional weights), and the state would drift with
+    every step weighed.
+    """
+    kept[0], kept[1] = size[a], size[b]
+    n = 2
+    for q in range(codes.shape[1]):
+        kept[n], kept[n + 1] = cnt[a, codes[i, q]], cnt[b, codes[i, q]]
+        n += 2
+    for q in range(z.shape[1]):
+        kept[n], kept[n + 1] = zsum[a, q], zsum[b, q]
+        n += 2
+
+
+@numba.njit(cache=True)
+def _put_back(i, a, b, codes, z, size, cnt, zsum, kept):  # IN ..., OUT: size, cnt, zsum
+    """Put back the entries :func:`_keep` kept, to the bit."""
+    size[a], size[b] = kept[0], kept[1]
+    n = 2
+    for q in range(codes.shape[1]):
+        cnt[a, codes[i, q]], cnt[b, codes[i, q]] = kept[n], kept[n + 1]
+        n += 2
+    for q in range(z.shape[1]):
+        zsum[a, q], zsum[b, q] = kept[n], kept[n + 1]
+        n += 2
+
+
+@numba.njit(cache=True)
 def _state(labels, weights, codes, z, k, n_values):
     size = np.zeros(k)
     cnt = np.zeros((k, n_values))
@@ -891,6 +923,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     partners = np.empty(n_types, dtype=np.int64)
     scratch = np.zeros((4, J))
     aff = np.empty(4, dtype=np.int64)
+    # the entries of the state a weighed step changes, put back after (_keep)
+    kept_i = np.empty(2 + 2 * (n_attr + z.shape[1]))
+    kept_j = np.empty_like(kept_i)
     pair_t = np.empty(_PAIRS, dtype=np.int64)
     pair_a = np.empty(_PAIRS, dtype=np.int64)
     pair_b = np.empty(_PAIRS, dtype=np.int64)
@@ -961,12 +996,13 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         left += mean_scale * tot
                         gain = E[a] + E[b] + overall - left
                     else:
+                        _keep(i, a, b, codes, z, size, cnt, zsum, kept_i)
                         _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                         aff[0], aff[1] = a, b
                         gain, left = _evaluate(aff, two, E, meas, msum, overall, size, cnt, zsum,
                                                lower, upper, prop, offsets, tv_cap, balance, z_cap,
                                                hard, mean_cap, mean_scale, scratch)
-                        _shift(i, b, a, weights, codes, z, size, cnt, zsum)
+                        _put_back(i, a, b, codes, z, size, cnt, zsum, kept_i)
                     score = _score(repair, gain, left, dcost, ex_tol)
                     if score < best:
                         best, kind, bt, ba, bb = score, 1, t, a, b
@@ -1090,7 +1126,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                     left = E[a] + E[b] + overall - gain
                             else:
                                 j = heads[t2, b, a]
+                                _keep(i, a, b, codes, z, size, cnt, zsum, kept_i)
                                 _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+                                _keep(j, b, a, codes, z, size, cnt, zsum, kept_j)
                                 _shift(j, b, a, weights, codes, z, size, cnt, zsum)
                                 if size[a] >= floor and size[b] >= floor:
                                     aff[0], aff[1] = a, b
@@ -1098,8 +1136,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                                            cnt, zsum, lower, upper, prop, offsets,
                                                            tv_cap, balance, z_cap, hard,
                                                            mean_cap, mean_scale, scratch)
-                                _shift(j, a, b, weights, codes, z, size, cnt, zsum)
-                                _shift(i, b, a, weights, codes, z, size, cnt, zsum)
+                                _put_back(j, b, a, codes, z, size, cnt, zsum, kept_j)
+                                _put_back(i, a, b, codes, z, size, cnt, zsum, kept_i)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
                             if score < best:
                                 best, kind = score, 2
@@ -1111,6 +1149,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 t1, a, b = pair_t[q], pair_a[q], pair_b[q]
                 c1 = D[t1, a, b]
                 i = heads[t1, a, b]
+                _keep(i, a, b, codes, z, size, cnt, zsum, kept_i)
                 _shift(i, a, b, weights, codes, z, size, cnt, zsum)
                 # Polishing, a cluster the first move leaves in excess keeps that excess
                 # unless the second move touches it: the pair's excess left is a sum of
@@ -1140,18 +1179,19 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             j = heads[t2, x, y]
                             if size[x] - weights[j] < floor:
                                 continue
+                            _keep(j, x, y, codes, z, size, cnt, zsum, kept_j)
                             _shift(j, x, y, weights, codes, z, size, cnt, zsum)
                             n_aff = _affected(a, b, x, y, aff)
                             gain, left = _evaluate(aff, n_aff, E, meas, msum, overall, size,
                                                    cnt, zsum, lower, upper, prop, offsets,
                                                    tv_cap, balance, z_cap, hard, mean_cap,
                                                    mean_scale, scratch)
-                            _shift(j, y, x, weights, codes, z, size, cnt, zsum)
+                            _put_back(j, x, y, codes, z, size, cnt, zsum, kept_j)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
                             if score < best:
                                 best, kind = score, 3
                                 bt, ba, bb, bt2, bx, by = t1, a, b, t2, x, y
-                _shift(i, b, a, weights, codes, z, size, cnt, zsum)
+                _put_back(i, a, b, codes, z, size, cnt, zsum, kept_i)
         if kind == 0:
             break
         # apply: each part moves one row of its type along its path
