@@ -52,6 +52,7 @@ __all__ = ["TOL", "cluster_excess", "overall_excess", "search"]
 TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
+_PAIR_CACHE = True  # unit problems: pairs weighed from the clusters' excess kept (see search)
 _TABLED = 64        # unit problems: the largest attribute whose swaps' terms are kept
 _KEPT_TABLES = 1 << 22  # entries at most in the swap tables kept across steps (32 MB)
 
@@ -727,24 +728,32 @@ def _reorder(costs, order, n, changed, stale, n_changed, out):
 
 @numba.njit(cache=True)
 def _evaluate(clusters, n_aff, E, meas, msum, overall, size, cnt, zsum, lower, upper, prop,
-              offsets, tv_cap, balance, z_cap, hard, mean_cap, mean_scale, scratch):
+              offsets, tv_cap, balance, z_cap, hard, mean_cap, mean_scale, scratch, excess):
     """Excess removed by the change already applied to the state at ``clusters[:n_aff]``.
 
     Returns (gain, excess left at those clusters plus the overall excess).
+    ``scratch`` (4, J) and ``excess`` (4,) receive the clusters' distances and excess.
     """
+    for q in range(n_aff):
+        excess[q] = cluster_excess(clusters[q], size, cnt, zsum, lower, upper, prop, offsets,
+                                   tv_cap, balance, z_cap, hard, scratch[q])
+    return _summed(clusters, n_aff, E, meas, msum, overall, mean_cap, mean_scale, excess, scratch)
+
+
+@numba.njit(cache=True)
+def _summed(clusters, n_aff, E, meas, msum, overall, mean_cap, mean_scale, excess, measures):
+    """Return :func:`_evaluate`'s gain and excess left from the clusters' new excess."""
     old, new = overall, 0.0
     J = msum.shape[0]
     for q in range(n_aff):
-        c = clusters[q]
-        old += E[c]
-        new += cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
-                              z_cap, hard, scratch[q])
+        old += E[clusters[q]]
+        new += excess[q]
     total = 0.0
     for j in range(J):
         if mean_cap[j] < np.inf:
             m = msum[j]
             for q in range(n_aff):
-                m += scratch[q, j] - meas[clusters[q], j]
+                m += measures[q, j] - meas[clusters[q], j]
             total += max(m - mean_cap[j] - TOL, 0.0)
     new_overall = mean_scale * total
     left = new + new_overall
@@ -926,6 +935,22 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     # the entries of the state a weighed step changes, put back after (_keep)
     kept_i = np.empty(2 + 2 * (n_attr + z.shape[1]))
     kept_j = np.empty_like(kept_i)
+    excess = np.empty(4)
+    # Unit problems: every row of a type alike, a pair's clusters' excess depends only on the
+    # types that reach each, so it is counted once, when first needed, and kept: the first
+    # move's other cluster once per first move (first_*), the cluster both moves touch once
+    # per first move, type and way (both_*, by first_id), the second move's other cluster
+    # once per step, type and way (second_*, by step): the same values, summed as _evaluate
+    # sums them.
+    cache_pairs = _PAIR_CACHE and unit and 2 * k * n_types * (J + 1) <= _KEPT_TABLES
+    n_kept = n_types if cache_pairs else 0
+    first_ex, first_meas = np.empty(2), np.zeros((2, J))
+    first_at = np.full(2, -1, dtype=np.int64)
+    both_ex, both_meas = np.empty((2, 2, n_kept)), np.zeros((2, 2, n_kept, J))
+    both_at = np.full((2, 2, n_kept), -1, dtype=np.int64)
+    second_ex, second_meas = np.empty((2, k, n_kept)), np.zeros((2, k, n_kept, J))
+    second_at = np.full((2, k, n_kept), -1, dtype=np.int64)
+    first_id = 0
     pair_t = np.empty(_PAIRS, dtype=np.int64)
     pair_a = np.empty(_PAIRS, dtype=np.int64)
     pair_b = np.empty(_PAIRS, dtype=np.int64)
@@ -1001,7 +1026,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                         aff[0], aff[1] = a, b
                         gain, left = _evaluate(aff, two, E, meas, msum, overall, size, cnt, zsum,
                                                lower, upper, prop, offsets, tv_cap, balance, z_cap,
-                                               hard, mean_cap, mean_scale, scratch)
+                                               hard, mean_cap, mean_scale, scratch, excess)
                         _put_back(i, a, b, codes, z, size, cnt, zsum, kept_i)
                     score = _score(repair, gain, left, dcost, ex_tol)
                     if score < best:
@@ -1135,7 +1160,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                     gain, left = _evaluate(aff, two, E, meas, msum, overall, size,
                                                            cnt, zsum, lower, upper, prop, offsets,
                                                            tv_cap, balance, z_cap, hard,
-                                                           mean_cap, mean_scale, scratch)
+                                                           mean_cap, mean_scale, scratch,
+                                                           excess)
                                 _put_back(j, b, a, codes, z, size, cnt, zsum, kept_j)
                                 _put_back(i, a, b, codes, z, size, cnt, zsum, kept_i)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
@@ -1151,6 +1177,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 i = heads[t1, a, b]
                 _keep(i, a, b, codes, z, size, cnt, zsum, kept_i)
                 _shift(i, a, b, weights, codes, z, size, cnt, zsum)
+                first_id += 1
                 # Polishing, a cluster the first move leaves in excess keeps that excess
                 # unless the second move touches it: the pair's excess left is a sum of
                 # non-negative excesses, that cluster's among them, and must be <= ex_tol.
@@ -1179,14 +1206,60 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             j = heads[t2, x, y]
                             if size[x] - weights[j] < floor:
                                 continue
-                            _keep(j, x, y, codes, z, size, cnt, zsum, kept_j)
-                            _shift(j, x, y, weights, codes, z, size, cnt, zsum)
                             n_aff = _affected(a, b, x, y, aff)
-                            gain, left = _evaluate(aff, n_aff, E, meas, msum, overall, size,
-                                                   cnt, zsum, lower, upper, prop, offsets,
-                                                   tv_cap, balance, z_cap, hard, mean_cap,
-                                                   mean_scale, scratch)
-                            _put_back(j, x, y, codes, z, size, cnt, zsum, kept_j)
+                            if cache_pairs and not (x == a and y == b):
+                                # the cluster both moves touch (d, the row leaving it when
+                                # x == d), the other first-move one and the second's other (c)
+                                if x == a or x == b:
+                                    d, d_way, c, c_way = x, 0, y, 1
+                                else:
+                                    d, d_way, c, c_way = y, 1, x, 0
+                                role = 0 if d == a else 1
+                                if first_at[1 - role] != first_id:  # after the first move only
+                                    first_ex[1 - role] = cluster_excess(
+                                        b if role == 0 else a, size, cnt, zsum, lower, upper,
+                                        prop, offsets, tv_cap, balance, z_cap, hard,
+                                        first_meas[1 - role])
+                                    first_at[1 - role] = first_id
+                                fresh_d = both_at[role, d_way, t2] != first_id
+                                fresh_c = second_at[c_way, c, t2] != steps
+                                if fresh_d or fresh_c:
+                                    _keep(j, x, y, codes, z, size, cnt, zsum, kept_j)
+                                    _shift(j, x, y, weights, codes, z, size, cnt, zsum)
+                                    if fresh_d:
+                                        both_ex[role, d_way, t2] = cluster_excess(
+                                            d, size, cnt, zsum, lower, upper, prop, offsets,
+                                            tv_cap, balance, z_cap, hard,
+                                            both_meas[role, d_way, t2])
+                                        both_at[role, d_way, t2] = first_id
+                                    if fresh_c:
+                                        second_ex[c_way, c, t2] = cluster_excess(
+                                            c, size, cnt, zsum, lower, upper, prop, offsets,
+                                            tv_cap, balance, z_cap, hard,
+                                            second_meas[c_way, c, t2])
+                                        second_at[c_way, c, t2] = steps
+                                    _put_back(j, x, y, codes, z, size, cnt, zsum, kept_j)
+                                for qq in range(n_aff):
+                                    cl = aff[qq]
+                                    if cl == d:
+                                        excess[qq] = both_ex[role, d_way, t2]
+                                        scratch[qq] = both_meas[role, d_way, t2]
+                                    elif cl == c:
+                                        excess[qq] = second_ex[c_way, c, t2]
+                                        scratch[qq] = second_meas[c_way, c, t2]
+                                    else:
+                                        excess[qq] = first_ex[1 - role]
+                                        scratch[qq] = first_meas[1 - role]
+                                gain, left = _summed(aff, n_aff, E, meas, msum, overall,
+                                                     mean_cap, mean_scale, excess, scratch)
+                            else:
+                                _keep(j, x, y, codes, z, size, cnt, zsum, kept_j)
+                                _shift(j, x, y, weights, codes, z, size, cnt, zsum)
+                                gain, left = _evaluate(aff, n_aff, E, meas, msum, overall, size,
+                                                       cnt, zsum, lower, upper, prop, offsets,
+                                                       tv_cap, balance, z_cap, hard, mean_cap,
+                                                       mean_scale, scratch, excess)
+                                _put_back(j, x, y, codes, z, size, cnt, zsum, kept_j)
                             score = _score(repair, gain, left, c1 + c2, ex_tol)
                             if score < best:
                                 best, kind = score, 3
