@@ -275,7 +275,8 @@ class UnitState:
         self.rm_meas = np.empty((n_types, k, n_attr))
         self.add_meas = np.empty((n_types, k, n_attr))
         _unit_refresh(self.tcodes, self.size, self.cnt, s["offsets"], self.bands, hard,
-                      self.parts, self.rm, self.add, self.rm_meas, self.add_meas)
+                      np.ones(k, dtype=np.bool_), self.parts, self.rm, self.add, self.rm_meas,
+                      self.add_meas)
         self.mean_scale = labels.shape[0] / k
 
     def plain(self, c, size, counts):
@@ -671,10 +672,10 @@ def search_without_stops():
 
 @pytest.fixture(scope="module")
 def search_without_kept_pairs():
-    """The search compiled again weighing every pair of moves afresh (the reference).
+    """The search compiled again counting afresh what it keeps on unit problems (the reference).
 
-    As :func:`search_without_stops`: compiled for the tests' arrays, with the
-    unit problems' kept excess of a pair's clusters switched off.
+    As :func:`search_without_stops`: compiled for the tests' arrays, every pair
+    of moves weighed afresh and every cluster counted again at every step.
     """
     f1, f2, i1, i2 = types.float64[::1], types.float64[:, ::1], types.int64[::1], \
         types.int64[:, ::1]
@@ -682,6 +683,7 @@ def search_without_kept_pairs():
                  types.boolean, i1, types.boolean, types.int64, types.float64)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(search_kernels, "_PAIR_CACHE", False)
+        patch.setattr(search_kernels, "_COUNT_CHANGED", False)
         reference = numba.njit(signature)(search_kernels.search.py_func)
     return reference
 
@@ -721,7 +723,8 @@ def stuck_unit_space(seed):
 def test_pairs_weighed_from_kept_excess_are_weighed_as_afresh(search_without_kept_pairs, seed,
                                                                polish):
     # On unit problems a pair's clusters' excess is counted once per first move, type and
-    # way and kept: every step and the excess left are those of weighing each pair afresh.
+    # way and kept, and a step counts again only the clusters that changed: every step and the
+    # excess left are those of counting everything afresh.
     space = stuck_unit_space(seed)
     ours = run(space, space["labels"], polish=polish, steps=500)
     reference = space["labels"].copy()

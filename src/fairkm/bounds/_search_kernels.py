@@ -53,6 +53,7 @@ TOL = 1e-9
 _LIST = 16          # rows kept per (type, from, to) list
 _PAIRS = 64         # first moves tried in a pair of moves
 _PAIR_CACHE = True  # unit problems: pairs weighed from the clusters' excess kept (see search)
+_COUNT_CHANGED = True  # unit problems: each step counts afresh only the clusters that changed
 _TABLED = 64        # unit problems: the largest attribute whose swaps' terms are kept
 _KEPT_TABLES = 1 << 22  # entries at most in the swap tables kept across steps (32 MB)
 
@@ -198,8 +199,10 @@ def _rank(slots, row, v, sign):
 
 
 @numba.njit(cache=True)
-def _unit_parts(size, cnt, lower, upper, prop, offsets, pen, dev, top, bottom):
+def _unit_parts(size, cnt, lower, upper, prop, offsets, refresh, pen, dev, top, bottom):
     """Per cluster and attribute, what :func:`_after` reads (OUT: the last four).
+
+    Only the clusters ``refresh`` marks are counted; the others' entries are left.
 
     ``pen`` and ``dev`` (k, A, 3): the sums over the attribute's values of the
     band penalties and of ``|count - prop * s|`` at ``s`` = size - 1, size and
@@ -207,6 +210,8 @@ def _unit_parts(size, cnt, lower, upper, prop, offsets, pen, dev, top, bottom):
     of the largest and of the smallest counts, in order (-1: none).
     """
     for c in range(size.shape[0]):
+        if not refresh[c]:
+            continue
         for a in range(offsets.shape[0] - 1):
             for d in range(3):
                 s = size[c] + (d - 1)
@@ -506,19 +511,20 @@ def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # 
 
 
 @numba.njit(cache=True)
-def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts,  # IN, OUT: parts
-                  rm, add, rm_meas, add_meas):  # OUT
+def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, refresh,  # IN
+                  parts, rm, add, rm_meas, add_meas):  # OUT
     """Count the excess by attribute, and every cluster's with a row less or more (unit).
 
     Fills ``parts`` (:func:`_unit_parts`; the last, ``here`` (k, A), each
     cluster's excess from each attribute), and each cluster's excess and
     distances without and with one more row of each type (``rm``, ``add``
     (n_types, k); ``rm_meas``, ``add_meas`` (n_types, k, A)), summed over the
-    attributes from per-value tables.
+    attributes from per-value tables. Only for the clusters ``refresh`` marks
+    (each cluster's entries depend on its own size and counts alone).
     """
     lower, upper, prop = bands[0], bands[1], bands[2]
     pen, dev, top, bottom, here = parts
-    _unit_parts(size, cnt, lower, upper, prop, offsets, pen, dev, top, bottom)
+    _unit_parts(size, cnt, lower, upper, prop, offsets, refresh, pen, dev, top, bottom)
     k, n_attr = here.shape
     n_values = cnt.shape[1]
     # per cluster and value: the excess of the value's attribute, and its distance, with one
@@ -526,6 +532,8 @@ def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts,  # IN, OUT: pa
     out_e, out_m = np.empty((k, n_values)), np.empty((k, n_values))
     in_e, in_m = np.empty((k, n_values)), np.empty((k, n_values))
     for c in range(k):
+        if not refresh[c]:
+            continue
         for q in range(n_attr):
             here[c, q] = _after(c, q, -1, -1, 1, size, cnt, bands, hard, parts)[0]
             for v in range(offsets[q], offsets[q + 1]):
@@ -533,6 +541,8 @@ def _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts,  # IN, OUT: pa
                 in_e[c, v], in_m[c, v] = _after(c, q, -1, v, 2, size, cnt, bands, hard, parts)
     for t in range(tcodes.shape[0]):
         for c in range(k):
+            if not refresh[c]:
+                continue
             out, into = 0.0, 0.0
             for q in range(n_attr):
                 v = tcodes[t, q]
@@ -936,6 +946,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     kept_i = np.empty(2 + 2 * (n_attr + z.shape[1]))
     kept_j = np.empty_like(kept_i)
     excess = np.empty(4)
+    # unit problems: the size and counts _unit_refresh last counted each cluster at (NaN: never)
+    counted_size, counted_cnt = np.full(k, np.nan), np.full((k, n_values), np.nan)
+    refresh = np.ones(k, dtype=np.bool_)
     # Unit problems: every row of a type alike, a pair's clusters' excess depends only on the
     # types that reach each, so it is counted once, when first needed, and kept: the first
     # move's other cluster once per first move (first_*), the cluster both moves touch once
@@ -990,8 +1003,18 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         if not repair and not polish:
             break
         if unit:
-            _unit_refresh(tcodes, size, cnt, offsets, bands, hard, parts, rm, add, rm_meas,
-                          add_meas)
+            # Only the clusters whose size or counts changed since the last count (the
+            # step's moves, a cancelled cycle): the others' entries are as they were.
+            for c in range(k):
+                stale_c = counted_size[c] != size[c]
+                for v in range(n_values):
+                    stale_c = stale_c or counted_cnt[c, v] != cnt[c, v]
+                refresh[c] = stale_c or not _COUNT_CHANGED
+                if refresh[c]:
+                    counted_size[c] = size[c]
+                    counted_cnt[c] = cnt[c]
+            _unit_refresh(tcodes, size, cnt, offsets, bands, hard, refresh, parts, rm, add,
+                          rm_meas, add_meas)
         best, kind = np.inf, 0
         bt = ba = bb = bt2 = bx = by = no_cluster
         n_pairs = 0
