@@ -77,6 +77,13 @@ def assert_feasible(lp, x, tol=1e-7):
     assert np.all((x >= lp["lower"] - tol) & (x <= lp["upper"] + tol))
 
 
+def assert_linprogs_optimum(lp, ours, theirs):
+    """Our solution is feasible and reaches linprog's optimal value (and its own value is it)."""
+    assert_feasible(lp, ours.x)
+    assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+    assert float(lp["c"] @ ours.x) == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+
+
 lp_shapes = st.tuples(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000),
                       st.sampled_from([0.0, 1.0, 2.5, 100.0]))
 
@@ -116,9 +123,7 @@ def test_new_costs_start_from_the_last_basis_and_reach_linprogs_optimum(shape, c
         # The last programme ended optimal, so this one started from its basis.
         assert ours.warm == (solved_first.status == 0)
         solved_first = ours
-        assert_feasible(lp, ours.x)
-        assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
-        assert float(lp["c"] @ ours.x) == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+        assert_linprogs_optimum(lp, ours, theirs)
 
 
 @pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
@@ -163,9 +168,7 @@ def test_a_programme_from_the_cheapest_basis_reaches_linprogs_optimum(shape):
         assert ours.x is None and not ours.given
         return
     assert ours.given
-    assert_feasible(lp, ours.x)
-    assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
-    assert float(lp["c"] @ ours.x) == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+    assert_linprogs_optimum(lp, ours, theirs)
 
 
 @pytest.mark.skipif(not can_warm_start(), reason="this scipy has no binding of its HiGHS")
@@ -200,8 +203,7 @@ def test_a_start_that_is_no_basis_still_reaches_linprogs_optimum(seed):
     for basic in (too_few, np.ones(24, dtype=bool), np.zeros(24, dtype=bool)):
         ours = solve(Programmes(), lp, basic)
         assert ours.status == theirs.status == 0
-        assert_feasible(lp, ours.x)
-        assert ours.fun == pytest.approx(theirs.fun, rel=1e-9, abs=1e-9)
+        assert_linprogs_optimum(lp, ours, theirs)
         if not ours.given:
             assert_array_equal(ours.x, theirs.x)
 
