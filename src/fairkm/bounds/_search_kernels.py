@@ -1204,12 +1204,16 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 # Polishing, a cluster the first move leaves in excess keeps that excess
                 # unless the second move touches it: the pair's excess left is a sum of
                 # non-negative excesses, that cluster's among them, and must be <= ex_tol.
+                # (The excess of a and b after the first move alone is also the pairs' kept
+                # first_ex: counted here once when polishing, else when a pair first needs it.)
                 keep_a = keep_b = False
                 if not repair:
-                    keep_a = cluster_excess(a, size, cnt, zsum, lower, upper, prop, offsets,
-                                            tv_cap, balance, z_cap, hard, scratch[0]) > ex_tol
-                    keep_b = cluster_excess(b, size, cnt, zsum, lower, upper, prop, offsets,
-                                            tv_cap, balance, z_cap, hard, scratch[1]) > ex_tol
+                    for side in range(2):
+                        first_ex[side] = cluster_excess(
+                            a if side == 0 else b, size, cnt, zsum, lower, upper, prop, offsets,
+                            tv_cap, balance, z_cap, hard, first_meas[side])
+                        first_at[side] = first_id
+                    keep_a, keep_b = first_ex[0] > ex_tol, first_ex[1] > ex_tol
                 for x in range(k):
                     for y in range(k):
                         if x == y or not (x == a or x == b or y == a or y == b):
