@@ -286,6 +286,35 @@ def test_audit_reports_the_group_costs_of_every_clustering():
     assert 'id="equitable-cost"' in page and 'id="group-costs"' in page
 
 
+def test_the_headline_says_when_groups_are_served_less_alike():
+    """Groups' costs that part are named in the headline, whatever the mixes say.
+
+    Hand-made, every cluster at the dataset's mix in both clusterings: ``even``
+    pairs one row of each group (each half a unit from its centre: ratio 1),
+    ``apart`` puts group a's rows 2 from their centre and group b's 1 (ratio
+    4 / 1). Only the equitable cost tells them apart.
+    """
+    from fairkm.report import audit
+
+    X = np.array([[0.0], [1.0], [3.0], [4.0], [20.0], [21.0], [23.0], [24.0]])
+    S = pd.DataFrame({"g": ["a", "b", "b", "a", "a", "b", "b", "a"]})
+    even = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    apart = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    worse = audit(apart, X, sensitive_features=S, reference=even, name="apart",
+                  check_data=False)
+    assert_allclose(worse.costs.loc[("g", "apart"), "cost ratio"], 2.0**2 / 1.0**2, rtol=1e-12)
+    assert_allclose(worse.costs.loc[("g", "reference"), "cost ratio"], 1.0, rtol=1e-12)
+    assert (worse.fairness.loc[("g", ["apart", "reference"]), ["AE", "ME"]] == 0).all().all()
+    sentences = dict(worse.headline())
+    assert "g 4 against 1 " in sentences["costs"]
+    assert "Groups served less alike than by reference" in worse.to_text()
+    assert '<p class="costs">' in worse.to_html()
+    # The other way round, or against itself, nothing is said.
+    for labels, reference in ((even, apart), (apart, apart)):
+        better = audit(labels, X, sensitive_features=S, reference=reference, check_data=False)
+        assert "costs" not in dict(better.headline())
+
+
 def test_audit_without_features_has_no_costs():
     from fairkm.report import audit
 

@@ -196,7 +196,9 @@ class Audit:
             worsening (an attribute or measure on which the clustering is
             less fair than the reference), ``"unchanged"`` when an
             attribute's least fair cluster is no fairer than the reference's
-            (ME), ``"cost"``, ``"summary"``, ``"guarantee"`` (with a bound
+            (ME), ``"costs"`` when groups are served less alike than by the
+            reference (the equitable cost's ratio, with features), ``"cost"``,
+            ``"summary"``, ``"guarantee"`` (with a bound
             asked: is every cluster within it, one sentence per clustering)
             or ``"advice"``.
         """

@@ -66,7 +66,7 @@ _CSS = """
 .fairkm-report .cost.steep .price { color: #a11; }
 .fairkm-report .alert { background: #fbeaea; border-left: 4px solid #c33; padding: 0.6em 1em;
   margin: 0.5em 0; font-weight: bold; }
-.fairkm-report .advice, .fairkm-report .unchanged { background: #fdf6e3;
+.fairkm-report .advice, .fairkm-report .unchanged, .fairkm-report .costs { background: #fdf6e3;
   border-left: 4px solid #c90; padding: 0.6em 1em; margin: 0.5em 0; }
 .fairkm-report td.fairer { background: #e3f3e3; } .fairkm-report td.less-fair {
   background: #f8d7d7; font-weight: bold; }

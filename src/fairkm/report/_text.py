@@ -98,6 +98,26 @@ def _worsenings(audit):
     return found
 
 
+def _costlier_groups(audit):
+    """``[(attribute, ratio, reference's ratio)]`` where the cost ratio rose beyond TOLERANCE.
+
+    The cost ratio (the worst-served group's mean cost over the best-served's,
+    :func:`fairkm.metrics.cost_gaps`) of each categorical attribute, in the
+    audited clustering against the reference; empty without features. A ratio
+    that is not finite in either (a best-served group of cost 0) is left to
+    the table.
+    """
+    if audit.costs is None or audit.reference is None:
+        return []
+    ratio = audit.costs["cost ratio"]
+    found = []
+    for attribute in audit.costs.index.unique("attribute"):
+        now, before = ratio[(attribute, audit.main)], ratio[(attribute, audit.reference)]
+        if np.isfinite(now) and np.isfinite(before) and now > before * (1.0 + TOLERANCE):
+            found.append((attribute, float(now), float(before)))
+    return found
+
+
 def worst_sentences(audit, name=None):
     """One sentence per attribute: the least fair cluster of clustering ``name``.
 
@@ -377,9 +397,19 @@ def headline(audit):
             fairer = int((judged["verdict"] == "fairer").sum())
             same = len(judged) - fairer
             lines.append(("summary", (
-                f"No attribute got less fair on any measure: fairer on {fairer} of "
-                f"{len(judged)} (attribute, measure) pairs"
+                f"No attribute's clusters got further from the dataset's mix on any measure: "
+                f"fairer on {fairer} of {len(judged)} (attribute, measure) pairs"
                 + (f", the same (within {TOLERANCE:.0%}) on {same}." if same else ".")
+            )))
+        costlier = _costlier_groups(audit)
+        if costlier:
+            listed = "; ".join(f"{attribute} {now:.4g} against {before:.4g}"
+                               for attribute, now, before in costlier)
+            lines.append(("costs", (
+                f"Groups served less alike than by {ref}: {listed} (equitable cost, the "
+                "worst-served group's mean cost over the best-served's; changes within "
+                f"{TOLERANCE:.0%} count as the same). Clusters that mirror the dataset's mix "
+                "need not serve its groups alike."
             )))
         stuck = [
             attribute for attribute in audit.sensitive.columns
