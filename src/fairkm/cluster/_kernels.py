@@ -570,14 +570,6 @@ def _accumulate(X, codes, Z, weights, labels, start, stop,  # IN
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_transposed(part, total):  # IN, IN/OUT
-    """``total += part.T``, ``part`` of shape (k, m) and ``total`` (m, k)."""
-    for c in range(part.shape[0]):
-        for j in range(part.shape[1]):
-            total[j, c] += part[c, j]
-
-
-@numba.njit(cache=True, nogil=True)
 def cluster_statistics(X, terms, labels,  # IN
                        stats):  # OUT: sums, counts, value_counts, num_sums
     """Per-cluster sums, counts, value counts and numeric sums, exactly from ``labels``.
@@ -602,10 +594,10 @@ def cluster_statistics(X, terms, labels,  # IN
     for start in range(0, n, _STATISTICS_CHUNK):
         _accumulate(X, codes, Z, weights, labels, start, min(n, start + _STATISTICS_CHUNK),
                     part_sums, part_counts, part_values, part_num)
-        _add_transposed(part_sums, sums)
+        sums += part_sums.T
         counts += part_counts
-        _add_transposed(part_values, value_counts)
-        _add_transposed(part_num, num_sums)
+        value_counts += part_values.T
+        num_sums += part_num.T
         part_sums[:] = 0.0
         part_counts[:] = 0.0
         part_values[:] = 0.0
