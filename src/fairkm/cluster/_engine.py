@@ -273,8 +273,9 @@ class Session:
     can_blend = True  # see fairkm.cluster._walk.Session
 
     def __init__(self, X, terms, lam, labels, *, n_clusters, verbose, algorithm="exact",
-                 batch_size=None, rng=None):
+                 batch_size=None, rng=None, sweep_name="sweep"):
         self.X, self.labels, self.verbose = X, labels, verbose
+        self.sweep_name = sweep_name  # what its progress reports call a sweep
         self.k = n_clusters
         self.algorithm, self.batch_size, self.rng = algorithm, batch_size, rng
         self.n_iter = 0
@@ -342,6 +343,35 @@ class Session:
         self.labels[:] = snapshot
         self.inertia, self.fairness, self.objective = self.evaluate()
 
+    def sample(self, rows):
+        """Return an exact session over ``rows`` (sorted), S-blind, from their labels here.
+
+        Its clusters are priced against the dataset's mix (see
+        :meth:`fairkm.cluster._terms.Terms.of_rows`); its sweeps report as "sample sweep".
+        None when a cluster holds none of the rows.
+        """
+        labels = self.labels[rows]
+        if np.unique(labels).size < self.k:
+            return None
+        return Session(np.ascontiguousarray(self.X[rows]), self.terms.of_rows(rows), 0.0,
+                       labels, n_clusters=self.k, verbose=self.verbose,
+                       sweep_name="sample sweep")
+
+    def cheapest_labels(self, other):
+        """Each row's cluster where inserting it alone into ``other``'s clustering costs least.
+
+        ``other`` is a session over other rows of the same data (a sample),
+        priced under its own weights; every cluster is given a row
+        (:func:`fill_empty_clusters`). Returns a snapshot (see :meth:`snapshot`).
+        """
+        labels = np.empty(self.X.shape[0], dtype=np.int64)
+        active = other.active.with_rows(self.terms.codes, self.terms.Z, self.terms.weights)
+        _kernels.cheapest_insertion(self.X, active.kernel(other.lam), other.active_stats.kernel(),
+                                    labels)
+        weights = self.terms.weights if self.terms.weights.shape[0] else None
+        fill_empty_clusters(self.X, labels, other.stats.cluster_centers(), weights)
+        return labels.astype(np.min_scalar_type(self.k - 1))
+
     def blend_order(self, start, end):
         """Rows on which two snapshots differ, the cheapest move first.
 
@@ -384,7 +414,7 @@ class Session:
         """Record one pass over the data; return True when it meets the stopping rule."""
         self.n_iter += 1
         previous = self.objective
-        if n_moved or kind != "sweep":
+        if n_moved or kind == "epoch":
             self.inertia, self.fairness, self.objective = self.evaluate()
         # else: a sweep that moved nothing left the labels and the statistics as the last
         # evaluation computed them, so evaluating again would give the same bits.
@@ -409,7 +439,7 @@ class Session:
             if n_moved == 0 and self.lam > 0:
                 self._quiet = (self.terms.cat_weight, self.terms.num_weight, self.lam,
                                self.lam * quiet[0])
-            if self._step_done("sweep", n_moved, tol):
+            if self._step_done(self.sweep_name, n_moved, tol):
                 return True
         return False
 

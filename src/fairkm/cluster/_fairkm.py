@@ -36,6 +36,7 @@ from ._docstrings import fill_estimator_docstring
 from ._encoding import SensitiveEncoding
 from ._engine import Session, fill_empty_clusters
 from ._prediction import PredictionMixin
+from ._walk import coarse_sample_size
 from ._weighting import Problem
 
 __all__ = ["FairKM"]
@@ -441,6 +442,15 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             algorithm = "minibatch" if n_samples > limit else "exact"
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
+        sample_size = coarse_sample_size(n_rows, self.n_clusters)
+        sample = None
+        if sample_size and algorithm == "exact":
+            sample_seed = rng.randint(np.iinfo(np.int32).max)
+
+            def sample(session):
+                rows = _sample_rows(sample_weight, n_samples, sample_size, sample_seed)
+                sampled = session.sample(rows)
+                return None if sampled is None else (sampled, sample_size)
 
         def starts():
             for seed in seeds:
@@ -460,7 +470,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         with decided_threads(watch_idle=algorithm == "minibatch") as n_threads:
             fitted = policy.fit(starts(), Problem(encoding, checked.attribute_weights,
                                                   cluster_exponent, n_rows, self.max_iter,
-                                                  self.tol))
+                                                  self.tol, sample))
             session, weighting = fitted.session, fitted.weighting
             bounded = None
             if checked.bounds is not None:
@@ -539,3 +549,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         return bounds_from_features(features, sample_weight, max_deviation=self.max_deviation,
                                     deviation_kind=self.deviation_kind, categorical_needed=True,
                                     min_balance=self.min_balance)
+
+
+def _sample_rows(sample_weight, n_samples, size, seed):
+    """Draw ``size`` rows of positive weight, without replacement, in data order."""
+    rows = (np.arange(n_samples) if sample_weight is None
+            else np.flatnonzero(sample_weight > 0))
+    return np.sort(np.random.default_rng(seed).choice(rows, size, replace=False))

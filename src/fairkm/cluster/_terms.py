@@ -131,6 +131,21 @@ class Terms:
             Z = np.zeros((n, 0))
         return replace(self, codes=codes, Z=Z, weights=weights)
 
+    def of_rows(self, rows):
+        """Return the terms of ``rows`` alone, as if they were the data (a sample of it).
+
+        The dataset's mix stays the one every cluster is priced against; each
+        cluster's weight ``(|C|/n)^e`` counts ``n`` as the rows' own total weight,
+        so the sample's fairness term reads as the whole data's does.
+        """
+        weights = self.weights[rows] if self.weights.shape[0] else self.weights
+        total = float(weights.sum()) if weights.shape[0] else float(len(rows))
+        inv_ne = 1.0 / total**self.cluster_exponent
+        return replace(self, codes=self.codes[rows], Z=np.ascontiguousarray(self.Z[rows]),
+                       weights=weights, inv_ne=inv_ne,
+                       cat_weight=self.cat_weight * (inv_ne / self.inv_ne),
+                       num_weight=self.num_weight * (inv_ne / self.inv_ne))
+
     def total_sq_norm(self, X):
         """``sum_i w_i ||x_i||^2``, the constant part of the K-Means term."""
         if self.weights.shape[0] == 0:

@@ -26,7 +26,9 @@ clustering (:mod:`fairkm.cluster._walk`), each by its own rule;
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -120,7 +122,9 @@ class Problem:
     ``user_weights`` are the attribute weights asked for (column order),
     ``cluster_exponent`` the sessions' ``e``, ``n_rows`` the rows of positive
     weight (the negligible level counts rows), ``max_iter`` and ``tol`` each
-    phase's stopping rule.
+    phase's stopping rule; ``sample(session)``, where a walk may be coarse to
+    fine, returns a session over a sample of the rows and its number of rows
+    (:class:`fairkm.cluster._walk.Walker`).
     """
 
     encoding: object
@@ -129,6 +133,8 @@ class Problem:
     n_rows: int
     max_iter: int
     tol: float
+    # Where a walk may be coarse to fine: see fairkm.cluster._walk.Walker.
+    sample: Callable | None = None
 
 
 class FairnessPolicy:
@@ -169,8 +175,10 @@ class FairnessPolicy:
                 best, converged = session, ok
         reference = Reference.measure(best, problem.encoding, problem.user_weights,
                                       problem.cluster_exponent, problem.n_rows)
+        sample = None if problem.sample is None else partial(problem.sample, best)
         walker = Walker(best, reference, max_iter=problem.max_iter, tol=problem.tol,
-                        converged=converged)
+                        converged=converged, sample=sample,
+                        cluster_exponent=problem.cluster_exponent)
         weighting = self.walk(walker)
         return Fit(best, weighting, walker.converged)
 
@@ -243,7 +251,17 @@ class RelativeWeight(FairnessPolicy):
         return Weighting.measured(walker, self.alpha)
 
     def _reach(self, walker):
-        walker.settle(walker.walk(lambda point: point.relative_weight <= self.alpha).low)
+        def keep(point):
+            return point.relative_weight <= self.alpha
+
+        coarse = walker.coarse()
+        walk = None if coarse is None else coarse.walk(keep)
+        if walk is None or coarse.at_reference(walk.low):
+            # No sample, or one whose fairness term moved nothing: where the rows' own walk
+            # moves nothing either its phases are quiet, which costs a sweep.
+            walker.settle(walker.walk(keep).low)
+        else:
+            walker.refine(coarse, walk)
 
     def _repair(self, walker):
         """Raise the weight of attributes left less fair than S-blind; warn if in vain."""
@@ -294,7 +312,9 @@ class _Budget(FairnessPolicy):
             return {self.parameter: None, "relative_weight": 0.0}
         alpha = point.relative_weight
         retraced = (
-            any(point is trial for trial, _ in walk.trials)
+            # On a sample first, a relative weight's walk takes another path.
+            not walker.can_sample
+            and any(point is trial for trial, _ in walk.trials)
             and all((trial.relative_weight <= alpha) == kept for trial, kept in walk.trials)
             and not walker.worse().any()
         )
