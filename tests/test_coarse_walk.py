@@ -1,0 +1,298 @@
+"""The coarse-to-fine walk: a relative weight's ladder climbed on a sample, then every row.
+
+The sample's sizes are lowered here (``SAMPLE_ROWS`` and the rest, patched)
+so that the path the library takes above 400,000 rows runs on a few thousand.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+
+from fairkm import FairKM
+from fairkm.cluster import _walk
+from fairkm.cluster._engine import Session, Stats
+from fairkm.cluster._fairkm import _sample_rows
+from fairkm.datasets import make_sensitive_blobs
+from fairkm.utils._progress import listening
+
+from ._problems import engine, problems
+
+# ---------------------------------------------------------------------------------------------
+# A plain NumPy recount of a sample's fairness term, priced against the whole data's mix.
+
+
+def _full_data_targets(problem):
+    """Per attribute, the whole data's shares of its values (weighted), and standardised z."""
+    weights = problem.weights()
+    shares = []
+    for col in problem.categorical:
+        values = sorted(set(col[weights > 0].tolist()))
+        shares.append({v: weights[col == v].sum() / weights.sum() for v in values})
+    zs = []
+    for col in problem.numeric:
+        mean = np.sum(weights * col) / weights.sum()
+        scale = np.sqrt(np.sum(weights * (col - mean) ** 2) / weights.sum())
+        zs.append((col - mean) / scale)
+    return shares, zs
+
+
+def _cluster_term(problem, shares, zs, rows, weights, n):
+    """``(|C|/n)^e`` times a cluster's weighted deviation from the whole data's mix."""
+    size = weights.sum()
+    if size == 0:
+        return 0.0
+    dev = 0.0
+    for w, col, share in zip(problem.cat_weights, problem.categorical, shares, strict=True):
+        dev += w * sum((weights[col[rows] == v].sum() / size - p) ** 2
+                       for v, p in share.items()) / len(share)
+    for w, z in zip(problem.num_weights, zs, strict=True):
+        dev += w * (np.sum(weights * z[rows]) / size) ** 2
+    return (size / n) ** problem.cluster_exponent * dev
+
+
+def sample_fairness(problem, rows, labels):
+    """The fairness term of ``rows`` clustered by ``labels``, the rows' total weight being n."""
+    shares, zs = _full_data_targets(problem)
+    weights = problem.weights()[rows]
+    return sum(
+        _cluster_term(problem, shares, zs, rows[labels == c], weights[labels == c], weights.sum())
+        for c in range(problem.n_clusters)
+    )
+
+
+def insertion_costs(problem, rows, labels, x, i):
+    """Price of inserting whole-data row ``i`` (weight 1) into each cluster of the sample."""
+    shares, zs = _full_data_targets(problem)
+    weights = problem.weights()[rows]
+    n = weights.sum()
+    costs = np.empty(problem.n_clusters)
+    for c in range(problem.n_clusters):
+        members, w = rows[labels == c], weights[labels == c]
+        size = w.sum()
+        centre = (w[:, None] * x[members]).sum(axis=0) / size
+        before = _cluster_term(problem, shares, zs, members, w, n)
+        after = _cluster_term(problem, shares, zs, np.append(members, i), np.append(w, 1.0), n)
+        costs[c] = (size / (size + 1) * float(np.sum((x[i] - centre) ** 2))
+                    + problem.fairness_weight * (after - before))
+    return costs
+
+
+@st.composite
+def sampled_problems(draw):
+    """A small problem (unit-weight rows or not), its labels and a sample of its rows."""
+    problem, labels, _ = draw(problems(max_n=14))
+    weights = problem.weights()
+    positive = np.flatnonzero(weights > 0)
+    assume(positive.size >= problem.n_clusters)
+    chosen = draw(st.lists(st.sampled_from(positive.tolist()), min_size=problem.n_clusters,
+                           max_size=positive.size, unique=True))
+    return problem, labels, np.array(sorted(chosen), dtype=np.int64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sampled_problems())
+def test_a_samples_fairness_term_is_priced_against_the_whole_datas_mix(case):
+    problem, labels, rows = case
+    terms, _ = engine(problem, labels)
+    sample = terms.of_rows(rows)
+    stats = Stats(problem.n_clusters, problem.X.shape[1], sample)
+    stats.recompute(np.ascontiguousarray(problem.X[rows]), sample, labels[rows])
+    # The attribute weights as set_weights sets them (of_rows only rescales them).
+    sample = sample.reweighted(problem.cat_weights, problem.num_weights)
+    expected = sample_fairness(problem, rows, labels[rows])
+    assert_allclose(stats.fairness(sample), expected, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sampled_problems())
+def test_every_row_starts_in_the_cluster_cheapest_to_insert_it_into_the_samples(case):
+    problem, labels, rows = case
+    assume(np.unique(labels[rows]).size == problem.n_clusters)
+    terms, _ = engine(problem, labels)
+    whole = Session(problem.X, terms, 0.0, labels.copy(), n_clusters=problem.n_clusters,
+                    verbose=0)
+    sample = whole.sample(rows)
+    sample.set_weights(problem.fairness_weight, problem.cat_weights, problem.num_weights)
+    got = whole.cheapest_labels(sample)
+    assert np.all(np.bincount(got, weights=problem.weights(), minlength=problem.n_clusters) > 0)
+    costs = np.array([insertion_costs(problem, rows, labels[rows], problem.X, i)
+                      for i in range(len(problem.X))])
+    cheapest = np.argmin(costs, axis=1)
+    # Where the cheapest clusters already hold every cluster, no row was moved to fill one;
+    # rows whose two cheapest clusters tie within rounding may go either way.
+    assume(np.all(np.bincount(cheapest, weights=problem.weights(),
+                              minlength=problem.n_clusters) > 0))
+    ordered = np.sort(costs, axis=1)
+    clear = (ordered[:, 1] - ordered[:, 0] if problem.n_clusters > 1
+             else np.ones(len(costs))) > 1e-9 * (1.0 + np.abs(costs).max())
+    assert_array_equal(got[clear], cheapest[clear])
+
+
+def test_the_sample_is_drawn_from_rows_of_positive_weight_in_data_order():
+    weights = np.tile([1.0, 0.0, 2.5, 0.0], 50)
+    rows = _sample_rows(weights, 200, 60, seed=3)
+    assert rows.size == 60 and np.unique(rows).size == 60
+    assert np.all(np.diff(rows) > 0)
+    assert np.all(weights[rows] > 0)
+    assert_array_equal(rows, _sample_rows(weights, 200, 60, seed=3))
+    assert not np.array_equal(rows, _sample_rows(weights, 200, 60, seed=4))
+    unit = _sample_rows(None, 200, 200, seed=0)
+    assert_array_equal(unit, np.arange(200))
+
+
+def test_the_sample_size_rule():
+    rows, above = _walk.SAMPLE_ROWS, _walk.COARSE_ABOVE
+    assert _walk.coarse_sample_size(above * rows - 1, 10) == 0
+    assert _walk.coarse_sample_size(above * rows, 10) == rows
+    too_many = rows // _walk.SAMPLE_PER_CLUSTER + 1
+    assert _walk.coarse_sample_size(10 * above * rows, too_many) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole fits on the coarse path, its sizes lowered.
+
+
+@pytest.fixture
+def coarse_sizes(monkeypatch):
+    """Walk on a 4,000-row sample from 16,000 rows (clusters of 200 sample rows or more)."""
+    monkeypatch.setattr(_walk, "SAMPLE_ROWS", 4000)
+    monkeypatch.setattr(_walk, "COARSE_ABOVE", 4)
+    monkeypatch.setattr(_walk, "SAMPLE_PER_CLUSTER", 200)
+    return monkeypatch
+
+
+def walk_every_row(monkeypatch):
+    monkeypatch.setattr(_walk, "COARSE_ABOVE", 10**12)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, sensitive, _ = make_sensitive_blobs(16000, n_features=3, centers=6, n_values=(2, 4),
+                                           numeric=1, cluster_std=2.5, random_state=0)
+    return X, sensitive
+
+
+def fit(X, sensitive, sample_weight=None, **params):
+    kinds = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with listening(lambda progress: kinds.append(progress.kind)):
+            model = FairKM(6, random_state=0, **params).fit(
+                X, sensitive_features=sensitive, sample_weight=sample_weight)
+    return model, kinds
+
+
+def mix_distances(labels, sensitive, k=6):
+    """Each categorical attribute's (mean, worst) total-variation distance over the clusters."""
+    out = []
+    for name in ("s0", "s1"):
+        values, codes = np.unique(sensitive[name].to_numpy(), return_inverse=True)
+        table = np.zeros((k, values.size))
+        np.add.at(table, (labels, codes), 1.0)
+        mix = table.sum(axis=0) / table.sum()
+        distance = 0.5 * np.abs(table / table.sum(axis=1, keepdims=True) - mix).sum(axis=1)
+        out.append((distance.mean(), distance.max()))
+    return np.array(out)
+
+
+def test_a_relative_weight_on_many_rows_walks_a_sample_first(coarse_sizes, blobs):
+    X, sensitive = blobs
+    model, kinds = fit(X, sensitive, relative_weight=1.0, n_init=1)
+    assert "sample sweep" in kinds
+    # n_iter_ and objective_history_ count the passes over every row, not the sample's.
+    assert model.n_iter_ == kinds.count("sweep")
+    assert len(model.objective_history_) == model.n_iter_ + 1
+    assert model.relative_weight_ == 1.0
+    again, _ = fit(X, sensitive, relative_weight=1.0, n_init=1)
+    assert_array_equal(again.labels_, model.labels_)
+    # Fewer rows, a budget, an absolute weight, the mini-batch engine: every row walks.
+    for rows, params in ((slice(0, 15999), {"relative_weight": 1.0}),
+                         (slice(None), {"max_cost": 0.05}),
+                         (slice(None), {"fairness_weight": 1e3}),
+                         (slice(None), {"algorithm": "minibatch"})):
+        _, kinds = fit(X[rows], sensitive.iloc[rows], **params)
+        assert "sample sweep" not in kinds, params
+
+
+@pytest.mark.parametrize("relative_weight", [1.0, 4.0])
+def test_the_coarse_walk_keeps_the_frontier_of_the_walk_on_every_row(coarse_sizes, blobs,
+                                                                      relative_weight):
+    """The product's rule for a faster walk: cost at most 0.5% and each attribute's mean and
+    worst distance from the mix at most 1% above the walk on every row, at the same weight."""
+    X, sensitive = blobs
+    coarse, kinds = fit(X, sensitive, relative_weight=relative_weight)
+    assert "sample sweep" in kinds
+    walk_every_row(coarse_sizes)
+    whole, kinds = fit(X, sensitive, relative_weight=relative_weight)
+    assert "sample sweep" not in kinds
+    assert coarse.inertia_ <= 1.005 * whole.inertia_
+    assert np.all(mix_distances(coarse.labels_, sensitive)
+                  <= 1.01 * mix_distances(whole.labels_, sensitive))
+    # Not the same clustering: the test compares two walks, not one twice.
+    assert not np.array_equal(coarse.labels_, whole.labels_)
+
+
+def test_scaling_the_sample_weights_changes_no_label_on_the_coarse_path(coarse_sizes, blobs):
+    X, sensitive = blobs
+    # Rows of weight 0 would take the rows below the sample's threshold (they are not rows
+    # of the fit); _sample_rows' test shows none is drawn.
+    weights = np.random.default_rng(0).choice([0.5, 1.0, 2.0, 3.0], size=len(X))
+    base, kinds = fit(X, sensitive, weights, relative_weight=1.0)
+    assert "sample sweep" in kinds
+    for scale in (1e-6, 1e6):
+        scaled, _ = fit(X, sensitive, weights * scale, relative_weight=1.0)
+        assert_array_equal(scaled.labels_, base.labels_)
+
+
+def test_a_budget_on_many_rows_does_not_claim_a_relative_weight_refits_it(coarse_sizes,
+                                                                          blobs):
+    X, sensitive = blobs
+    model, kinds = fit(X, sensitive, max_cost=0.05)
+    assert "sample sweep" not in kinds
+    assert model.cost_increase_ <= 0.05
+    # A fit at relative_weight_ would walk a sample first, so it would not retrace the budget.
+    assert model.refit_params_ == {}
+    walk_every_row(coarse_sizes)
+    small, _ = fit(X, sensitive, max_cost=0.05)
+    assert_array_equal(small.labels_, model.labels_)  # the budget's own walk is unchanged
+
+
+def test_a_sample_missing_a_cluster_walks_every_row(coarse_sizes, blobs):
+    """Two far rows make a cluster of their own, which the sample is unlikely to hold."""
+    X, sensitive = blobs
+    X = X.copy()
+    X[:2] += 1e3
+    model, kinds = fit(X, sensitive, relative_weight=1.0)
+    assert np.bincount(model.labels_).min() == 2
+    assert "sample sweep" not in kinds
+    walk_every_row(coarse_sizes)
+    whole, _ = fit(X, sensitive, relative_weight=1.0)
+    assert_array_equal(model.labels_, whole.labels_)
+
+
+def test_a_sample_the_fairness_term_cannot_move_leaves_the_walk_to_every_row(coarse_sizes):
+    """Separated blobs and attributes drawn at random: no phase of the sample moves a row."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=20.0, size=(6, 3))
+    X = centres[rng.integers(0, 6, 16000)] + rng.normal(size=(16000, 3))
+    sensitive = pd.DataFrame({"s": rng.integers(0, 2, 16000)})
+    model, kinds = fit(X, sensitive, relative_weight=1.0, n_init=1)
+    assert "sample sweep" in kinds
+    walk_every_row(coarse_sizes)
+    whole, _ = fit(X, sensitive, relative_weight=1.0, n_init=1)
+    assert_array_equal(model.labels_, whole.labels_)
+    # The same passes over the rows: no sweep was spent starting from the sample's clustering.
+    assert model.n_iter_ == whole.n_iter_
+
+
+def test_verbose_names_the_samples_sweeps(coarse_sizes, blobs, capsys):
+    X, sensitive = blobs
+    fit(X, sensitive, relative_weight=1.0, verbose=1)
+    out = capsys.readouterr().out
+    assert "FairKM sample sweep 1:" in out
+    assert "FairKM sweep 1:" in out
