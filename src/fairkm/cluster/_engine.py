@@ -372,6 +372,11 @@ class Session:
         fill_empty_clusters(self.X, labels, other.stats.cluster_centers(), weights)
         return labels.astype(np.min_scalar_type(self.k - 1))
 
+    def initialise(self, snapshot):
+        """Start again from a :meth:`snapshot`'s labels, before any pass (the history's first)."""
+        self.restore(snapshot)
+        self.history = [self.objective]
+
     def blend_order(self, start, end):
         """Rows on which two snapshots differ, the cheapest move first.
 

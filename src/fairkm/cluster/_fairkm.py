@@ -170,7 +170,10 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
     n_iter_ : int
         Number of sweeps (and epochs) of the kept run, every phase included;
         a phase skipped because no single move could pay in it (a "quiet
-        phase", ``docs/scale.md``) made none.
+        phase", ``docs/scale.md``) made none. Passes over every row: the
+        sweeps of a coarse walk's sample (``relative_weight`` on 400,000 rows or
+        more, ``docs/fairness-weight.md``) are not counted (``verbose`` prints
+        them as "sample sweep").
     n_threads_ : int
         The threads every parallel kernel of the fit ran on, decided once at
         its start: at most numba's threads and the CPUs the process may use

@@ -170,6 +170,7 @@ class FairnessPolicy:
         best = converged = None
         for start in starts:
             session = start(0.0)
+            _start_on_a_sample(session, problem)
             ok = session.minimise(problem.max_iter, problem.tol)
             if best is None or session.inertia < best.inertia:
                 best, converged = session, ok
@@ -185,6 +186,22 @@ class FairnessPolicy:
     def walk(self, walker):
         """Walk from the S-blind clustering as the policy asks; return the :class:`Weighting`."""
         raise NotImplementedError
+
+
+def _start_on_a_sample(session, problem):
+    """Where the rows are many, start the S-blind phase from a sample's S-blind clustering.
+
+    The sample (the coarse walk's rows) is minimised from the start's labels
+    restricted to it, and every row then starts in the cluster nearest it of
+    the sample's (its cheapest insertion without a fairness term): its
+    initialisation, after which the phase takes the rows' own sweeps.
+    """
+    sampled = None if problem.sample is None else problem.sample(session)
+    if sampled is None:
+        return
+    sample, _ = sampled
+    sample.minimise(problem.max_iter, problem.tol)
+    session.initialise(session.cheapest_labels(sample))
 
 
 @dataclass(frozen=True)

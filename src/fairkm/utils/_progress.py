@@ -26,8 +26,9 @@ class Progress:
 
     Attributes
     ----------
-    kind : {"sweep", "epoch", "round", "fit", "assignment", "repair", "audit"}
-        An exact sweep, a mini-batch epoch, a round of the Dask engine, a
+    kind : {"sweep", "sample sweep", "epoch", "round", "fit", "assignment", "repair", "audit"}
+        An exact sweep, an exact sweep of a coarse walk's sample of the rows
+        (``docs/fairness-weight.md``), a mini-batch epoch, a round of the Dask engine, a
         whole fit of a series (:func:`fairkm.tradeoff.fairness_tradeoff`), a
         bounded assignment (:mod:`fairkm.bounds`; ``objective`` is then the
         K-Means cost), a step of the repair that keeps a FairKM clustering
