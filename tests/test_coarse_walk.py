@@ -210,11 +210,13 @@ def test_a_relative_weight_on_many_rows_walks_a_sample_first(coarse_sizes, blobs
     assert model.relative_weight_ == 1.0
     again, _ = fit(X, sensitive, relative_weight=1.0, n_init=1)
     assert_array_equal(again.labels_, model.labels_)
-    # Fewer rows, a budget, an absolute weight, the mini-batch engine: every row walks.
+    # The mini-batch engine's epochs take the rows from the sample's clustering as sweeps do.
+    minibatch, kinds = fit(X, sensitive, relative_weight=1.0, n_init=1, algorithm="minibatch")
+    assert "sample sweep" in kinds and "epoch" in kinds
+    assert minibatch.n_iter_ == kinds.count("epoch") + kinds.count("sweep")
+    # Fewer rows, an absolute weight: every row walks (a budget: see below).
     for rows, params in ((slice(0, 15999), {"relative_weight": 1.0}),
-                         (slice(None), {"max_cost": 0.05}),
-                         (slice(None), {"fairness_weight": 1e3}),
-                         (slice(None), {"algorithm": "minibatch"})):
+                         (slice(None), {"fairness_weight": 1e3})):
         _, kinds = fit(X[rows], sensitive.iloc[rows], **params)
         assert "sample sweep" not in kinds, params
 
@@ -252,14 +254,17 @@ def test_scaling_the_sample_weights_changes_no_label_on_the_coarse_path(coarse_s
 def test_a_budget_on_many_rows_does_not_claim_a_relative_weight_refits_it(coarse_sizes,
                                                                           blobs):
     X, sensitive = blobs
-    model, kinds = fit(X, sensitive, max_cost=0.05)
-    assert "sample sweep" not in kinds
+    model, kinds = fit(X, sensitive, max_cost=0.05, n_init=1)
+    # The S-blind phase starts on the sample; the budget then walks every row.
+    first = kinds.index("sweep")
+    assert "sample sweep" in kinds[:first] and "sample sweep" not in kinds[first:]
+    assert len(kinds) - first == model.n_iter_
     assert model.cost_increase_ <= 0.05
     # A fit at relative_weight_ would walk a sample first, so it would not retrace the budget.
     assert model.refit_params_ == {}
     walk_every_row(coarse_sizes)
-    small, _ = fit(X, sensitive, max_cost=0.05)
-    assert_array_equal(small.labels_, model.labels_)  # the budget's own walk is unchanged
+    small, _ = fit(X, sensitive, max_cost=0.05, n_init=1)
+    assert small.refit_params_ == {"max_cost": None, "relative_weight": small.relative_weight_}
 
 
 def test_a_sample_missing_a_cluster_walks_every_row(coarse_sizes, blobs):
@@ -296,3 +301,26 @@ def test_verbose_names_the_samples_sweeps(coarse_sizes, blobs, capsys):
     out = capsys.readouterr().out
     assert "FairKM sample sweep 1:" in out
     assert "FairKM sweep 1:" in out
+
+
+def test_the_s_blind_phase_started_on_the_sample_ends_in_a_k_means_local_optimum(coarse_sizes,
+                                                                                   blobs):
+    X, sensitive = blobs
+    model, kinds = fit(X, sensitive, relative_weight=0.0, tol=0.0, n_init=1)
+    first = kinds.index("sweep")
+    assert first > 0 and set(kinds[:first]) == {"sample sweep"}
+    assert "sample sweep" not in kinds[first:]
+    # The history starts at the rows' labels from the sample's clustering, and never rises.
+    history = model.objective_history_
+    assert len(history) == model.n_iter_ + 1
+    assert np.all(np.diff(history) <= 1e-9 * history[0])
+    # No single row's move lowers the K-Means cost (Hartigan's test, recounted with NumPy).
+    labels = model.labels_
+    sizes = np.bincount(labels, minlength=6).astype(float)
+    centres = np.stack([X[labels == c].mean(axis=0) for c in range(6)])
+    distances = ((X[:, None, :] - centres[None]) ** 2).sum(axis=2)
+    own = distances[np.arange(len(X)), labels]
+    leave = sizes[labels] / (sizes[labels] - 1.0) * own
+    join = sizes / (sizes + 1.0) * distances
+    join[np.arange(len(X)), labels] = np.inf
+    assert np.all(join.min(axis=1) >= leave * (1.0 - 1e-9))

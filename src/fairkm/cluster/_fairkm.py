@@ -447,7 +447,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
         sample_size = coarse_sample_size(n_rows, self.n_clusters)
         sample = None
-        if sample_size and algorithm == "exact":
+        if sample_size:
             sample_seed = rng.randint(np.iinfo(np.int32).max)
 
             def sample(session):
