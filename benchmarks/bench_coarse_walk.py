@@ -4,8 +4,8 @@ A relative weight's fit on 400,000 rows or more climbs the ladder of weights
 on a seeded 100,000-row sample and then minimises every row once
 (``fairkm.cluster._walk``). This script fits each data set at each
 ``relative_weight`` twice, with that walk (the library's default) and with
-the walk on every row (the sample's threshold raised for the run: the
-clustering the library gave before the coarse walk), and prints for each:
+the walk on every row (``coarse_walk=False``: the clustering the library
+gave before the coarse walk), and prints for each:
 
 * the seconds of each, as ratios to ``KMeans(n_init=1)`` fitted on the same
   rows first (one thread for all three, so the machine's second core does not
@@ -40,7 +40,6 @@ from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 from fairkm import FairKM
-from fairkm.cluster import _walk
 from fairkm.datasets import fetch_adult, make_sensitive_blobs
 
 # The product's rule (issue 41): a faster walk's clustering may cost at most this much more,
@@ -80,11 +79,11 @@ def mix_distances(model):
             for name, row in zip(model.sensitive_attributes_.names, deviation, strict=True)}
 
 
-def fit(X, sensitive, k, weight, seed):
+def fit(X, sensitive, k, weight, seed, **params):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = FairKM(k, relative_weight=weight, random_state=seed).fit(
+        model = FairKM(k, relative_weight=weight, random_state=seed, **params).fit(
             X, sensitive_features=sensitive)
     return model, time.perf_counter() - start
 
@@ -97,15 +96,10 @@ def compare(name, X, sensitive, k, weights, seeds):
     print(f"\n{name}: {X.shape[0]:,} x {X.shape[1]}, k={k}, KMeans(n_init=1) {kmeans:.2f} s")
     print("weight seed | coarse      passes | every row   passes | objective  | cost     worst "
           "attribute (mean, worst)   rule")
-    threshold = _walk.COARSE_ABOVE
     for weight in weights:
         for seed in seeds:
             coarse, coarse_s = fit(X, sensitive, k, weight, seed)
-            _walk.COARSE_ABOVE = 10**12
-            try:
-                whole, whole_s = fit(X, sensitive, k, weight, seed)
-            finally:
-                _walk.COARSE_ABOVE = threshold
+            whole, whole_s = fit(X, sensitive, k, weight, seed, coarse_walk=False)
             cost = coarse.inertia_ / whole.inertia_ - 1.0
             # The walk on every row's objective (its fairness_weight_ and attribute weights),
             # of both clusterings: which is the lower optimum of the problem it solved.

@@ -458,6 +458,12 @@ def test_fit_with_the_minibatch_engine(capsys, people_csv, bars, fitted):
     assert "FairKM epoch" not in out
 
 
+def test_walk_every_row_reaches_fairkm(capsys, people_csv, bars, fitted):
+    assert run(capsys, "fit", people_csv, *FIT)[0] == 0
+    assert run(capsys, "fit", people_csv, *FIT, "--walk-every-row")[0] == 0
+    assert [model.coarse_walk for model in fitted] == [True, False]
+
+
 def test_default_fit_progress_counts_every_start(capsys, people_csv, bars, fitted):
     """The scale-free weight's S-blind starts and the fair phase all move the bar."""
     assert run(capsys, "fit", people_csv, *FIT)[0] == 0

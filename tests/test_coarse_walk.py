@@ -166,10 +166,6 @@ def coarse_sizes(monkeypatch):
     return monkeypatch
 
 
-def walk_every_row(monkeypatch):
-    monkeypatch.setattr(_walk, "COARSE_ABOVE", 10**12)
-
-
 @pytest.fixture(scope="module")
 def blobs():
     X, sensitive, _ = make_sensitive_blobs(16000, n_features=3, centers=6, n_values=(2, 4),
@@ -229,8 +225,7 @@ def test_the_coarse_walk_keeps_the_frontier_of_the_walk_on_every_row(coarse_size
     X, sensitive = blobs
     coarse, kinds = fit(X, sensitive, relative_weight=relative_weight)
     assert "sample sweep" in kinds
-    walk_every_row(coarse_sizes)
-    whole, kinds = fit(X, sensitive, relative_weight=relative_weight)
+    whole, kinds = fit(X, sensitive, relative_weight=relative_weight, coarse_walk=False)
     assert "sample sweep" not in kinds
     assert coarse.inertia_ <= 1.005 * whole.inertia_
     assert np.all(mix_distances(coarse.labels_, sensitive)
@@ -262,8 +257,7 @@ def test_a_budget_on_many_rows_does_not_claim_a_relative_weight_refits_it(coarse
     assert model.cost_increase_ <= 0.05
     # A fit at relative_weight_ would walk a sample first, so it would not retrace the budget.
     assert model.refit_params_ == {}
-    walk_every_row(coarse_sizes)
-    small, _ = fit(X, sensitive, max_cost=0.05, n_init=1)
+    small, _ = fit(X, sensitive, max_cost=0.05, n_init=1, coarse_walk=False)
     assert small.refit_params_ == {"max_cost": None, "relative_weight": small.relative_weight_}
 
 
@@ -275,8 +269,7 @@ def test_a_sample_missing_a_cluster_walks_every_row(coarse_sizes, blobs):
     model, kinds = fit(X, sensitive, relative_weight=1.0)
     assert np.bincount(model.labels_).min() == 2
     assert "sample sweep" not in kinds
-    walk_every_row(coarse_sizes)
-    whole, _ = fit(X, sensitive, relative_weight=1.0)
+    whole, _ = fit(X, sensitive, relative_weight=1.0, coarse_walk=False)
     assert_array_equal(model.labels_, whole.labels_)
 
 
@@ -288,8 +281,7 @@ def test_a_sample_the_fairness_term_cannot_move_leaves_the_walk_to_every_row(coa
     sensitive = pd.DataFrame({"s": rng.integers(0, 2, 16000)})
     model, kinds = fit(X, sensitive, relative_weight=1.0, n_init=1)
     assert "sample sweep" in kinds
-    walk_every_row(coarse_sizes)
-    whole, _ = fit(X, sensitive, relative_weight=1.0, n_init=1)
+    whole, _ = fit(X, sensitive, relative_weight=1.0, n_init=1, coarse_walk=False)
     assert_array_equal(model.labels_, whole.labels_)
     # The same passes over the rows: no sweep was spent starting from the sample's clustering.
     assert model.n_iter_ == whole.n_iter_
@@ -324,3 +316,21 @@ def test_the_s_blind_phase_started_on_the_sample_ends_in_a_k_means_local_optimum
     join = sizes / (sizes + 1.0) * distances
     join[np.arange(len(X)), labels] = np.inf
     assert np.all(join.min(axis=1) >= leave * (1.0 - 1e-9))
+
+
+def test_coarse_walk_false_walks_every_row_as_before(coarse_sizes, blobs):
+    """The option gives the clustering of the walk on every row: the sample's rule switched off."""
+    X, sensitive = blobs
+    off, kinds = fit(X, sensitive, relative_weight=1.0, coarse_walk=False)
+    assert "sample sweep" not in kinds
+    coarse_sizes.setattr(_walk, "COARSE_ABOVE", 10**12)
+    below, _ = fit(X, sensitive, relative_weight=1.0)
+    assert_array_equal(off.labels_, below.labels_)
+    assert off.n_iter_ == below.n_iter_
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_coarse_walk_must_be_a_bool(blobs, value):
+    X, sensitive = blobs
+    with pytest.raises((ValueError, TypeError), match="coarse_walk"):
+        FairKM(2, coarse_walk=value).fit(X[:50], sensitive_features=sensitive.iloc[:50])

@@ -158,7 +158,8 @@ def _fit_fairkm(X, sensitive, args, numeric, sample_weight=None):
             relative_weight=args.relative_weight, max_cost=args.max_cost,
             max_unfairness=args.max_unfairness, attribute_weights=args.attribute_weights,
             cluster_weighting=args.cluster_weighting,
-            algorithm=args.algorithm, batch_size=args.batch_size, numeric_sensitive=numeric,
+            algorithm=args.algorithm, batch_size=args.batch_size,
+            coarse_walk=not args.walk_every_row, numeric_sensitive=numeric,
             random_state=args.random_state, verbose=0, **bound,
         ).fit(X, sensitive_features=sensitive, **weights)
     return fair, time.perf_counter() - start
@@ -332,6 +333,7 @@ def run_tradeoff(args):
                 args.n_clusters, attribute_weights=args.attribute_weights,
                 cluster_weighting=args.cluster_weighting,
                 algorithm=args.algorithm, batch_size=args.batch_size,
+                coarse_walk=not args.walk_every_row,
                 numeric_sensitive=numeric, random_state=args.random_state, verbose=0,
             )
             table = fairness_tradeoff(

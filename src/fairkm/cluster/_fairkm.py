@@ -8,7 +8,7 @@ sweeps in :mod:`fairkm.cluster._kernels`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
@@ -148,6 +148,17 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         Largest batch of the ``"minibatch"`` engine (ignored by ``"exact"``).
         Larger batches use more threads at a time but overshoot more often
         when the fairness weight is large.
+    coarse_walk : bool, default=True
+        On 400,000 rows or more (of positive weight, up to 50 clusters), with
+        the scale-free weight, work on a seeded sample of 100,000 rows first:
+        the S-blind phase starts from the sample's S-blind clustering, and a
+        ``relative_weight``'s ladder of weights is climbed on the sample
+        before every row is minimised at the weight it kept
+        (``docs/fairness-weight.md``). Two to six times faster there; the
+        clustering is another local optimum than the walk on every row's,
+        of about the same objective, whose attributes' mixes can differ by a
+        few percent (``docs/scale.md``). ``False`` walks every row (the
+        clustering of fairkm before this option).
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisations (and the ``"minibatch"`` visiting orders).
         The same value gives identical labels.
@@ -304,6 +315,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         tol=1e-4,
         algorithm="auto",
         batch_size=16384,
+        coarse_walk=True,
         random_state=None,
         verbose=0,
     ):
@@ -321,6 +333,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         self.n_init = n_init
         self.algorithm = algorithm
         self.batch_size = batch_size
+        self.coarse_walk = coarse_walk
 
     _parameter_constraints = {
         **BaseFairKM._parameter_constraints,
@@ -330,6 +343,7 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         "n_init": [StrOptions({"auto"}), at_least(1)],
         "algorithm": [StrOptions({"auto", "exact", "minibatch"})],
         "batch_size": [at_least(1)],
+        "coarse_walk": ["boolean"],
     }
 
     # ------------------------------------------------------------------ validation
@@ -445,15 +459,14 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
             algorithm = "minibatch" if n_samples > limit else "exact"
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=checked.n_init)
-        sample_size = coarse_sample_size(n_rows, self.n_clusters)
+        sample_size = (coarse_sample_size(n_rows, self.n_clusters)
+                       if policy.walks and self.coarse_walk else 0)
         sample = None
         if sample_size:
-            sample_seed = rng.randint(np.iinfo(np.int32).max)
-
-            def sample(session):
-                rows = _sample_rows(sample_weight, n_samples, sample_size, sample_seed)
-                sampled = session.sample(rows)
-                return None if sampled is None else (sampled, sample_size)
+            # Drawn after the starts' seeds, which are then those of a fit on fewer rows.
+            sample = _RowSample(
+                _sample_rows(sample_weight, n_samples, sample_size,
+                             rng.randint(np.iinfo(np.int32).max)))
 
         def starts():
             for seed in seeds:
@@ -552,6 +565,18 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         return bounds_from_features(features, sample_weight, max_deviation=self.max_deviation,
                                     deviation_kind=self.deviation_kind, categorical_needed=True,
                                     min_balance=self.min_balance)
+
+
+@dataclass(frozen=True)
+class _RowSample:
+    """The rows a fit on many rows works on first (``fairkm.cluster._walk``)."""
+
+    rows: np.ndarray
+
+    def __call__(self, session):
+        """Return a session over the rows from ``session``'s labels, and their number (or None)."""
+        sampled = session.sample(self.rows)
+        return None if sampled is None else (sampled, self.rows.size)
 
 
 def _sample_rows(sample_weight, n_samples, size, seed):

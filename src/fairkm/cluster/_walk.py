@@ -8,13 +8,13 @@ doublings up to 4096, each rung starting from the clustering of the last one
 kept; below a refused first rung the step halves; three geometric bisections
 narrow the last step. What "kept" means is the policy's rule.
 
-On many rows a relative weight's walk is coarse to fine (:meth:`Walker.coarse`):
-the ladder is climbed on a seeded sample of :data:`SAMPLE_ROWS` rows, from
-the S-blind clustering restricted to them, and all the rows are then
-minimised once, at the weight the sample kept, from the sample's clustering
-(each row in the cluster where inserting it costs least). The ladder's ten or
-so phases then cost a sample's sweeps, and the rows' own sweeps are those of
-one phase.
+On many rows (:func:`coarse_sample_size`) a relative weight's walk is coarse
+to fine (:meth:`Walker.coarse`, :meth:`Walker.refine`): the ladder is
+climbed on a seeded sample of :data:`SAMPLE_ROWS` rows, from the S-blind
+clustering restricted to them, and all the rows are then minimised once at
+the weight the sample kept, from the sample's clustering (each row in the
+cluster where inserting it costs least). The ladder's ten or so phases then
+cost a sample's sweeps, and the rows' own passes are those of one phase.
 
 The session (:class:`Session`) is one run of an engine, in memory or on Dask;
 the walker puts it at a weight with one verb (:meth:`Walker.go`).
@@ -276,11 +276,11 @@ class Walker:
 
         The last rung is climbed on every row as the walk climbs it: the rows
         start in the cluster where inserting each into the sample's clustering
-        at the kept point below costs least, take one sweep at that step, then
+        at the kept point below costs least, take one pass at that step, then
         the phase at the kept step (one phase from the kept point itself when
         none was kept below it). From the kept point directly, the rows' clusters
         ended further from the mix on 1,000,000 overlapping blobs at weight 4
-        (worst cluster +0.9-1.3%, three seeds; ``docs/scale.md``).
+        (worst cluster +0.9-1.3%, three seeds; ``docs/fairness-weight.md``).
         """
         point = walk.low
         below = [trial for trial, kept in walk.trials if kept and trial.step < point.step]
