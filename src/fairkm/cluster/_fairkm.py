@@ -154,11 +154,11 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         the S-blind phase starts from the sample's S-blind clustering, and a
         ``relative_weight``'s ladder of weights is climbed on the sample
         before every row is minimised at the weight it kept
-        (``docs/fairness-weight.md``). Two to six times faster there; the
-        clustering is another local optimum than the walk on every row's,
-        of about the same objective, whose attributes' mixes can differ by a
-        few percent (``docs/scale.md``). ``False`` walks every row (the
-        clustering of fairkm before this option).
+        (``docs/fairness-weight.md``). 1.4 to 5 times faster on the sets
+        measured; the clustering is another local optimum than the walk on
+        every row's, of about the same objective, whose attributes' mixes can
+        differ by a few percent (``docs/scale.md``). ``False`` walks every
+        row (the clustering of fairkm before this option).
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisations (and the ``"minibatch"`` visiting orders).
         The same value gives identical labels.
@@ -182,9 +182,9 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         Number of sweeps (and epochs) of the kept run, every phase included;
         a phase skipped because no single move could pay in it (a "quiet
         phase", ``docs/scale.md``) made none. Passes over every row: the
-        sweeps of a coarse walk's sample (``relative_weight`` on 400,000 rows or
-        more, ``docs/fairness-weight.md``) are not counted (``verbose`` prints
-        them as "sample sweep").
+        sweeps of the sample a fit on many rows works on first
+        (``coarse_walk``) are not counted (``verbose`` prints them as
+        "sample sweep").
     n_threads_ : int
         The threads every parallel kernel of the fit ran on, decided once at
         its start: at most numba's threads and the CPUs the process may use

@@ -65,7 +65,9 @@ class Session(Protocol):
 
     :class:`fairkm.cluster._engine.Session` (in memory) and
     :class:`fairkm.dask._session.DaskSession` implement it. Per-attribute
-    vectors list the categorical attributes first.
+    vectors list the categorical attributes first. A coarse walk's sessions
+    (in memory only) also give each row its cheapest cluster of another
+    session's clustering (``cheapest_labels(other)``, a snapshot).
     """
 
     inertia: float
