@@ -351,7 +351,7 @@ class Session:
         None when a cluster holds none of the rows.
         """
         labels = self.labels[rows]
-        if np.unique(labels).size < self.k:
+        if not np.bincount(labels, minlength=self.k).all():
             return None
         return Session(np.ascontiguousarray(self.X[rows]), self.terms.of_rows(rows), 0.0,
                        labels, n_clusters=self.k, verbose=self.verbose,
