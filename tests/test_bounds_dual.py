@@ -2,7 +2,8 @@
 
 * the multipliers' layout prices exactly as the programme's own duals do;
 * the soft-minimum kernel's value and gradient equal plain NumPy, and the
-  gradient in the multipliers matches finite differences of that value;
+  gradient in the multipliers matches finite differences of that value; it
+  skips only clusters whose share is below exp(-50) of a row's weight;
 * the bound raised is never above the relaxation's optimum (scipy's HiGHS on
   every row, written apart) nor below where it started, and from no
   multipliers at all it comes within 0.1% of that optimum; so too when the
@@ -23,6 +24,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from fairkm.bounds import _dual, fair_assignment
 from fairkm.bounds._dual import (
     _CHUNKS,
+    _EXP_NEAR,
     _TEMPERATURES,
     Multipliers,
     _soft,
@@ -141,8 +143,12 @@ def test_the_soft_minimum_and_its_gradient_equal_numpy(problem, tau):
         assert grad[j] == pytest.approx(numeric, rel=1e-4, abs=1e-5)
 
 
-def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks):
-    """``_soft`` as plain Python, every exp taken: the kernel's operations in its order."""
+def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks, near=np.inf):
+    """``_soft`` as plain Python, the kernel's operations in its order.
+
+    A cluster priced ``near`` temperatures or more above a row's least counts
+    0.0 (the default takes every exp).
+    """
     k = dist.shape[1]
     value, per_type = np.zeros(blocks), np.zeros((blocks,) + base.shape)
     per_slope = np.zeros((blocks, z.shape[0], k))
@@ -157,7 +163,8 @@ def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks):
                     v += z[b, i] * slope[b, c]
                 priced.append(v)
             least = min(priced)
-            e = [math.exp(-(v - least) / tau) for v in priced]
+            e = [math.exp(-(v - least) / tau) if v - least < near * tau else 0.0
+                 for v in priced]
             total = 0.0
             for x in e:
                 total += x
@@ -173,18 +180,24 @@ def loop_soft(dist, live, types, weights, base, z, slope, tau, blocks):
 
 @settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), tau=st.sampled_from([1e-3, 0.01, 0.5]))
-def test_the_soft_minimum_skips_only_exps_that_round_to_zero(problem, tau):
+def test_the_soft_minimum_skips_only_clusters_whose_share_is_negligible(problem, tau):
     # At low temperatures most clusters are hundreds of temperatures above a row's cheapest:
-    # the kernel skips those at 747 or more (exp 0.0) and must give the bits of taking them.
+    # the kernel skips those at _EXP_NEAR or more, and must give the bits of counting them
+    # 0.0, and within their shares (exp(-50) of a row's weight) those of taking every exp.
     prob, dist, _, _, prices, zz, rng = soft_case(problem)
     n = dist.shape[0]
     live = np.sort(rng.choice(n, max(1, n - 3), replace=False))
     got = soft_outputs(prob, dist, zz)
     _soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau, *got)
-    want = loop_soft(dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau,
-                     _CHUNKS)
-    for g, w in zip(got, want, strict=True):
+    args = (dist, live, prob.types, prob.weights, prices.base, zz, prices.slope, tau, _CHUNKS)
+    for g, w in zip(got, loop_soft(*args, near=_EXP_NEAR), strict=True):
         assert_array_equal(g.view(np.uint64), w.view(np.uint64))
+    every = loop_soft(*args)
+    # A skipped share moves a row's total by less than an ulp: its log by about 1e-16.
+    assert_allclose(got[0], every[0], rtol=1e-14, atol=1e-14 * float(np.abs(every[0]).sum()))
+    skipped = dist.shape[1] * math.exp(-_EXP_NEAR) * float(prob.weights.sum())
+    for g, w, scale in zip(got[1:], every[1:], (1.0, np.abs(zz).max(initial=0.0)), strict=True):
+        assert_allclose(g, w, rtol=1e-15, atol=skipped * scale)
 
 
 def from_no_multipliers(problem):
