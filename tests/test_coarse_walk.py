@@ -4,6 +4,7 @@ The sample's sizes are lowered here (``SAMPLE_ROWS`` and the rest, patched)
 so that the path the library takes above 400,000 rows runs on a few thousand.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -259,6 +260,110 @@ def test_a_budget_on_many_rows_does_not_claim_a_relative_weight_refits_it(coarse
     assert model.refit_params_ == {}
     small, _ = fit(X, sensitive, max_cost=0.05, n_init=1, coarse_walk=False)
     assert small.refit_params_ == {"max_cost": None, "relative_weight": small.relative_weight_}
+
+
+class _RowsAt(_walk.Walker):
+    """A walker whose rows cost ``cost[step]`` over S-blind at each step: it records its moves."""
+
+    def __init__(self, cost):
+        self.cost, self.moves, self.step = cost, [], 0.0
+
+    def point(self, step):
+        return _walk.Point(step, ("labels at", step), self.cost[step], 0.0)
+
+    def go(self, step, *, labels=None, minimise=True, passes=None):
+        self.moves.append(("phase", step))
+        self.step = step
+
+    def settle(self, point):
+        self.moves.append(("back", point.step))
+        self.step = point.step
+
+    def walk(self, keep):
+        """The rows' own ladder: here, the highest step whose rows' cost keeps the rule."""
+        self.moves.append(("walk",))
+        kept = max(step for step in self.cost if keep(self.point(step)))
+        return _walk.Walk(self.point(0.0), self.point(kept))
+
+
+def _sample_walk(costs, low, high):
+    """A sample's walk: its trials at ``costs`` (step -> cost), kept up to ``low``."""
+    trials = [(_walk.Point(step, None, cost, 0.0), step <= low) for step, cost in costs.items()]
+    points = {point.step: point for point, _ in trials}
+    return _walk.Walk(points[1.0], points[low], None if high is None else points[high], trials)
+
+
+@pytest.mark.parametrize("sample_high, rows_cost, moves, final", [
+    # The rows keep the sample's step (4 x 1.045 <= 4.5), and the sample's price of the step
+    # refused above, less its error at the kept step, is more than EDGE (0.5%) above the rule
+    # (4.36 x (1.06 - 0.005) / 1.005 > 4.5): nothing more.
+    (0.06, {4.0: 0.045}, [], 4.0),
+    # The rows break the rule at the kept step (4 x 1.13 > 4.5): they try the step halfway to
+    # the one kept below and keep it by their own cost (2.83 x 1.06 <= 4.5) ...
+    (0.06, {4.0: 0.13, math.sqrt(8.0): 0.06}, [("phase", math.sqrt(8.0))], math.sqrt(8.0)),
+    # ... or break it there too (2.83 x 1.6 > 4.5): down to the step kept below, kept there ...
+    (0.06, {4.0: 0.13, math.sqrt(8.0): 0.6}, [("phase", math.sqrt(8.0)), ("phase", 2.0)], 2.0),
+    # ... or broken there too (2 x 2.3 > 4.5): the rows walk the ladder themselves.
+    (0.06, {2.0: 1.3, 4.0: 0.13, math.sqrt(8.0): 0.6},
+     [("phase", math.sqrt(8.0)), ("phase", 2.0), ("walk",), ("back", 1.0)], 1.0),
+    # The sample's cost at 4 was 0.025 above the rows': 0.025 less at the step above is within
+    # EDGE of the rule (4.36 x 1.035 / 1.005 <= 4.5), so the rows try it, and keep it by their
+    # own cost (4.36 x 1.03 <= 4.5) ...
+    (0.06, {4.0: 0.015, 4.36: 0.03}, [("phase", 4.36)], 4.36),
+    # ... or refuse it by their own cost (4.36 x 1.04 > 4.5): back to the kept clustering.
+    (0.06, {4.0: 0.015, 4.36: 0.04}, [("phase", 4.36), ("back", 4.0)], 4.0),
+    # The sample refused the step above by 0.09% (4.36 x 1.033 = 4.504), its cost exact at 4:
+    # within EDGE, the rows try it and keep it (4.36 x 1.032 <= 4.5).
+    (0.033, {4.0: 0.04, 4.36: 0.032}, [("phase", 4.36)], 4.36),
+])
+def test_the_rows_take_the_samples_last_verdicts_again_at_the_rules_edge(sample_high, rows_cost,
+                                                                        moves, final):
+    alpha = 4.5
+    # The sample kept 4 (4 x 1.04 = 4.16) and refused 4.36.
+    walk = _sample_walk({1.0: 0.01, 2.0: 0.02, 4.0: 0.04, 4.36: sample_high}, low=4.0,
+                        high=4.36)
+    assert walk.high.relative_weight > alpha
+    rows = _RowsAt({0.0: 0.0, 1.0: 0.01, 2.0: 0.02, **rows_cost})
+    rows.step = 4.0  # refine left the rows minimised at the sample's kept step
+    rows._verdict_on_the_rows(walk, walk.trials[1][0], lambda p: p.relative_weight <= alpha)
+    assert rows.moves == moves
+    assert rows.step == final
+    assert rows.point(final).relative_weight <= alpha  # by the rows' own cost
+
+
+def test_the_rows_take_no_second_verdict_above_the_ladders_top():
+    walk = _sample_walk({1.0: 0.01, 2.0: 0.02}, low=2.0, high=None)
+    rows = _RowsAt({1.0: 0.01, 2.0: 0.02})
+    rows._verdict_on_the_rows(walk, walk.trials[0][0], lambda p: p.relative_weight <= 4.0)
+    assert rows.moves == []
+
+
+def test_rows_that_break_the_rule_at_the_samples_first_kept_step_walk_the_ladder():
+    walk = _sample_walk({1.0: 0.01, 2.0: 0.9}, low=1.0, high=2.0)
+    rows = _RowsAt({0.0: 0.0, 1.0: 0.3, 2.0: 0.9})
+    rows.step = 1.0
+    rows._verdict_on_the_rows(walk, walk.low, lambda p: p.relative_weight <= 1.2)
+    assert rows.moves == [("walk",), ("back", 0.0)]
+
+
+@pytest.mark.parametrize("relative_weight", [0.5, 2.0, 8.0])
+def test_the_coarse_walk_ends_where_the_rows_own_cost_keeps_the_rule(coarse_sizes, blobs,
+                                                                     relative_weight):
+    X, sensitive = blobs
+    ends = []
+    verdict = _walk.Walker._verdict_on_the_rows
+
+    def spy(self, walk, start, keep):
+        verdict(self, walk, start, keep)
+        ends.append((self.step, self.session.inertia / self.reference.inertia - 1.0))
+
+    coarse_sizes.setattr(_walk.Walker, "_verdict_on_the_rows", spy)
+    model, kinds = fit(X, sensitive, relative_weight=relative_weight, n_init=1)
+    assert "sample sweep" in kinds and ends
+    for step, cost in ends:
+        assert step * (1.0 + cost) <= relative_weight
+    # Where the last walk ended is the fit's clustering (no repair after it here).
+    assert model.cost_increase_ == pytest.approx(ends[-1][1], rel=1e-9, abs=1e-12)
 
 
 def test_a_sample_missing_a_cluster_walks_every_row(coarse_sizes, blobs):

@@ -278,7 +278,7 @@ class RelativeWeight(FairnessPolicy):
             # moves nothing either its phases are quiet, which costs a sweep.
             walker.settle(walker.walk(keep).low)
         else:
-            walker.refine(coarse, walk)
+            walker.refine(coarse, walk, keep)
 
     def _repair(self, walker):
         """Raise the weight of attributes left less fair than S-blind; warn if in vain."""
