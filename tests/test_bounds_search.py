@@ -800,8 +800,11 @@ def test_repair_lowers_the_excess_and_polish_the_cost_step_by_step(space):
 @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow])
 @given(space=spaces(), polish=st.booleans())
 def test_the_search_reports_what_a_plain_check_finds(space, polish):
+    dist = space["dist"].copy()
     after, left, _ = run(space, space["labels"], polish=polish, steps=10_000)
     assert_allclose(left, excess_of(space, after).sum(), rtol=1e-9, atol=1e-9)
+    # It only reads the distances: callers hand it the assignment's own (live_rows).
+    assert_array_equal(space["dist"], dist)
 
 
 def test_a_search_from_labels_that_hold_moves_nothing_without_polish():

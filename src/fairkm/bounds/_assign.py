@@ -35,7 +35,7 @@ from fairkm.utils._sums import group_totals, weighted_sum
 
 from ._highs import Programmes
 from ._infeasible import check_rare_values, counting_reason, feasible, prove_infeasible, type_counts
-from ._model import excess, make_problem, sq_distances
+from ._model import excess, live_rows, make_problem, sq_distances
 from ._relax import relax
 from ._round import (
     EXACT_PAIRS,
@@ -215,7 +215,7 @@ def _assign(problem, bounds, centers, live, max_pairs, start, programmes=None):
                 problem, live, rounded.labels[live]).sum():
             rounded = fallback
     labels = rounded.labels
-    nearest = weighted_sum(dist[live].min(axis=1), problem.weights[live])
+    nearest = weighted_sum(live_rows(dist, live).min(axis=1), problem.weights[live])
     return _Step(labels, _cost_of(problem, dist, live, labels), relaxation.bound,
                  relaxation.value, nearest, relaxation.exact, relaxation.certified,
                  rounded.n_rounded, f"{status}; {rounded.status}", relaxation.prices)
@@ -244,7 +244,7 @@ def _to_type_counts(problem, bounds, dist, live, rounded):
     labels = move_to_counts(problem, dist, live, rounded.labels, counts)
     if excess(problem, live, labels[live]).max() > 1e-9:
         return rounded
-    labels[live], _ = local_search(SearchSpace.build(bounds, problem, live), dist[live],
+    labels[live], _ = local_search(SearchSpace.build(bounds, problem, live), live_rows(dist, live),
                                    labels[live])
     return Rounded(labels, f"{rounded.status}; rows moved to type counts that meet the bounds, "
                    "then polished", True, n_rounded=rounded.n_rounded)
@@ -472,7 +472,7 @@ def solve(X, centers, bounds, *, max_iter=1, tol=1e-4, max_lp_variables=100_000,
         space = SearchSpace.build(bounds, problem, live) if space is None else space
         dist = sq_distances(X, means)
         labels = labels.copy()
-        labels[live], _ = local_search(space, dist[live], labels[live])
+        labels[live], _ = local_search(space, live_rows(dist, live), labels[live])
         labels, last_full = whole(labels, means), False
     (_, inertia), labels, means, check = best
     # Rows of weight 0 went to the centres they were assigned at; the means the result

@@ -52,6 +52,7 @@ __all__ = [
     "balance_pairs",
     "excess",
     "held_offsets",
+    "live_rows",
     "make_problem",
     "solve_lp",
     "solve_milp",
@@ -199,6 +200,15 @@ def sq_distances(X, centers):
         d = np.einsum("ij,ij->i", block, block)[:, None] - 2.0 * block @ centers.T + cc
         out[start:start + _CHUNK] = np.maximum(d, 0.0)
     return out
+
+
+def live_rows(dist, live):
+    """Return the rows ``live`` of ``dist``: ``dist`` itself, not a copy, when they are all.
+
+    ``live`` holds rows in order (those of positive weight), so as many as
+    ``dist`` has are every row. At 1,000,000 rows and k=20 a copy is 160 MB.
+    """
+    return dist if live.shape[0] == dist.shape[0] else dist[live]
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from scipy.optimize import linear_sum_assignment, linprog
 from fairkm.utils._sensitive import CATEGORICAL
 from fairkm.utils._sums import weighted_sum
 
-from ._model import excess, held_offsets, solve_milp
+from ._model import excess, held_offsets, live_rows, solve_milp
 from ._search import SearchSpace, local_search
 
 __all__ = ["EXACT_PAIRS", "Rounded", "move_to_counts", "round_by_search", "round_exact",
@@ -97,7 +97,7 @@ def round_by_search(problem, bounds, dist, live, relaxation):
         ``met`` says whether the search met the bounds.
     """
     space = SearchSpace.build(bounds, problem, live)
-    labels, met = local_search(space, dist[live], relaxation.labels[live])
+    labels, met = local_search(space, live_rows(dist, live), relaxation.labels[live])
     out = relaxation.labels.copy()
     out[live] = labels
     moved = int(np.count_nonzero(labels != relaxation.labels[live]))
@@ -124,7 +124,7 @@ def swap_numeric(problem, bounds, dist, live, labels):
         ``met`` says whether every bound holds.
     """
     k = problem.n_clusters
-    d = dist[live]
+    d = live_rows(dist, live)
     cur = labels[live].copy()
     if problem.cat and excess(replace(problem, num=[]), live, cur).max() > 1e-9:
         shares_only = replace(bounds, attributes=[
@@ -194,7 +194,7 @@ def _n_split(relaxation):
 
 def _moves(problem, dist, live, prices, cur):
     """Per row and cluster, the priced cost of moving there from ``cur`` (inf: staying)."""
-    priced = dist[live] + prices.of(problem, live)
+    priced = live_rows(dist, live) + prices.of(problem, live)
     at = np.arange(live.shape[0])
     move = priced - priced[at, cur][:, None]
     move[at, cur] = np.inf
