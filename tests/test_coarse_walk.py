@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fairkm import FairKM
-from fairkm.cluster import _walk
+from fairkm.cluster import _walk, _weighting
 from fairkm.cluster._engine import Session, Stats
 from fairkm.cluster._fairkm import _sample_rows
 from fairkm.datasets import make_sensitive_blobs
@@ -218,7 +218,7 @@ def test_a_relative_weight_on_many_rows_walks_a_sample_first(coarse_sizes, blobs
         assert "sample sweep" not in kinds, params
 
 
-@pytest.mark.parametrize("relative_weight", [1.0, 4.0])
+@pytest.mark.parametrize("relative_weight", [0.5, 1.0])
 def test_the_coarse_walk_keeps_the_frontier_of_the_walk_on_every_row(coarse_sizes, blobs,
                                                                       relative_weight):
     """The product's rule for a faster walk: cost at most 0.5% and each attribute's mean and
@@ -233,6 +233,17 @@ def test_the_coarse_walk_keeps_the_frontier_of_the_walk_on_every_row(coarse_size
                   <= 1.01 * mix_distances(whole.labels_, sensitive))
     # Not the same clustering: the test compares two walks, not one twice.
     assert not np.array_equal(coarse.labels_, whole.labels_)
+
+
+@pytest.mark.parametrize("relative_weight", [1.01, 4.0])
+def test_above_the_default_weight_every_row_walks_as_before(coarse_sizes, blobs,
+                                                            relative_weight):
+    X, sensitive = blobs
+    model, kinds = fit(X, sensitive, relative_weight=relative_weight, n_init=1)
+    assert "sample sweep" not in kinds
+    whole, _ = fit(X, sensitive, relative_weight=relative_weight, n_init=1, coarse_walk=False)
+    assert_array_equal(model.labels_, whole.labels_)
+    assert model.n_iter_ == whole.n_iter_
 
 
 def test_scaling_the_sample_weights_changes_no_label_on_the_coarse_path(coarse_sizes, blobs):
@@ -346,10 +357,13 @@ def test_rows_that_break_the_rule_at_the_samples_first_kept_step_walk_the_ladder
     assert rows.moves == [("walk",), ("back", 0.0)]
 
 
-@pytest.mark.parametrize("relative_weight", [0.5, 2.0, 8.0])
+@pytest.mark.parametrize("relative_weight", [0.5, 1.0, 8.0])
 def test_the_coarse_walk_ends_where_the_rows_own_cost_keeps_the_rule(coarse_sizes, blobs,
                                                                      relative_weight):
     X, sensitive = blobs
+    # The verdicts are the same code at every weight the coarse walk serves; weight 8 on
+    # these blobs is where one reverses the sample's, so the walk serves it here.
+    coarse_sizes.setattr(_weighting, "COARSE_UP_TO", 8.0)
     ends = []
     verdict = _walk.Walker._verdict_on_the_rows
 

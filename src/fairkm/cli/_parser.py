@@ -351,9 +351,9 @@ def _add_clustering_options(parser, *, weight=True):
     parser.add_argument("--batch-size", type=_positive_int, default=16384, metavar="N",
                         help="largest batch of the minibatch engine (default 16384)")
     parser.add_argument("--walk-every-row", action="store_true",
-                        help="on 400,000 rows or more, walk the ladder of weights on every row "
-                        "rather than on a 100,000-row sample first (slower; the clustering of "
-                        "fairkm before the coarse walk)")
+                        help="on 400,000 rows or more, at a relative weight up to 1, walk the "
+                        "ladder of weights on every row rather than on a 100,000-row sample "
+                        "first (slower; the clustering of fairkm before the coarse walk)")
     parser.add_argument("--random-state", type=_seed, default=0, metavar="N",
                         help="seed; the same seed gives the same clusters (default 0)")
 

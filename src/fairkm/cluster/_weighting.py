@@ -35,7 +35,7 @@ import numpy as np
 from fairkm.utils._call_site import warn
 from fairkm.utils._options import CLUSTER_EXPONENTS, EQUAL_WEIGHTING, PAPER_WEIGHTING
 
-from ._walk import GROWTH, REPAIRS, Reference, Walk, Walker, unfairness_ratio
+from ._walk import COARSE_UP_TO, GROWTH, REPAIRS, Reference, Walk, Walker, unfairness_ratio
 
 __all__ = [
     "AbsoluteWeight",
@@ -147,6 +147,11 @@ class FairnessPolicy:
 
     #: Whether the fit is measured against the S-blind clustering (a walk from it).
     walks = True
+
+    @property
+    def samples(self):
+        """Whether a fit on many rows may work on a sample of them first (the coarse walk)."""
+        return self.walks
     #: With ``cluster_weighting="auto"``: each cluster alike, as a report reads it.
     cluster_weighting = EQUAL_WEIGHTING
     #: The largest K-Means cost the policy allows, over the S-blind clustering's (None: any).
@@ -257,6 +262,11 @@ class RelativeWeight(FairnessPolicy):
     """``relative_weight``: 1% less unfairness is worth ``alpha`` % more K-Means cost."""
 
     alpha: float
+
+    @property
+    def samples(self):
+        """Up to :data:`fairkm.cluster._walk.COARSE_UP_TO`; every row walks above it."""
+        return self.alpha <= COARSE_UP_TO
 
     def walk(self, walker):
         """Walk to ``alpha`` and repair attributes left less fair than the S-blind clustering."""
