@@ -155,8 +155,8 @@ class FairKM(ClassNamePrefixFeaturesOutMixin, PredictionMixin, BaseFairKM):
         the sample's S-blind clustering, and a ``relative_weight``'s ladder of
         weights is climbed on the sample before every row is minimised at the
         weight it kept (``docs/fairness-weight.md``). 2 to 2.5 times as fast
-        at the default weight on the three sets measured; the clustering is another
-        local optimum than the walk on every row's, of about the same
+        at the default weight on the three sets measured; the clustering is
+        another local optimum than the walk on every row's, of about the same
         objective, whose attributes' mixes can differ by a few percent
         (``docs/scale.md``). Larger weights walk every row whatever this is.
         ``False`` walks every row (the clustering of fairkm before this

@@ -147,15 +147,15 @@ class FairnessPolicy:
 
     #: Whether the fit is measured against the S-blind clustering (a walk from it).
     walks = True
+    #: With ``cluster_weighting="auto"``: each cluster alike, as a report reads it.
+    cluster_weighting = EQUAL_WEIGHTING
+    #: The largest K-Means cost the policy allows, over the S-blind clustering's (None: any).
+    cost_limit = None
 
     @property
     def samples(self):
         """Whether a fit on many rows may work on a sample of them first (the coarse walk)."""
         return self.walks
-    #: With ``cluster_weighting="auto"``: each cluster alike, as a report reads it.
-    cluster_weighting = EQUAL_WEIGHTING
-    #: The largest K-Means cost the policy allows, over the S-blind clustering's (None: any).
-    cost_limit = None
 
     def cluster_exponent(self, cluster_weighting):
         """Return the ``e`` of each cluster's weight ``(|C|/n)^e`` for ``cluster_weighting``."""
