@@ -454,7 +454,7 @@ DATED = [
     ("scale.md", "makes 5 passes over the rows"), ("scale.md", "0.03-0.1 s more than before"),
     ("scale.md", "Seeds 0 and 1,"), ("scale.md", "The costs agree within 0.16%"),
     ("scale.md", "priced a step at 8.0016"), ("scale.md", "Weight 8 was measured later"),
-    ("scale.md", "A third seed breaks the rule"),
+    ("scale.md", "A third seed breaks the rule"), ("scale.md", "Adult's third seed"),
     ("fairness-weight.md", "+89.9%"), ("fairness-weight.md", "0.3-2.3 points"),
     ("fairness-weight.md", "21 sweeps"), ("fairness-weight.md", "26 times the hard one's"),
     ("fairness-weight.md", "one fit of 64"), ("fairness-weight.md", "1.1-1.6 times as long as"),
