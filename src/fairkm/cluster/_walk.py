@@ -64,11 +64,6 @@ SAMPLE_PER_CLUSTER = 2_000
 # at 8.0016 and the walk on every row kept it; 0.5% is four times the largest gap measured
 # between the sample's and the rows' price at a kept step (0.18 points of cost at 1.4).
 EDGE = 0.005
-# The largest relative weight a coarse walk serves (the default): above it every row walks the
-# ladder. On a third seed of two 1,000,000-row sets the sample's path through the rungs ended in
-# another basin at most weights from 2 on (the rule for a faster walk broken; at 8 to 16 a
-# clustering dearer and less fair than the walk on every row's, docs/scale.md).
-COARSE_UP_TO = 1.0
 # An attribute counts as left less fair when its mean or worst cluster is further
 # from the dataset's mix than in the S-blind clustering by more than this fraction.
 WORSE = 0.01
