@@ -45,6 +45,7 @@ from fairkm.bounds._search_kernels import (
     _bump_versions,
     _cheap_prefix,
     _cheapest_first,
+    _column_sums,
     _gain_cap,
     _reorder,
     _scores_no_less,
@@ -519,12 +520,13 @@ def test_swap_partners_by_value_are_a_plain_loops(seed, n2, sizes, untabled):
 @given(data=st.data(), n=st.integers(0, 60))
 def test_an_order_brought_up_to_date_is_the_order_sorted_afresh(data, n):
     # The polish keeps each pair's order of the types by cost across steps and merges in the
-    # types whose costs changed: it must be the stable sort of the new costs, ties to the
-    # lowest type, types with no finite cost left out (entering or leaving included).
+    # types whose costs changed (handed over ascending): it must be the stable sort of the new
+    # costs, ties to the lowest type, types with no finite cost left out (entering or leaving
+    # included).
     level = st.sampled_from([np.inf, -2.0, -1.0, 0.0, 0.5, 3.0])
     old = np.array(data.draw(st.lists(level, min_size=n, max_size=n)), dtype=np.float64)
-    changed = np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), unique=True,
-                                          max_size=n)) if n else [], dtype=np.int64)
+    changed = np.array(sorted(data.draw(st.lists(st.integers(0, max(n - 1, 0)), unique=True,
+                                                 max_size=n))) if n else [], dtype=np.int64)
     new = old.copy()
     new[changed] = data.draw(st.lists(level, min_size=len(changed), max_size=len(changed)))
     order = np.zeros(n, dtype=np.int64)
@@ -536,6 +538,26 @@ def test_an_order_brought_up_to_date_is_the_order_sorted_afresh(data, n):
                       np.empty(n, dtype=np.int64))
     plain = sorted((c, t) for t, c in enumerate(new) if c < np.inf)
     np.testing.assert_array_equal(order[:length], [t for _, t in plain])
+
+
+@settings(max_examples=examples(100))
+@given(rows=st.integers(0, 12), cols=st.integers(0, 5), data=st.data())
+def test_column_sums_add_each_column_top_down(rows, cols, data):
+    # The search's per-attribute totals over the clusters: each column summed from 0.0 down the
+    # rows, one addition at a time (numba's a.sum(axis=0), which it replaced, does the same).
+    # Magnitudes far apart make any other order or grouping round differently.
+    value = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-17, 3e16, -3e16, 0.1, 2.5e-3, 7.0])
+    a = np.array(data.draw(st.lists(value, min_size=rows * cols, max_size=rows * cols)),
+                 dtype=np.float64).reshape(rows, cols)
+    out = np.full(cols, np.nan)
+    _column_sums(a, out)
+    plain = []
+    for j in range(cols):
+        total = 0.0
+        for i in range(rows):
+            total += float(a[i, j])
+        plain.append(total)
+    assert out.tobytes() == np.array(plain, dtype=np.float64).tobytes()
 
 
 @settings(max_examples=examples(100))

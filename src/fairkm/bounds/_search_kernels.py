@@ -337,7 +337,8 @@ def _bump_versions(size, cnt, seen_size, seen_cnt, version):  # IN, IN, IN/OUT .
         if not same:
             version[c] += 1
             seen_size[c] = size[c]
-            seen_cnt[c] = cnt[c]
+            for v in range(cnt.shape[1]):
+                seen_cnt[c, v] = cnt[c, v]
 
 
 @numba.njit(cache=True)
@@ -689,6 +690,18 @@ def _cycle(t, c0, heads, nxt, dist, weights, k, eps):
 
 
 @numba.njit(cache=True)
+def _column_sums(a, out):  # IN: a (n, J), OUT: out (J,)
+    """``out = a.sum(axis=0)``: the same additions in the same order.
+
+    Numba's reductions along an axis take about a second to compile.
+    """
+    out[:] = 0.0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j] += a[i, j]
+
+
+@numba.njit(cache=True)
 def _cheapest_first(costs):
     """Return the indices of the finite ``costs``, cheapest first (ties: lowest index first).
 
@@ -696,7 +709,15 @@ def _cheapest_first(costs):
     column (mostly ``inf`` with many types: a type holds rows in few clusters)
     slows down on the ties, to seconds a step at 10,000 types.
     """
-    finite = np.flatnonzero(costs < np.inf)
+    n = 0
+    for t in range(costs.shape[0]):
+        n += costs[t] < np.inf
+    finite = np.empty(n, dtype=np.int64)
+    n = 0
+    for t in range(costs.shape[0]):
+        if costs[t] < np.inf:
+            finite[n] = t
+            n += 1
     return finite[np.argsort(costs[finite], kind="mergesort")]
 
 
@@ -710,14 +731,21 @@ def _before(costs, x, y):
 def _reorder(costs, order, n, changed, stale, n_changed, out):
     """Bring ``order[:n]`` (:func:`_cheapest_first` of ``costs`` before some changed) up to date.
 
-    ``changed[:n_changed]`` are those indices, and ``stale`` marks them. The
-    others keep their costs, so they keep their order: the changed ones with a
-    finite cost are sorted (by index, then stably by cost) and merged in.
+    ``changed[:n_changed]`` are those indices, ascending, and ``stale`` marks
+    them. The others keep their costs, so they keep their order: the changed
+    ones with a finite cost are sorted (stably by cost) and merged in.
     Writes the order to ``order`` and returns its length: :func:`_cheapest_first`'s,
     without sorting every index again. ``out`` is scratch, of ``costs``' length.
     """
-    new = np.sort(changed[:n_changed])
-    new = new[costs[new] < np.inf]
+    m = 0
+    for q in range(n_changed):
+        m += costs[changed[q]] < np.inf
+    new = np.empty(m, dtype=np.int64)
+    m = 0
+    for q in range(n_changed):
+        if costs[changed[q]] < np.inf:
+            new[m] = changed[q]
+            m += 1
     new = new[np.argsort(costs[new], kind="mergesort")]
     m = new.shape[0]
     i = j = r = 0
@@ -732,7 +760,8 @@ def _reorder(costs, order, n, changed, stale, n_changed, out):
             out[r] = new[j]
             j += 1
         r += 1
-    order[:r] = out[:r]
+    for q in range(r):
+        order[q] = out[q]
     return r
 
 
@@ -859,7 +888,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     for c in range(k):
         E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
                               z_cap, hard, meas[c])
-    msum = meas.sum(axis=0)
+    msum = np.empty(J)
+    _column_sums(meas, msum)
     overall = overall_excess(msum, mean_cap, mean_scale)
     first = np.zeros(n_types + 1, dtype=np.int64)
     for i in range(m):
@@ -875,16 +905,18 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     tcodes = np.zeros((n_types, n_attr), dtype=np.int64)  # each type's values
     for t in range(n_types):
         if first[t] < first[t + 1]:
-            tcodes[t] = codes[members[first[t]]]
+            for q in range(n_attr):
+                tcodes[t, q] = codes[members[first[t]], q]
     rows = np.empty((n_types, k, k, _LIST), dtype=np.int64)
     cost = np.empty((n_types, k, k, _LIST))
     count = np.zeros((n_types, k, k), dtype=np.int64)
     for t in range(n_types):
         _fill(t, no_cluster, first, members, labels, dist, weights, rows, cost, count)
     # Indexed [type, from, to] but stored type-last: each step's scans run over the types of
-    # one pair of clusters, and read them in sequence.
-    heads = np.full((k, k, n_types), -1, dtype=np.int64).transpose(2, 0, 1)
-    D = np.empty((k, k, n_types)).transpose(2, 0, 1)
+    # one pair of clusters, and read them in sequence. (``.T``, not ``transpose(2, 0, 1)``:
+    # numba compiles the axes' permutation with string formatting, seconds of a first fit.)
+    heads = np.full((k, k, n_types), -1, dtype=np.int64).T
+    D = np.empty((k, k, n_types)).T
     nxt = np.empty((n_types, k, k), dtype=np.int64)
     dirty = np.ones(n_types, dtype=np.bool_)
     # The swap scan's orders of the types by cost, per (from, to), kept across steps: a step
@@ -907,8 +939,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     # unit problems: a cluster's excess and distances without / with one row of each type
     rm = np.empty((k, n_types)).T
     add = np.empty((k, n_types)).T
-    rm_meas = np.zeros((k, J, n_types)).transpose(2, 0, 1)
-    add_meas = np.zeros((k, J, n_types)).transpose(2, 0, 1)
+    rm_meas = np.zeros((J, k, n_types)).T
+    add_meas = np.zeros((J, k, n_types)).T
     # unit problems: the parts of the excess by attribute, and a table of the swaps' terms
     # for the attributes of at most _TABLED values
     bands = (lower, upper, prop, tv_cap, balance, mean_cap)
@@ -924,7 +956,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
             n_cells += n * n
     # Polishing a unit problem without caps on a mean over the clusters: each pair's swap table
     # is kept across steps and built again when one of its clusters changed (_stale_slot).
-    keep_tables = unit and np.all(mean_cap == np.inf) and k * k * n_cells <= _KEPT_TABLES
+    no_mean_cap = True
+    for j in range(J):
+        no_mean_cap = no_mean_cap and mean_cap[j] == np.inf
+    keep_tables = unit and no_mean_cap and k * k * n_cells <= _KEPT_TABLES
     tables = np.empty((k * k if keep_tables else 1, n_cells))
     # A table's rows are filled when first read (_table_row, _stale_row).
     stamp = np.zeros(tables.shape[0], dtype=np.int64)
@@ -933,7 +968,9 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     version = np.zeros(k, dtype=np.int64)
     seen_size, seen_cnt = size.copy(), cnt.copy()
     table = tables[0]
-    untabled = np.any(cells < 0)
+    untabled = False
+    for q in range(n_attr):
+        untabled = untabled or cells[q] < 0
     # polishing a unit problem: the swap scan's partners, screened by value (_swap_partners)
     vbits = np.zeros((n_values, (n_types + _BITS - 1) // _BITS), dtype=np.int64)
     held = np.zeros_like(vbits)
@@ -1012,7 +1049,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 refresh[c] = stale_c or not _COUNT_CHANGED
                 if refresh[c]:
                     counted_size[c] = size[c]
-                    counted_cnt[c] = cnt[c]
+                    for v in range(n_values):
+                        counted_cnt[c, v] = cnt[c, v]
             _unit_refresh(tcodes, size, cnt, offsets, bands, hard, refresh, parts, rm, add,
                           rm_meas, add_meas)
         best, kind = np.inf, 0
@@ -1073,6 +1111,14 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                 _bump_versions(size, cnt, seen_size, seen_cnt, version)
             # many changed (the first scan: all): sorting afresh is the cheaper
             afresh = not ordered or 8 * n_changed > n_types
+            if not afresh:
+                # Ascending, for _reorder: sorted as floats (exact below 2**53) by the one sort
+                # numba compiles here (np.sort of the integers compiles another, a second), and
+                # copied back by a loop (a slice assignment compiles its error message, another).
+                ascending = changed[np.argsort(changed[:n_changed].astype(np.float64),
+                                               kind="mergesort")]
+                for q in range(n_changed):
+                    changed[q] = ascending[q]
             for a in range(k):
                 for b in range(k):
                     if a == b:
@@ -1080,7 +1126,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     if afresh:
                         fresh = _cheapest_first(D[:, a, b])
                         n_order[a, b] = fresh.shape[0]
-                        orders[a, b, :fresh.shape[0]] = fresh
+                        for p in range(fresh.shape[0]):
+                            orders[a, b, p] = fresh[p]
                     else:
                         n_order[a, b] = _reorder(D[:, a, b], orders[a, b], n_order[a, b],
                                                  changed, stale, n_changed, scratch_order)
@@ -1102,7 +1149,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                     codes2 = np.empty((n2, n_attr), dtype=np.int64)
                     for p2 in range(n2):
                         cost2[p2] = D[order2[p2], b, a]
-                        codes2[p2] = tcodes[order2[p2]]
+                        for q in range(n_attr):
+                            codes2[p2, q] = tcodes[order2[p2], q]
                     # Polishing a unit problem, only the second rows whose values keep every
                     # tabled term at least _swap_floor are weighed: at many types most pairs
                     # break a band, and weighing them all was nearly all of a step.
@@ -1270,13 +1318,15 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                     cl = aff[qq]
                                     if cl == d:
                                         excess[qq] = both_ex[role, d_way, t2]
-                                        scratch[qq] = both_meas[role, d_way, t2]
+                                        kept_meas = both_meas[role, d_way, t2]
                                     elif cl == c:
                                         excess[qq] = second_ex[c_way, c, t2]
-                                        scratch[qq] = second_meas[c_way, c, t2]
+                                        kept_meas = second_meas[c_way, c, t2]
                                     else:
                                         excess[qq] = first_ex[1 - role]
-                                        scratch[qq] = first_meas[1 - role]
+                                        kept_meas = first_meas[1 - role]
+                                    for jj in range(J):
+                                        scratch[qq, jj] = kept_meas[jj]
                                 gain, left = _summed(aff, n_aff, E, meas, msum, overall,
                                                      mean_cap, mean_scale, excess, scratch)
                             else:
@@ -1310,7 +1360,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         for c in range(k):
             E[c] = cluster_excess(c, size, cnt, zsum, lower, upper, prop, offsets, tv_cap, balance,
                                   z_cap, hard, meas[c])
-        msum = meas.sum(axis=0)
+        _column_sums(meas, msum)
         overall = overall_excess(msum, mean_cap, mean_scale)
     return E.sum() + overall, steps
 
