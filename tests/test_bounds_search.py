@@ -55,7 +55,7 @@ from fairkm.bounds._search_kernels import (
     _swap_floor,
     _swap_gain,
     _swap_partners,
-    _table_row,
+    _swap_terms,
     _unit_refresh,
     _untabled_gain,
     _value_bits,
@@ -373,7 +373,7 @@ def test_unit_moves_and_swaps_are_counted_attribute_by_attribute(space, hard):
                     gains = [_swap_gain(tcodes, t1, tcodes, t2, offsets, tabled, table),
                              _untabled_gain(tcodes, t1, tcodes, t2, a, b, untabled, size, cnt,
                                             meas, meas.sum(axis=0), bands, hard, mean_scale,
-                                            parts)]
+                                            parts, np.empty(1))]
                     assert gains[0] == pytest.approx(gains[1], rel=1e-12, abs=1e-12)
                     assert gains[0] == pytest.approx(E[a] + E[b] + overall - left, rel=1e-9,
                                                      abs=1e-9)
@@ -388,9 +388,11 @@ def full_table(a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard, 
     """Every row of the swap table of a and b (the search fills only those it reads)."""
     for q in range(cells.shape[0]):
         if cells[q] >= 0:
+            n = offsets[q + 1] - offsets[q]
             for u in range(offsets[q], offsets[q + 1]):
-                _table_row(q, u, a, b, offsets, cells, table, size, cnt, meas, msum, bands,
-                           hard, mean_scale, parts)
+                _swap_terms(q, u, offsets[q], offsets[q + 1], a, b, table,
+                            cells[q] + (u - offsets[q]) * n, size, cnt, meas, msum, bands, hard,
+                            mean_scale, parts)
 
 
 def plain_partners(tcodes, t1, codes2, offsets, cells, table, floor_term):
@@ -470,12 +472,12 @@ def test_kept_swap_tables_are_the_tables_of_the_clusters_now(space, hard, data):
                            state.bands, hard, state.mean_scale, state.parts)
                 for q in data.draw(st.lists(st.sampled_from(tabled), max_size=4)) if tabled else []:
                     u = data.draw(st.integers(offsets[q], offsets[q + 1] - 1))
-                    if _stale_row(slot, u, stamp, row_stamp):
-                        _table_row(q, u, a, b, offsets, cells, tables[slot], state.size,
-                                   state.cnt, meas, msum, state.bands, hard, state.mean_scale,
-                                   state.parts)
                     n = offsets[q + 1] - offsets[q]
                     first = cells[q] + (u - offsets[q]) * n
+                    if _stale_row(slot, u, stamp, row_stamp):
+                        _swap_terms(q, u, offsets[q], offsets[q + 1], a, b, tables[slot], first,
+                                    state.size, state.cnt, meas, msum, state.bands, hard,
+                                    state.mean_scale, state.parts)
                     row = slice(first, first + n)
                     assert tables[slot, row].tobytes() == fresh[row].tobytes()
                     assert not _stale_row(slot, u, stamp, row_stamp)  # filled once

@@ -311,25 +311,26 @@ def _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale, pa
 
 
 @numba.njit(cache=True)
-def _table_row(q, u, a, b, offsets, cells, table, size, cnt, meas, msum, bands, hard,
-               mean_scale, parts):  # IN ..., OUT: table
-    """Fill the row of value ``u`` in attribute ``q``'s block of the swap table of ``a`` and ``b``.
+def _swap_terms(q, u, v_first, v_stop, a, b, out, at, size, cnt, meas, msum, bands, hard,
+                mean_scale, parts):  # IN ..., OUT: out[at:at + v_stop - v_first]
+    """:func:`_swap_term` of value ``u`` against each value ``v_first <= v < v_stop`` (0 at ``u``).
 
-    The table holds :func:`_swap_term` for pairs of values of each tabled
-    attribute: attribute ``q``'s block is ``table[cells[q]:cells[q] + n * n]``
-    (n its number of values; ``cells[q]`` -1: no block), entry ``i * n + j``
-    for its ``i``-th value going ``a -> b`` and its ``j``-th ``b -> a`` (0
-    when ``i == j``). A swap of a first row of value ``u`` reads only row
-    ``u``: the search fills the rows of its first rows' values, when first
-    read (a pair of clusters' scan reads a few values of each attribute; at
-    k=15 on Adult, filling every row was 33 of the 39 s of search).
+    Written to ``out[at + v - v_first]``. The swap table holds these terms
+    for pairs of values of each tabled attribute: attribute ``q``'s block is
+    ``table[cells[q]:cells[q] + n * n]`` (n its number of values; ``cells[q]``
+    -1: no block), entry ``i * n + j`` for its ``i``-th value going ``a -> b``
+    and its ``j``-th ``b -> a``. A swap of a first row of value ``u`` reads
+    only row ``u``: the search fills the rows of its first rows' values, when
+    first read (a pair of clusters' scan reads a few values of each attribute;
+    at k=15 on Adult, filling every row was 33 of the 39 s of search). The
+    untabled attributes' terms come one at a time (:func:`_untabled_gain`):
+    the swap term is compiled here alone (about 2 s of a first bounded fit
+    each copy).
     """
-    n = offsets[q + 1] - offsets[q]
-    row = cells[q] + (u - offsets[q]) * n
-    for j in range(n):
-        v = offsets[q] + j
-        table[row + j] = 0.0 if v == u else _swap_term(q, u, v, a, b, size, cnt, meas, msum,
-                                                       bands, hard, mean_scale, parts)
+    for v in range(v_first, v_stop):
+        out[at + v - v_first] = 0.0 if v == u else _swap_term(q, u, v, a, b, size, cnt, meas,
+                                                              msum, bands, hard, mean_scale,
+                                                              parts)
 
 
 @numba.njit(cache=True)
@@ -351,7 +352,7 @@ def _bump_versions(size, cnt, seen_size, seen_cnt, version):  # IN, IN, IN/OUT .
 def _stale_slot(a, b, version, built):  # IN ..., IN/OUT: built
     """Return the row of clusters ``a`` and ``b``'s kept swap table, and whether it is stale.
 
-    Without caps on a mean over the clusters, a table (:func:`_table_row`)
+    Without caps on a mean over the clusters, a table (:func:`_swap_terms`)
     depends on its two clusters' sizes and counts alone: its rows are filled
     again only when ``a``'s or ``b``'s ``version`` (the search counts each
     cluster's changes, :func:`_bump_versions`) differs from the ones it was
@@ -370,7 +371,7 @@ def _stale_row(slot, u, stamp, row_stamp):  # IN ..., IN/OUT: row_stamp
 
     A row holds what it should when ``row_stamp[slot, u]`` equals
     ``stamp[slot]``; a table found stale gets a new stamp, so every row of it
-    is filled again when next read (:func:`_table_row`).
+    is filled again when next read (:func:`_swap_terms`).
     """
     if row_stamp[slot, u] == stamp[slot]:
         return False
@@ -383,7 +384,7 @@ def _swap_gain(codes1, r1, codes2, r2, offsets, cells, table):
     """Return the excess a swap of two rows removes at the tabled attributes (unit problems).
 
     The row of values ``codes1[r1]`` goes ``a -> b``, the one of values
-    ``codes2[r2]`` ``b -> a``; ``table`` is :func:`_table_row`'s for ``a``
+    ``codes2[r2]`` ``b -> a``; ``table`` is :func:`_swap_terms`'s for ``a``
     and ``b``. Plain arrays only: the scan calls this for every pair of types
     it weighs, and each array unpacked from a tuple costs a reference count.
     """
@@ -398,14 +399,18 @@ def _swap_gain(codes1, r1, codes2, r2, offsets, cells, table):
 
 @numba.njit(cache=True)
 def _untabled_gain(codes1, r1, codes2, r2, a, b, cells, size, cnt, meas, msum, bands, hard,
-                   mean_scale, parts):
-    """:func:`_swap_gain` at the attributes without a block (more than ``_TABLED`` values)."""
+                   mean_scale, parts, term):
+    """:func:`_swap_gain` at the attributes without a block (more than ``_TABLED`` values).
+
+    ``term`` is scratch, of length 1.
+    """
     gain = 0.0
     for q in range(codes1.shape[1]):
         u, v = codes1[r1, q], codes2[r2, q]
         if cells[q] < 0 and u != v:
-            gain += _swap_term(q, u, v, a, b, size, cnt, meas, msum, bands, hard, mean_scale,
-                               parts)
+            _swap_terms(q, u, v, v + 1, a, b, term, np.int64(0), size, cnt, meas, msum, bands,
+                        hard, mean_scale, parts)
+            gain += term[0]
     return gain
 
 
@@ -464,7 +469,7 @@ def _swap_partners(tcodes, t1, n2, offsets, cells, table, floor_term, vbits,  # 
     """Positions, in order, of the second rows whose swap with a row of ``t1`` may keep the bands.
 
     Of the first ``n2`` second rows, a position is left out when, at some
-    tabled attribute, the swap's term (``table``, :func:`_table_row`) is
+    tabled attribute, the swap's term (``table``, :func:`_swap_terms`) is
     below ``floor_term`` (see the caller for why such a swap cannot qualify).
     Returns how many positions were written to ``partners``.
 
@@ -967,7 +972,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
         no_mean_cap = no_mean_cap and mean_cap[j] == np.inf
     keep_tables = unit and no_mean_cap and k * k * n_cells <= _KEPT_TABLES
     tables = np.empty((k * k if keep_tables else 1, n_cells))
-    # A table's rows are filled when first read (_table_row, _stale_row).
+    # A table's rows are filled when first read (_swap_terms, _stale_row).
     stamp = np.zeros(tables.shape[0], dtype=np.int64)
     row_stamp = np.full((tables.shape[0], n_values), -1, dtype=np.int64)
     built = np.full((k * k, 2), -1, dtype=np.int64)
@@ -977,6 +982,7 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
     untabled = False
     for q in range(n_attr):
         untabled = untabled or cells[q] < 0
+    term = np.empty(1)  # _untabled_gain's scratch
     # polishing a unit problem: the swap scan's partners, screened by value (_swap_partners)
     vbits = np.zeros((n_values, (n_types + _BITS - 1) // _BITS), dtype=np.int64)
     held = np.zeros_like(vbits)
@@ -1195,8 +1201,10 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                             for q in range(n_attr):
                                 u = tcodes[t1, q]
                                 if cells[q] >= 0 and _stale_row(slot, u, stamp, row_stamp):
-                                    _table_row(q, u, a, b, offsets, cells, table, size, cnt,
-                                               meas, msum, bands, hard, mean_scale, parts)
+                                    n = offsets[q + 1] - offsets[q]
+                                    _swap_terms(q, u, offsets[q], offsets[q + 1], a, b, table,
+                                                cells[q] + (u - offsets[q]) * n, size, cnt,
+                                                meas, msum, bands, hard, mean_scale, parts)
                         n_scan = n2
                         if screened:
                             # The scan stops at the first partner too costly to pair with t1:
@@ -1224,7 +1232,8 @@ def search(dist, weights, types, n_types, codes, z, lower, upper, prop, offsets,
                                     if untabled:
                                         gain += _untabled_gain(tcodes, t1, codes2, p2, a, b,
                                                                cells, size, cnt, meas, msum,
-                                                               bands, hard, mean_scale, parts)
+                                                               bands, hard, mean_scale, parts,
+                                                               term)
                                     left = E[a] + E[b] + overall - gain
                             else:
                                 j = heads[t2, b, a]
