@@ -41,7 +41,7 @@ assignment with the same counts) is cancelled at once.
    restores it) that lowers the cost most without creating excess; until
    none does.
 
-A first bounded fit compiles this module (most of its 27 s of CPU, docs/install.md), so it
+A first bounded fit compiles this module (most of its 25 s of CPU, docs/install.md), so it
 avoids what numba compiles at more cost than the lines that use it: a slice assignment of an
 array and ``transpose`` with axes (both compile an error message with string formatting),
 reductions along an axis, ``np.sort`` of integers (a second sort beside the merge sort used
