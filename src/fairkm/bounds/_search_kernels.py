@@ -720,15 +720,13 @@ def _cheapest_first(costs):
     column (mostly ``inf`` with many types: a type holds rows in few clusters)
     slows down on the ties, to seconds a step at 10,000 types.
     """
-    n = 0
-    for t in range(costs.shape[0]):
-        n += costs[t] < np.inf
-    finite = np.empty(n, dtype=np.int64)
+    finite = np.empty(costs.shape[0], dtype=np.int64)
     n = 0
     for t in range(costs.shape[0]):
         if costs[t] < np.inf:
             finite[n] = t
             n += 1
+    finite = finite[:n]
     return finite[np.argsort(costs[finite], kind="mergesort")]
 
 
@@ -748,17 +746,14 @@ def _reorder(costs, order, n, changed, stale, n_changed, out):
     Writes the order to ``order`` and returns its length: :func:`_cheapest_first`'s,
     without sorting every index again. ``out`` is scratch, of ``costs``' length.
     """
-    m = 0
-    for q in range(n_changed):
-        m += costs[changed[q]] < np.inf
-    new = np.empty(m, dtype=np.int64)
+    new = np.empty(n_changed, dtype=np.int64)
     m = 0
     for q in range(n_changed):
         if costs[changed[q]] < np.inf:
             new[m] = changed[q]
             m += 1
+    new = new[:m]
     new = new[np.argsort(costs[new], kind="mergesort")]
-    m = new.shape[0]
     i = j = r = 0
     while i < n or j < m:
         if i < n and stale[order[i]]:
